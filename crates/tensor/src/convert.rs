@@ -1,0 +1,623 @@
+//! Conversion from a coordinate list into any encoding, in the steps of ENCODING.md:
+//! slice, sort into level order, sum duplicates unless kept, drop zeros if asked, convert
+//! the value type if asked, n:m zero-dropping and pruning, then build the levels.
+
+use sptk_encoding::{Encoding, LevelFormat, SliceValue, Target};
+
+use crate::build::{build, build_ell, Items};
+use crate::entries::Entries;
+use crate::error::ConvertError;
+use crate::index::IndexWidth;
+use crate::layout::Layout;
+use crate::order::Keyer;
+use crate::tensor::{AppliedSlice, Tensor};
+use crate::value::{Value, ValueType, ValueVec, ValueVecAccess};
+use crate::with_values;
+
+/// What a conversion does beyond building the target layout.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConvertOptions {
+    /// Remove entries whose value is zero (after summing duplicates).
+    pub drop_zeros: bool,
+    /// Keep duplicate coordinates instead of summing them (COO or nonunique targets).
+    pub keep_duplicates: bool,
+    /// n:m: keep the n entries of largest magnitude of an overfull group.
+    pub prune: bool,
+    /// Convert values to this type.
+    pub dtype: Option<ValueType>,
+    /// Values of the `?` in the encoding's dimension slices, in text order.
+    pub slice_values: Vec<u64>,
+}
+
+/// Which block or K an automatic target chose, for reporting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AutoChoice {
+    /// `BSR` / `BSC` alone: the block shape chosen and the bytes it stores.
+    Block {
+        /// Block rows.
+        rows: u64,
+        /// Block columns.
+        cols: u64,
+        /// Bytes of values, coordinates and positions with that block.
+        bytes: u64,
+    },
+    /// `ELL` alone: K, the longest row (at least 1).
+    Ell {
+        /// Number of slices.
+        k: u64,
+    },
+}
+
+/// The result of a conversion: the tensor and, for `BSR`/`BSC`/`ELL` alone, the choice made.
+#[derive(Clone, Debug)]
+pub struct Converted {
+    /// The tensor.
+    pub tensor: Tensor,
+    /// The block shape or K chosen by an automatic target.
+    pub choice: Option<AutoChoice>,
+}
+
+/// Converts a coordinate list into `target`.
+pub fn convert(
+    entries: &Entries,
+    target: &Target,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    with_values!(entries.values(), v => convert_typed(entries, v, target, opts))
+}
+
+/// Converts into a fixed encoding (no automatic choice).
+pub fn convert_to(
+    entries: &Entries,
+    encoding: &Encoding,
+    opts: &ConvertOptions,
+) -> Result<Tensor, ConvertError> {
+    Ok(convert(entries, &Target::Fixed(encoding.clone()), opts)?.tensor)
+}
+
+fn convert_typed<V: Value + ValueVecAccess>(
+    entries: &Entries,
+    vals: &[V],
+    target: &Target,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    match target {
+        Target::Fixed(enc) => {
+            let (enc, sliced, applied) = apply_slices(enc, entries, &opts.slice_values)?;
+            let src = sliced.as_ref().unwrap_or(entries);
+            let svals_owned;
+            let svals: &[V] = match &sliced {
+                Some(s) => {
+                    svals_owned = V::slice(s.values()).unwrap_or(&[]).to_vec();
+                    &svals_owned
+                }
+                None => vals,
+            };
+            let enc = resolve_keep_duplicates(enc, opts.keep_duplicates)?;
+            let mut t = convert_fixed(src, svals, &enc, opts, None)?;
+            t.slices = applied;
+            Ok(Converted {
+                tensor: t,
+                choice: None,
+            })
+        }
+        Target::AutoBlock {
+            column_blocks,
+            pos_width,
+            crd_width,
+        } => {
+            if entries.rank() != 2 {
+                return Err(ConvertError::Encoding(format!(
+                    "BSR / BSC need a matrix; the tensor has {} dimension(s)",
+                    entries.rank()
+                )));
+            }
+            if !opts.slice_values.is_empty() {
+                return Err(ConvertError::Encoding(format!(
+                    "{} slice value(s) left over",
+                    opts.slice_values.len()
+                )));
+            }
+            if opts.keep_duplicates {
+                return Err(ConvertError::KeepDuplicates(
+                    "--keep-duplicates needs a COO target (innermost singleton) or an innermost nonunique level to hold the duplicates; level 3 is dense".into(),
+                ));
+            }
+            let csr = csr_encoding();
+            let staged = stage(entries, vals, &csr, opts)?;
+            let choice = choose_block(entries, &staged, *column_blocks, *pos_width, *crd_width);
+            let (r, c, bytes) = choice;
+            let mut enc = if *column_blocks {
+                sptk_encoding::bsc(r, c)
+            } else {
+                sptk_encoding::bsr(r, c)
+            };
+            enc.pos_width = *pos_width;
+            enc.crd_width = *crd_width;
+            let t = convert_fixed(entries, vals, &enc, opts, Some(staged))?;
+            Ok(Converted {
+                tensor: t,
+                choice: Some(AutoChoice::Block {
+                    rows: r,
+                    cols: c,
+                    bytes,
+                }),
+            })
+        }
+        Target::AutoEll {
+            pos_width,
+            crd_width,
+        } => {
+            if entries.rank() != 2 {
+                return Err(ConvertError::Encoding(format!(
+                    "ELL needs a matrix; the tensor has {} dimension(s)",
+                    entries.rank()
+                )));
+            }
+            let csr = csr_encoding();
+            let staged = stage(entries, vals, &csr, opts)?;
+            let mut k = 1u64;
+            let mut i = 0;
+            let idx = &staged.0;
+            while i < idx.len() {
+                let r = entries.coord(idx[i], 0);
+                let mut e = i + 1;
+                while e < idx.len() && entries.coord(idx[e], 0) == r {
+                    e += 1;
+                }
+                k = k.max((e - i) as u64);
+                i = e;
+            }
+            let mut enc = sptk_encoding::ell(k);
+            enc.pos_width = *pos_width;
+            enc.crd_width = *crd_width;
+            let t = convert_fixed(entries, vals, &enc, opts, Some(staged))?;
+            Ok(Converted {
+                tensor: t,
+                choice: Some(AutoChoice::Ell { k }),
+            })
+        }
+    }
+}
+
+/// Entries sorted in row-major order with duplicates merged and zeros dropped as asked,
+/// in the source value type: reused by automatic targets after they choose.
+type Staged<V> = (Vec<usize>, Vec<V>);
+
+/// Sorts, merges duplicates and drops zeros as asked, in the source type.
+fn stage<V: Value>(
+    entries: &Entries,
+    vals: &[V],
+    enc: &Encoding,
+    opts: &ConvertOptions,
+) -> Result<Staged<V>, ConvertError> {
+    let lvl_sizes = Layout::new(enc, entries.dim_sizes())?.lvl_sizes();
+    let keyer = Keyer::new(enc, &lvl_sizes);
+    let mut idx: Vec<usize> = (0..entries.len()).collect();
+    keyer.sort(entries, &mut idx);
+    let keep = opts.keep_duplicates;
+    let mut out_idx = Vec::with_capacity(idx.len());
+    let mut out_vals = Vec::with_capacity(idx.len());
+    let mut k = 0;
+    while k < idx.len() {
+        let first = idx[k];
+        let mut v = vals[first];
+        let mut e = k + 1;
+        if !keep {
+            while e < idx.len() && keyer.same(entries, first, idx[e]) {
+                v = v.accumulate(vals[idx[e]]).ok_or_else(|| ConvertError::SumOverflow {
+                    coord: dim_coord(entries, first),
+                })?;
+                e += 1;
+            }
+        }
+        if !(opts.drop_zeros && v.is_zero()) {
+            out_idx.push(first);
+            out_vals.push(v);
+        }
+        k = e;
+    }
+    Ok((out_idx, out_vals))
+}
+
+fn dim_coord(entries: &Entries, e: usize) -> Vec<u64> {
+    (0..entries.rank()).map(|d| entries.coord(e, d)).collect()
+}
+
+/// Converts into a fixed, slice-free encoding. `staged` holds items already merged (in
+/// some order) by an automatic target.
+fn convert_fixed<V: Value + ValueVecAccess>(
+    entries: &Entries,
+    vals: &[V],
+    enc: &Encoding,
+    opts: &ConvertOptions,
+    staged: Option<Staged<V>>,
+) -> Result<Tensor, ConvertError> {
+    let layout = Layout::new(enc, entries.dim_sizes())?;
+    let keyer = Keyer::new(enc, &layout.lvl_sizes());
+    let (idx, merged) = match staged {
+        Some((mut idx, merged)) => {
+            // Re-sort the merged items into this encoding's level order.
+            let mut pos: Vec<usize> = (0..idx.len()).collect();
+            pos.sort_by(|&a, &b| keyer.cmp(entries, idx[a], idx[b]).then(idx[a].cmp(&idx[b])));
+            let merged2: Vec<V> = pos.iter().map(|&p| merged[p]).collect();
+            idx = pos.iter().map(|&p| idx[p]).collect();
+            (idx, merged2)
+        }
+        None => stage(entries, vals, enc, opts)?,
+    };
+    let target_type = opts.dtype.unwrap_or(V::TYPE);
+    macro_rules! finish {
+        ($w:ty) => {{
+            let wvals = cast_values::<V, $w>(entries, &idx, merged, target_type)?;
+            finish_typed::<$w>(entries, &keyer, &layout, enc, idx, wvals, opts)
+        }};
+    }
+    match target_type {
+        ValueType::F16 => finish!(half::f16),
+        ValueType::BF16 => finish!(half::bf16),
+        ValueType::F32 => finish!(f32),
+        ValueType::F64 => finish!(f64),
+        ValueType::I8 => finish!(i8),
+        ValueType::I16 => finish!(i16),
+        ValueType::I32 => finish!(i32),
+        ValueType::I64 => finish!(i64),
+        ValueType::U8 => finish!(u8),
+        ValueType::U16 => finish!(u16),
+        ValueType::U32 => finish!(u32),
+        ValueType::U64 => finish!(u64),
+        ValueType::Bool => finish!(bool),
+        ValueType::C64 => finish!(crate::value::C64),
+        ValueType::C128 => finish!(crate::value::C128),
+    }
+}
+
+/// Converts merged values to `W`; the first entry in input order that would change is an
+/// error.
+fn cast_values<V: Value, W: Value>(
+    entries: &Entries,
+    idx: &[usize],
+    vals: Vec<V>,
+    target: ValueType,
+) -> Result<Vec<W>, ConvertError> {
+    if V::TYPE == W::TYPE {
+        // Same type: reinterpret without converting.
+        let any: Box<dyn std::any::Any> = Box::new(vals);
+        if let Ok(same) = any.downcast::<Vec<W>>() {
+            return Ok(*same);
+        }
+        return Err(ConvertError::Invalid("value type mismatch".into()));
+    }
+    let mut out = Vec::with_capacity(vals.len());
+    let mut bad: Option<(usize, usize)> = None;
+    for (k, v) in vals.iter().enumerate() {
+        match W::from_scalar(v.to_scalar()) {
+            Some(w) => out.push(w),
+            None => {
+                out.push(W::default());
+                if bad.is_none_or(|(e, _)| idx[k] < e) {
+                    bad = Some((idx[k], k));
+                }
+            }
+        }
+    }
+    if let Some((e, k)) = bad {
+        return Err(ConvertError::Dtype {
+            dtype: target.name().to_string(),
+            coord: dim_coord(entries, e),
+            value: vals[k].to_scalar().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+fn finish_typed<W: Value + ValueVecAccess>(
+    entries: &Entries,
+    keyer: &Keyer,
+    layout: &Layout,
+    enc: &Encoding,
+    mut idx: Vec<usize>,
+    mut vals: Vec<W>,
+    opts: &ConvertOptions,
+) -> Result<Tensor, ConvertError> {
+    if let Some(LevelFormat::Structured { n, m }) = layout.levels.last().map(|p| p.format) {
+        fit_groups(entries, keyer, enc, &mut idx, &mut vals, n, m, opts.prune)?;
+    }
+    let items = Items {
+        entries,
+        keyer,
+        idx,
+        vals,
+    };
+    let (levels, out_vals) = if layout.ell {
+        build_ell(layout, &items, layout.levels[0].size)?
+    } else {
+        build(layout, &items)?
+    };
+    Ok(Tensor {
+        encoding: enc.clone(),
+        layout: layout.clone(),
+        levels,
+        values: W::wrap(out_vals),
+        slices: Vec::new(),
+    })
+}
+
+/// n:m: drops zeros, then prunes or refuses groups with more than n nonzeros.
+#[allow(clippy::too_many_arguments)]
+fn fit_groups<W: Value>(
+    entries: &Entries,
+    keyer: &Keyer,
+    enc: &Encoding,
+    idx: &mut Vec<usize>,
+    vals: &mut Vec<W>,
+    n: u32,
+    m: u32,
+    prune: bool,
+) -> Result<(), ConvertError> {
+    let last = keyer.len() - 1;
+    let mut out_idx = Vec::with_capacity(idx.len());
+    let mut out_vals = Vec::with_capacity(vals.len());
+    let same_group = |a: usize, b: usize| (0..last).all(|l| keyer.coord(entries, a, l) == keyer.coord(entries, b, l));
+    let mut k = 0;
+    while k < idx.len() {
+        let mut e = k + 1;
+        while e < idx.len() && same_group(idx[k], idx[e]) {
+            e += 1;
+        }
+        let mut group: Vec<usize> = (k..e).filter(|&i| !vals[i].is_zero()).collect();
+        if group.len() > n as usize {
+            if !prune {
+                return Err(ConvertError::GroupOverflow(group_message(
+                    entries, enc, idx[k], group.len(), n, m,
+                )));
+            }
+            // Largest magnitude first, the lower offset (earlier item) on a tie.
+            let mut ranked = group.clone();
+            ranked.sort_by(|&a, &b| {
+                vals[b]
+                    .magnitude()
+                    .partial_cmp(&vals[a].magnitude())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.cmp(&b))
+            });
+            ranked.truncate(n as usize);
+            ranked.sort_unstable();
+            group = ranked;
+        }
+        for i in group {
+            out_idx.push(idx[i]);
+            out_vals.push(vals[i]);
+        }
+        k = e;
+    }
+    *idx = out_idx;
+    *vals = out_vals;
+    Ok(())
+}
+
+fn group_message(entries: &Entries, enc: &Encoding, e: usize, count: usize, n: u32, m: u32) -> String {
+    let split_dim = enc
+        .levels
+        .last()
+        .and_then(|l| l.expr.dim())
+        .unwrap_or(entries.rank().saturating_sub(1));
+    let c = entries.coord(e, split_dim);
+    let g = c / m as u64;
+    let first = g * m as u64;
+    let what = format!(
+        "group {g} (columns {first}..{})",
+        first + m as u64 - 1
+    );
+    let at = if entries.rank() == 2 {
+        format!("row {}", entries.coord(e, 1 - split_dim.min(1)))
+    } else {
+        let parts: Vec<String> = (0..entries.rank())
+            .map(|d| {
+                if d == split_dim {
+                    "*".to_string()
+                } else {
+                    entries.coord(e, d).to_string()
+                }
+            })
+            .collect();
+        format!("entry ({})", parts.join(", "))
+    };
+    format!(
+        "{at}, {what} has {count} nonzeros; structured[{n}, {m}] holds at most {n} (prune to keep the largest)"
+    )
+}
+
+/// `--keep-duplicates`: a COO target's innermost singleton becomes nonunique; an innermost
+/// nonunique level is kept; anything else cannot hold duplicates.
+fn resolve_keep_duplicates(mut enc: Encoding, keep: bool) -> Result<Encoding, ConvertError> {
+    if !keep {
+        return Ok(enc);
+    }
+    let last = enc.levels.len().saturating_sub(1);
+    let Some(level) = enc.levels.last_mut() else {
+        return Ok(enc);
+    };
+    if level.format == LevelFormat::Singleton {
+        level.props.nonunique = true;
+        return Ok(enc);
+    }
+    if level.props.nonunique {
+        return Ok(enc);
+    }
+    Err(ConvertError::KeepDuplicates(format!(
+        "--keep-duplicates needs a COO target (innermost singleton) or an innermost nonunique level to hold the duplicates; level {last} is {}",
+        format_name(level.format)
+    )))
+}
+
+fn format_name(f: LevelFormat) -> String {
+    match f {
+        LevelFormat::Dense => "dense".into(),
+        LevelFormat::Batch => "batch".into(),
+        LevelFormat::Compressed => "compressed".into(),
+        LevelFormat::LooseCompressed => "loose_compressed".into(),
+        LevelFormat::Singleton => "singleton".into(),
+        LevelFormat::Structured { n, m } => format!("structured[{n}, {m}]"),
+    }
+}
+
+/// Resolves `?`, checks each slice against its dimension and materializes the selection.
+fn apply_slices(
+    enc: &Encoding,
+    entries: &Entries,
+    values: &[u64],
+) -> Result<(Encoding, Option<Entries>, Vec<AppliedSlice>), ConvertError> {
+    let has_slices = enc.dims.iter().any(|d| d.slice.is_some());
+    if !has_slices {
+        if !values.is_empty() {
+            return Err(ConvertError::Encoding(format!(
+                "{} slice value(s) left over",
+                values.len()
+            )));
+        }
+        return Ok((enc.clone(), None, Vec::new()));
+    }
+    let resolved = enc
+        .with_slice_values(values)
+        .map_err(|e| ConvertError::Encoding(e.to_string()))?;
+    if resolved.dim_rank() != entries.rank() {
+        return Err(ConvertError::Rank {
+            encoding: resolved.dim_rank(),
+            tensor: entries.rank(),
+        });
+    }
+    let mut applied = Vec::new();
+    let mut sizes = entries.dim_sizes().to_vec();
+    for (d, spec) in resolved.dims.iter().enumerate() {
+        let Some(s) = spec.slice else { continue };
+        let get = |v: SliceValue| match v {
+            SliceValue::Static(x) => x,
+            SliceValue::Dynamic => 0,
+        };
+        let (offset, size, stride) = (get(s.offset), get(s.size), get(s.stride));
+        let dim_size = entries.dim_sizes()[d];
+        let last = size
+            .checked_sub(1)
+            .and_then(|k| k.checked_mul(stride))
+            .and_then(|x| x.checked_add(offset));
+        let fits = match last {
+            None => size == 0 && offset <= dim_size,
+            Some(last) => last < dim_size,
+        };
+        if stride == 0 || !fits {
+            return Err(ConvertError::Encoding(format!(
+                "dimension {d}: slice({offset}, {size}, {stride}) leaves 0..{}",
+                dim_size.saturating_sub(1)
+            )));
+        }
+        sizes[d] = size;
+        applied.push(AppliedSlice {
+            dim: d,
+            offset,
+            size,
+            stride,
+        });
+    }
+    let mut coords: Vec<Vec<u64>> = vec![Vec::new(); entries.rank()];
+    let mut keep = Vec::new();
+    'entry: for e in 0..entries.len() {
+        let mut c = Vec::with_capacity(entries.rank());
+        for d in 0..entries.rank() {
+            let x = entries.coord(e, d);
+            match applied.iter().find(|a| a.dim == d) {
+                None => c.push(x),
+                Some(a) => {
+                    if x < a.offset || (x - a.offset) % a.stride != 0 || (x - a.offset) / a.stride >= a.size {
+                        continue 'entry;
+                    }
+                    c.push((x - a.offset) / a.stride);
+                }
+            }
+        }
+        for (d, x) in c.into_iter().enumerate() {
+            coords[d].push(x);
+        }
+        keep.push(e);
+    }
+    let values = with_values!(entries.values(), v => gather(v, &keep));
+    let sliced = Entries::from_parts(sizes, coords, values)
+        .map_err(|e| ConvertError::Invalid(e.to_string()))?;
+    Ok((resolved.without_slices(), Some(sliced), applied))
+}
+
+fn gather<V: Value + ValueVecAccess>(v: &[V], keep: &[usize]) -> ValueVec {
+    V::wrap(keep.iter().map(|&e| v[e]).collect())
+}
+
+/// Chooses the BSR / BSC block with the fewest bytes. Items are in row-major order.
+fn choose_block<V: Value>(
+    entries: &Entries,
+    staged: &Staged<V>,
+    column_blocks: bool,
+    pos_width: u8,
+    crd_width: u8,
+) -> (u64, u64, u64) {
+    let (rows, cols) = (entries.dim_sizes()[0], entries.dim_sizes()[1]);
+    let pos_bytes = IndexWidth::from_bits(pos_width).map_or(8, |w| w.bits() as u64 / 8);
+    let crd_bytes = IndexWidth::from_bits(crd_width).map_or(8, |w| w.bits() as u64 / 8);
+    let vsize = V::TYPE.size() as u64;
+    let mut best: Option<(u64, u64, u64)> = None;
+    for r in [1u64, 2, 4, 8] {
+        for c in [1u64, 2, 4, 8] {
+            if r == 1 && c == 1 {
+                continue;
+            }
+            let blocks = count_blocks(entries, &staged.0, r, c);
+            let outer = if column_blocks { cols.div_ceil(c) } else { rows.div_ceil(r) };
+            let bytes = blocks * r * c * vsize + blocks * crd_bytes + (outer + 1) * pos_bytes;
+            let better = match best {
+                None => true,
+                Some((br, bc, bb)) => {
+                    bytes < bb || (bytes == bb && (r * c > br * bc || (r * c == br * bc && r > br)))
+                }
+            };
+            if better {
+                best = Some((r, c, bytes));
+            }
+        }
+    }
+    best.unwrap_or((2, 2, 0))
+}
+
+/// Number of distinct (i / r, j / c) blocks among row-major sorted items.
+fn count_blocks(entries: &Entries, idx: &[usize], r: u64, c: u64) -> u64 {
+    let cols = entries.dim_sizes()[1].div_ceil(c) as usize;
+    let mut marker = vec![u64::MAX; cols];
+    let mut blocks = 0u64;
+    for &e in idx {
+        let br = entries.coord(e, 0) / r;
+        let bc = (entries.coord(e, 1) / c) as usize;
+        if let Some(m) = marker.get_mut(bc) {
+            if *m != br {
+                *m = br;
+                blocks += 1;
+            }
+        }
+    }
+    blocks
+}
+
+/// `(d0, d1) -> (d0 : dense, d1 : compressed)`: the row-major order automatic targets stage in.
+fn csr_encoding() -> Encoding {
+    use sptk_encoding::{DimSpec, LevelExpr, LevelProps, LevelSpec};
+    let level = |d, format| LevelSpec {
+        expr: LevelExpr::Dim(d),
+        format,
+        props: LevelProps::default(),
+    };
+    Encoding {
+        dims: vec![DimSpec::default(), DimSpec::default()],
+        symbols: 0,
+        levels: vec![level(0, LevelFormat::Dense), level(1, LevelFormat::Compressed)],
+        pos_width: 0,
+        crd_width: 0,
+        explicit_val: None,
+        implicit_val: None,
+    }
+}

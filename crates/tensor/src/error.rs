@@ -1,0 +1,115 @@
+//! Errors of conversion and of assembling tensors from raw arrays.
+
+use std::fmt;
+
+/// Why a conversion or a raw-array hand-over was refused.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ConvertError {
+    /// The encoding cannot be used for this tensor (unsupported feature, bad slice, ...).
+    Encoding(String),
+    /// The encoding's dimension count differs from the tensor's.
+    Rank {
+        /// Dimensions in the encoding.
+        encoding: usize,
+        /// Dimensions of the tensor.
+        tensor: usize,
+    },
+    /// A `pos` or `crd` value does not fit the declared width.
+    Width {
+        /// The array, e.g. `pos[1]`.
+        array: String,
+        /// The value.
+        value: u64,
+        /// `posWidth` or `crdWidth`.
+        field: &'static str,
+        /// The width in bits.
+        bits: u32,
+    },
+    /// An n:m group holds more than n nonzeros and pruning was not asked for.
+    GroupOverflow(String),
+    /// An ELL row holds more entries than K.
+    RowTooLong {
+        /// The row.
+        row: u64,
+        /// Its entries.
+        entries: u64,
+        /// K.
+        k: u64,
+    },
+    /// `--keep-duplicates` on a target that cannot hold duplicates.
+    KeepDuplicates(String),
+    /// An integer sum of duplicates overflowed.
+    SumOverflow {
+        /// The coordinate (dimension order).
+        coord: Vec<u64>,
+    },
+    /// A value cannot be stored in the requested type.
+    Dtype {
+        /// Target type name.
+        dtype: String,
+        /// The entry's coordinate.
+        coord: Vec<u64>,
+        /// The value as printed.
+        value: String,
+    },
+    /// Raw arrays handed to `try_from_parts` break an invariant.
+    Invalid(String),
+    /// The result would be too large to address.
+    TooLarge(String),
+}
+
+fn coord_text(c: &[u64]) -> String {
+    let parts: Vec<String> = c.iter().map(|x| x.to_string()).collect();
+    format!("({})", parts.join(", "))
+}
+
+impl fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConvertError::Encoding(m) | ConvertError::GroupOverflow(m) => f.write_str(m),
+            ConvertError::KeepDuplicates(m) | ConvertError::Invalid(m) => f.write_str(m),
+            ConvertError::TooLarge(m) => f.write_str(m),
+            ConvertError::Rank { encoding, tensor } => write!(
+                f,
+                "the encoding has {encoding} dimension(s) but the tensor has {tensor}"
+            ),
+            ConvertError::Width {
+                array,
+                value,
+                field,
+                bits,
+            } => {
+                let max = if *bits >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                };
+                write!(
+                    f,
+                    "{array}: value {value} does not fit {field} = {bits} (max {max})"
+                )
+            }
+            ConvertError::RowTooLong { row, entries, k } => write!(
+                f,
+                "row {row} has {entries} entries; ELL:{k} holds at most {k} per row"
+            ),
+            ConvertError::SumOverflow { coord } => write!(
+                f,
+                "duplicates at {} overflow the value type when summed",
+                coord_text(coord)
+            ),
+            ConvertError::Dtype {
+                dtype,
+                coord,
+                value,
+            } => write!(
+                f,
+                "--dtype {dtype}: entry {} = {value} cannot be stored as {dtype} without changing its value",
+                coord_text(coord)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {}

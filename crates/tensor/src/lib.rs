@@ -1,0 +1,40 @@
+//! The sparse tensor core: level storage with narrow index buffers, the value types, the
+//! coordinate list every reader produces, and conversion from it into **any** encoding of
+//! [`sptk_encoding`] (and back), following `docs/ENCODING.md`.
+//!
+//! ```
+//! use sptk_tensor::{convert_to, ConvertOptions, Entries};
+//! let mut e = Entries::new(vec![4, 8], sptk_tensor::ValueType::F64);
+//! for (i, j, v) in [(0, 0, 1.0), (0, 2, 2.0), (3, 2, 3.0), (3, 3, 4.0), (3, 5, 5.0)] {
+//!     e.push(&[i, j], v).unwrap();
+//! }
+//! let csr: sptk_encoding::Encoding = "map = (i, j) -> (i : dense, j : compressed)".parse().unwrap();
+//! let t = convert_to(&e, &csr, &ConvertOptions::default()).unwrap();
+//! assert_eq!(t.pos(1).unwrap().to_u64_vec(), vec![0, 2, 2, 2, 5]);
+//! assert_eq!(t.to_entries(), e);
+//! ```
+
+mod build;
+mod convert;
+mod entries;
+mod error;
+pub mod format;
+mod index;
+mod layout;
+mod order;
+mod print;
+mod tensor;
+mod validate;
+mod value;
+mod walk;
+
+pub use convert::{convert, convert_to, AutoChoice, ConvertOptions, Converted};
+pub use entries::{coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError};
+pub use error::ConvertError;
+pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
+pub use layout::{LevelPlan, Layout};
+pub use tensor::{AppliedSlice, LevelArrays, Tensor};
+pub use value::{Complex, Scalar, Value, ValueType, ValueVec, ValueVecAccess, C128, C64};
+
+#[cfg(not(target_endian = "little"))]
+compile_error!("sptk stores arrays little-endian and reinterprets them in place: little-endian targets only");

@@ -1,0 +1,149 @@
+//! [`Tensor`]: a sparse tensor stored in an encoding: level arrays and values.
+
+use sptk_encoding::Encoding;
+
+use crate::index::IndexVec;
+use crate::layout::Layout;
+use crate::value::{ValueType, ValueVec};
+
+/// The arrays of one level: `pos` for compressed and loose_compressed levels, `crd` for
+/// levels that own a coordinate array (see [`crate::LevelPlan::crd_owner`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelArrays {
+    /// `pos[l]`, if the level has one.
+    pub pos: Option<IndexVec>,
+    /// `crd[l]`, if the level owns one.
+    pub crd: Option<IndexVec>,
+}
+
+/// A dimension slice that was applied when the tensor was made (provenance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AppliedSlice {
+    /// The dimension.
+    pub dim: usize,
+    /// First selected coordinate of the source.
+    pub offset: u64,
+    /// Number of selected coordinates.
+    pub size: u64,
+    /// Distance between selected coordinates.
+    pub stride: u64,
+}
+
+/// A tensor stored in an encoding. Its arrays always satisfy the encoding's invariants:
+/// conversion builds them so, and [`Tensor::try_from_parts`] checks them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub(crate) encoding: Encoding,
+    pub(crate) layout: Layout,
+    pub(crate) levels: Vec<LevelArrays>,
+    pub(crate) values: ValueVec,
+    pub(crate) slices: Vec<AppliedSlice>,
+}
+
+impl Tensor {
+    /// The encoding the arrays are stored in (canonical, no slices).
+    pub fn encoding(&self) -> &Encoding {
+        &self.encoding
+    }
+    /// The storage plan.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    /// Dimension sizes.
+    pub fn dim_sizes(&self) -> &[u64] {
+        &self.layout.dim_sizes
+    }
+    /// Level sizes.
+    pub fn lvl_sizes(&self) -> Vec<u64> {
+        self.layout.lvl_sizes()
+    }
+    /// Number of stored values, padding included (the length of `values`).
+    pub fn nse(&self) -> usize {
+        self.values.len()
+    }
+    /// The value type.
+    pub fn value_type(&self) -> ValueType {
+        self.values.value_type()
+    }
+    /// The arrays of level `l`.
+    pub fn level(&self, l: usize) -> &LevelArrays {
+        &self.levels[l]
+    }
+    /// The arrays of every level.
+    pub fn levels(&self) -> &[LevelArrays] {
+        &self.levels
+    }
+    /// `pos[l]`, if level `l` has one.
+    pub fn pos(&self, l: usize) -> Option<&IndexVec> {
+        self.levels.get(l)?.pos.as_ref()
+    }
+    /// `crd[l]`, if level `l` owns one.
+    pub fn crd(&self, l: usize) -> Option<&IndexVec> {
+        self.levels.get(l)?.crd.as_ref()
+    }
+    /// The values array.
+    pub fn values(&self) -> &ValueVec {
+        &self.values
+    }
+    /// Slices applied when the tensor was made.
+    pub fn applied_slices(&self) -> &[AppliedSlice] {
+        &self.slices
+    }
+    /// Every stored array by its name (`pos[1]`, `crd[1]`), in level order; values last
+    /// are not included.
+    pub fn index_arrays(&self) -> Vec<(String, &IndexVec)> {
+        let mut out = Vec::new();
+        for (l, a) in self.levels.iter().enumerate() {
+            if let Some(p) = &a.pos {
+                out.push((format!("pos[{l}]"), p));
+            }
+            if let Some(c) = &a.crd {
+                out.push((format!("crd[{l}]"), c));
+            }
+        }
+        out
+    }
+    /// Bytes used by the arrays (index arrays at their widths, plus values).
+    pub fn storage_bytes(&self) -> usize {
+        self.index_arrays()
+            .iter()
+            .map(|(_, a)| a.byte_len())
+            .sum::<usize>()
+            + self.values.len() * self.value_type().size()
+    }
+    /// Splits into the encoding, level arrays and values.
+    pub fn into_parts(self) -> (Encoding, Vec<u64>, Vec<LevelArrays>, ValueVec) {
+        (self.encoding, self.layout.dim_sizes, self.levels, self.values)
+    }
+}
+
+impl Tensor {
+    /// CRC-32 (IEEE) of the arrays: every index array in print order with each element
+    /// widened to a little-endian `u64`, then the values' little-endian bytes (bool as one
+    /// byte, complex as re then im). Any tool can recompute it from the same arrays, e.g.
+    /// `zlib.crc32(a.astype('<u8').tobytes(), crc)` in Python.
+    pub fn checksum(&self) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+        for (_, a) in self.index_arrays() {
+            for x in a.iter() {
+                buf.extend_from_slice(&x.to_le_bytes());
+                if buf.len() >= 64 * 1024 {
+                    h.update(&buf);
+                    buf.clear();
+                }
+            }
+        }
+        h.update(&buf);
+        crate::with_values!(&self.values, v => hash_values(&mut h, v));
+        h.finalize()
+    }
+}
+
+fn hash_values<V: crate::value::Value>(h: &mut crc32fast::Hasher, v: &[V]) {
+    // SAFETY: `Value` types are plain old data without padding (see the trait's
+    // "Transmute safety"), so their memory is `size_of_val(v)` initialized bytes; this
+    // project only builds for little-endian targets (checked in lib.rs).
+    let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
+    h.update(bytes);
+}

@@ -1,0 +1,326 @@
+//! [`Tensor::try_from_parts`]: a tensor from raw level arrays, with every invariant of its
+//! encoding checked once, so that readers holding CSR/CSC arrays hand them over without a
+//! round trip through coordinates.
+
+use sptk_encoding::{Encoding, LevelFormat};
+
+use crate::error::ConvertError;
+use crate::index::{IndexVec, IndexWidth};
+use crate::layout::Layout;
+use crate::tensor::{LevelArrays, Tensor};
+use crate::value::ValueVec;
+
+fn bad(msg: String) -> ConvertError {
+    ConvertError::Invalid(msg)
+}
+
+fn get(a: &IndexVec, name: &str, i: usize) -> Result<u64, ConvertError> {
+    a.get(i)
+        .ok_or_else(|| bad(format!("{name}: index {i} is past the end (length {})", a.len())))
+}
+
+impl Tensor {
+    /// A tensor from raw arrays: `levels[l]` holds `pos[l]` and `crd[l]` exactly as the
+    /// encoding stores them (see `docs/ENCODING.md`), `values` every stored value.
+    ///
+    /// # Errors
+    /// Any broken invariant, named by array and index: an array missing or extra, a width
+    /// other than the encoding's, positions that do not start at 0, decrease, or do not
+    /// end at the coordinate count, loose pairs out of order or overlapping, a coordinate
+    /// at or past its level size, unsorted or repeated coordinates where the level
+    /// promises order or uniqueness, n:m groups with repeated offsets, and a values array
+    /// of the wrong length.
+    pub fn try_from_parts(
+        encoding: Encoding,
+        dim_sizes: Vec<u64>,
+        levels: Vec<LevelArrays>,
+        values: ValueVec,
+    ) -> Result<Tensor, ConvertError> {
+        let layout = Layout::new(&encoding, &dim_sizes)?;
+        if levels.len() != layout.lvl_rank() {
+            return Err(bad(format!(
+                "{} level(s) of arrays given; the encoding has {} levels",
+                levels.len(),
+                layout.lvl_rank()
+            )));
+        }
+        for (l, (plan, arrays)) in layout.levels.iter().zip(&levels).enumerate() {
+            let want_crd = plan.crd_owner == Some(l);
+            if plan.has_pos != arrays.pos.is_some() {
+                return Err(bad(format!(
+                    "pos[{l}]: {} for a {:?} level",
+                    if plan.has_pos { "missing" } else { "not expected" },
+                    plan.format
+                )));
+            }
+            if want_crd != arrays.crd.is_some() {
+                return Err(bad(format!(
+                    "crd[{l}]: {}",
+                    if want_crd { "missing" } else { "not expected at this level" }
+                )));
+            }
+            if let Some(p) = &arrays.pos {
+                if p.width() != layout.pos_width {
+                    return Err(bad(format!(
+                        "pos[{l}]: {}-bit elements; the encoding says posWidth = {}",
+                        p.width().bits(),
+                        layout.pos_width.bits()
+                    )));
+                }
+            }
+            if let Some(c) = &arrays.crd {
+                let want = match plan.format {
+                    LevelFormat::Structured { .. } => layout.crd_width,
+                    _ if layout.crd_width == IndexWidth::W2 => IndexWidth::W64,
+                    _ => layout.crd_width,
+                };
+                if c.width() != want {
+                    return Err(bad(format!(
+                        "crd[{l}]: {}-bit elements; the encoding says crdWidth = {}",
+                        c.width().bits(),
+                        want.bits()
+                    )));
+                }
+            }
+        }
+        let t = Tensor {
+            encoding,
+            layout,
+            levels,
+            values,
+            slices: Vec::new(),
+        };
+        let expected_values = if t.layout.ell {
+            check_ell(&t)?
+        } else {
+            check_levels(&t)?
+        };
+        if t.values.len() as u64 != expected_values {
+            return Err(bad(format!(
+                "values: length {}; the level arrays address {expected_values}",
+                t.values.len()
+            )));
+        }
+        Ok(t)
+    }
+}
+
+fn check_ell(t: &Tensor) -> Result<u64, ConvertError> {
+    let k = t.layout.levels[0].size;
+    let rows = t.layout.levels[1].size;
+    let cols = t.layout.levels[2].size;
+    let crd = t.levels[2].crd.as_ref().ok_or_else(|| bad("crd[2]: missing".into()))?;
+    let slots = k.checked_mul(rows).ok_or_else(|| bad("ELL: K x rows overflows".into()))?;
+    if crd.len() as u64 != slots {
+        return Err(bad(format!("crd[2]: length {}; ELL needs K x rows = {slots}", crd.len())));
+    }
+    if let Some((i, c)) = crd.iter().enumerate().find(|&(_, c)| c >= cols) {
+        return Err(bad(format!("crd[2][{i}]: coordinate {c} is not below the level size {cols}")));
+    }
+    Ok(slots)
+}
+
+/// Walks the levels top-down: `count` parent positions enter each level.
+fn check_levels(t: &Tensor) -> Result<u64, ConvertError> {
+    let n = t.layout.lvl_rank();
+    let mut count: u64 = 1;
+    for l in 0..n {
+        let plan = t.layout.levels[l];
+        let size = plan.size;
+        match plan.format {
+            LevelFormat::Dense | LevelFormat::Batch => {
+                count = count
+                    .checked_mul(size)
+                    .ok_or_else(|| bad(format!("level {l}: too many dense positions")))?;
+            }
+            LevelFormat::Compressed | LevelFormat::LooseCompressed => {
+                let name = format!("pos[{l}]");
+                let pos = t.levels[l].pos.as_ref().ok_or_else(|| bad(format!("{name}: missing")))?;
+                let owner = plan.crd_owner.unwrap_or(l);
+                let crd_name = format!("crd[{owner}]");
+                let crd = t.levels[owner].crd.as_ref().ok_or_else(|| bad(format!("{crd_name}: missing")))?;
+                let stride = t.layout.levels[owner].crd_stride.max(1);
+                if crd.len() % stride != 0 {
+                    return Err(bad(format!("{crd_name}: length {} is not a multiple of {stride}", crd.len())));
+                }
+                let entries = (crd.len() / stride) as u64;
+                let segments = segments(pos, &name, count, plan.format, entries)?;
+                let run = run_levels(t, l);
+                for (lo, hi) in segments {
+                    check_segment(t, l, &run, lo, hi)?;
+                }
+                count = entries;
+            }
+            LevelFormat::Singleton => {
+                let owner = plan.crd_owner.unwrap_or(l);
+                let crd = t.levels[owner].crd.as_ref().ok_or_else(|| bad(format!("crd[{owner}]: missing")))?;
+                let stride = t.layout.levels[owner].crd_stride.max(1);
+                if (crd.len() / stride) as u64 != count {
+                    return Err(bad(format!(
+                        "crd[{owner}]: {} entries for level {l}; its parent has {count}",
+                        crd.len() / stride
+                    )));
+                }
+                if owner == l {
+                    for q in 0..count as usize {
+                        let c = get(crd, &format!("crd[{l}]"), q)?;
+                        if c >= size {
+                            return Err(bad(format!("crd[{l}][{q}]: coordinate {c} is not below the level size {size}")));
+                        }
+                    }
+                }
+            }
+            LevelFormat::Structured { n: gn, m } => {
+                let crd = t.levels[l].crd.as_ref().ok_or_else(|| bad(format!("crd[{l}]: missing")))?;
+                let want = count
+                    .checked_mul(gn as u64)
+                    .ok_or_else(|| bad(format!("level {l}: too many n:m slots")))?;
+                if crd.len() as u64 != want {
+                    return Err(bad(format!("crd[{l}]: length {}; {count} groups of {gn} need {want}", crd.len())));
+                }
+                for g in 0..count as usize {
+                    let mut prev: Option<u64> = None;
+                    for s in 0..gn as usize {
+                        let q = g * gn as usize + s;
+                        let c = get(crd, &format!("crd[{l}]"), q)?;
+                        if c >= m as u64 {
+                            return Err(bad(format!("crd[{l}][{q}]: offset {c} is not below the group size {m}")));
+                        }
+                        if prev.is_some_and(|p| p >= c) {
+                            return Err(bad(format!("crd[{l}][{q}]: offsets in a group must ascend without repeats")));
+                        }
+                        prev = Some(c);
+                    }
+                }
+                count = want;
+            }
+        }
+    }
+    Ok(count)
+}
+
+/// The segment bounds of a compressed or loose level, checked.
+fn segments(
+    pos: &IndexVec,
+    name: &str,
+    parents: u64,
+    format: LevelFormat,
+    entries: u64,
+) -> Result<Vec<(u64, u64)>, ConvertError> {
+    let parents = usize::try_from(parents).map_err(|_| bad(format!("{name}: too many parents")))?;
+    let mut out = Vec::with_capacity(parents);
+    if format == LevelFormat::Compressed {
+        if pos.len() != parents + 1 {
+            return Err(bad(format!("{name}: length {}; {parents} parent position(s) need {}", pos.len(), parents + 1)));
+        }
+        let first = get(pos, name, 0)?;
+        if first != 0 {
+            return Err(bad(format!("{name}[0]: {first}; positions start at 0")));
+        }
+        let mut prev = 0;
+        for i in 1..=parents {
+            let p = get(pos, name, i)?;
+            if p < prev {
+                return Err(bad(format!("{name}[{i}]: {p} is below the previous position {prev}")));
+            }
+            out.push((prev, p));
+            prev = p;
+        }
+        if prev != entries {
+            return Err(bad(format!("{name}[{parents}]: ends at {prev}; the coordinate array holds {entries}")));
+        }
+    } else {
+        if pos.len() != 2 * parents {
+            return Err(bad(format!("{name}: length {}; {parents} parent position(s) need {} (lo, hi pairs)", pos.len(), 2 * parents)));
+        }
+        for i in 0..parents {
+            let lo = get(pos, name, 2 * i)?;
+            let hi = get(pos, name, 2 * i + 1)?;
+            if lo > hi {
+                return Err(bad(format!("{name}[{}]: segment ({lo}, {hi}) has lo > hi", 2 * i)));
+            }
+            if hi > entries {
+                return Err(bad(format!("{name}[{}]: {hi} is past the coordinate array ({entries})", 2 * i + 1)));
+            }
+            out.push((lo, hi));
+        }
+        let mut sorted = out.clone();
+        sorted.sort_unstable();
+        for w in sorted.windows(2) {
+            if w[1].0 < w[0].1 {
+                return Err(bad(format!("{name}: segments ({}, {}) and ({}, {}) overlap", w[0].0, w[0].1, w[1].0, w[1].1)));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Level `l` and the singleton levels that follow it (its COO run).
+fn run_levels(t: &Tensor, l: usize) -> Vec<usize> {
+    let mut run = vec![l];
+    let mut k = l + 1;
+    while k < t.layout.lvl_rank() && t.layout.levels[k].format == LevelFormat::Singleton {
+        run.push(k);
+        k += 1;
+    }
+    run
+}
+
+/// Coordinates of one segment: below their level sizes; ordered and unique as promised,
+/// comparing whole COO-run tuples.
+fn check_segment(t: &Tensor, l: usize, run: &[usize], lo: u64, hi: u64) -> Result<(), ConvertError> {
+    let crd_of = |lev: usize, q: usize| -> Result<u64, ConvertError> {
+        let plan = t.layout.levels[lev];
+        let owner = plan.crd_owner.unwrap_or(lev);
+        let stride = t.layout.levels[owner].crd_stride.max(1);
+        let arr = t.levels[owner].crd.as_ref().ok_or_else(|| bad(format!("crd[{owner}]: missing")))?;
+        let i = q * stride + (lev - owner);
+        let c = get(arr, &format!("crd[{owner}]"), i)?;
+        if c >= plan.size {
+            return Err(bad(format!("crd[{owner}][{i}]: coordinate {c} is not below the level size {}", plan.size)));
+        }
+        Ok(c)
+    };
+    let mut prev: Option<Vec<u64>> = None;
+    for q in lo as usize..hi as usize {
+        let cur: Vec<u64> = run.iter().map(|&lev| crd_of(lev, q)).collect::<Result<_, _>>()?;
+        if let Some(p) = &prev {
+            // The first level of the run where the tuples differ decides.
+            match run.iter().zip(p.iter().zip(&cur)).find(|(_, (a, b))| a != b) {
+                Some((&lev, (a, b))) => {
+                    if a > b && !t.layout.levels[lev].nonordered_hint(t, lev) {
+                        return Err(bad(format!(
+                            "crd[{}]: level {lev} coordinates {a} then {b} at position {q}: not sorted, but the level is ordered",
+                            t.layout.levels[lev].crd_owner.unwrap_or(lev)
+                        )));
+                    }
+                }
+                None => {
+                    let last = *run.last().unwrap_or(&l);
+                    if !t.layout.levels[last].nonunique && !t.layout.levels[l].nonunique_alone(run) {
+                        return Err(bad(format!(
+                            "crd[{l}]: coordinate {cur:?} repeated at position {q}, but level {last} is unique"
+                        )));
+                    }
+                }
+            }
+        }
+        prev = Some(cur);
+    }
+    Ok(())
+}
+
+trait PlanChecks {
+    fn nonordered_hint(&self, t: &Tensor, lev: usize) -> bool;
+    fn nonunique_alone(&self, run: &[usize]) -> bool;
+}
+
+impl PlanChecks for crate::layout::LevelPlan {
+    fn nonordered_hint(&self, t: &Tensor, lev: usize) -> bool {
+        t.encoding.levels.get(lev).is_some_and(|s| s.props.nonordered)
+    }
+    /// A compressed(nonunique) level without a singleton tail may repeat coordinates.
+    fn nonunique_alone(&self, run: &[usize]) -> bool {
+        run.len() == 1 && self.nonunique
+    }
+}
