@@ -10,24 +10,23 @@ fn boxed(a: AffineExpr, b: AffineExpr) -> (Box<AffineExpr>, Box<AffineExpr>) {
     (Box::new(a), Box::new(b))
 }
 
+/// Floor division for `b > 0`.
 fn floor_div(a: i64, b: i64) -> i64 {
-    let q = a / b;
-    if (a % b != 0) && ((a < 0) != (b < 0)) {
-        q - 1
-    } else {
-        q
-    }
+    a.div_euclid(b)
 }
 
+/// Ceiling division for `b > 0` (computed wide, so it cannot overflow).
 fn ceil_div(a: i64, b: i64) -> i64 {
-    -floor_div(-a, b)
+    ((i128::from(a) + i128::from(b) - 1).div_euclid(i128::from(b))) as i64
 }
 
 impl AffineExpr {
     /// `a + b`, folding constants, dropping `+ 0` and putting a constant on the right.
-    pub fn add(a: AffineExpr, b: AffineExpr) -> AffineExpr {
+    pub fn plus(a: AffineExpr, b: AffineExpr) -> AffineExpr {
         match (a, b) {
-            (AffineExpr::Const(x), AffineExpr::Const(y)) if x.checked_add(y).is_some() => AffineExpr::Const(x + y),
+            (AffineExpr::Const(x), AffineExpr::Const(y)) if x.checked_add(y).is_some() => {
+                AffineExpr::Const(x + y)
+            }
             (AffineExpr::Const(0), e) | (e, AffineExpr::Const(0)) => e,
             (c @ AffineExpr::Const(_), e) => {
                 let (l, r) = boxed(e, c);
@@ -42,14 +41,19 @@ impl AffineExpr {
 
     /// `a * b`, folding constants, dropping `* 1`, putting a constant on the right and merging
     /// `(x * c1) * c2` into `x * (c1 * c2)`.
-    pub fn mul(a: AffineExpr, b: AffineExpr) -> AffineExpr {
+    pub fn times(a: AffineExpr, b: AffineExpr) -> AffineExpr {
         match (a, b) {
-            (AffineExpr::Const(x), AffineExpr::Const(y)) if x.checked_mul(y).is_some() => AffineExpr::Const(x * y),
+            (AffineExpr::Const(x), AffineExpr::Const(y)) if x.checked_mul(y).is_some() => {
+                AffineExpr::Const(x * y)
+            }
             (AffineExpr::Const(1), e) | (e, AffineExpr::Const(1)) => e,
-            (c @ AffineExpr::Const(_), e) => AffineExpr::mul(e, c),
-            (AffineExpr::Mul(x, c1), AffineExpr::Const(c2)) if matches!(*c1, AffineExpr::Const(v) if v.checked_mul(c2).is_some()) => {
-                let AffineExpr::Const(v) = *c1 else { unreachable!() };
-                AffineExpr::mul(*x, AffineExpr::Const(v * c2))
+            (c @ AffineExpr::Const(_), e) => AffineExpr::times(e, c),
+            (AffineExpr::Mul(x, c1), AffineExpr::Const(c2)) if matches!(*c1, AffineExpr::Const(v) if v.checked_mul(c2).is_some()) =>
+            {
+                let AffineExpr::Const(v) = *c1 else {
+                    unreachable!()
+                };
+                AffineExpr::times(*x, AffineExpr::Const(v * c2))
             }
             (a, b) => {
                 let (l, r) = boxed(a, b);
@@ -61,7 +65,9 @@ impl AffineExpr {
     /// `a floordiv b`, folding constants when `b > 0` (a division by 1 is kept as written).
     pub fn floordiv(a: AffineExpr, b: AffineExpr) -> AffineExpr {
         match (a, b) {
-            (AffineExpr::Const(x), AffineExpr::Const(y)) if y > 0 => AffineExpr::Const(floor_div(x, y)),
+            (AffineExpr::Const(x), AffineExpr::Const(y)) if y > 0 => {
+                AffineExpr::Const(floor_div(x, y))
+            }
             (a, b) => {
                 let (l, r) = boxed(a, b);
                 AffineExpr::FloorDiv(l, r)
@@ -72,7 +78,9 @@ impl AffineExpr {
     /// `a ceildiv b`, folding constants when `b > 0`.
     pub fn ceildiv(a: AffineExpr, b: AffineExpr) -> AffineExpr {
         match (a, b) {
-            (AffineExpr::Const(x), AffineExpr::Const(y)) if y > 0 => AffineExpr::Const(ceil_div(x, y)),
+            (AffineExpr::Const(x), AffineExpr::Const(y)) if y > 0 => {
+                AffineExpr::Const(ceil_div(x, y))
+            }
             (a, b) => {
                 let (l, r) = boxed(a, b);
                 AffineExpr::CeilDiv(l, r)
@@ -83,7 +91,9 @@ impl AffineExpr {
     /// `a mod b`, folding constants when `b > 0`.
     pub fn modulo(a: AffineExpr, b: AffineExpr) -> AffineExpr {
         match (a, b) {
-            (AffineExpr::Const(x), AffineExpr::Const(y)) if y > 0 => AffineExpr::Const(x.rem_euclid(y)),
+            (AffineExpr::Const(x), AffineExpr::Const(y)) if y > 0 => {
+                AffineExpr::Const(x.rem_euclid(y))
+            }
             (a, b) => {
                 let (l, r) = boxed(a, b);
                 AffineExpr::Mod(l, r)
@@ -170,7 +180,9 @@ impl AffineExpr {
             // MLIR's pretty forms of an addition: `a - x`, `a - x * c`, `a - c`.
             match &**b {
                 AffineExpr::Mul(x, c) if matches!(**c, AffineExpr::Const(v) if v < 0) => {
-                    let AffineExpr::Const(v) = **c else { unreachable!() };
+                    let AffineExpr::Const(v) = **c else {
+                        unreachable!()
+                    };
                     a.print(f, false)?;
                     f.write_str(" - ")?;
                     if v == -1 {
@@ -206,11 +218,19 @@ impl fmt::Display for AffineExpr {
 }
 
 /// Collects the factors of a product: `(dims, symbols, constant product)`.
-fn product_factors(e: &AffineExpr, dims: &mut Vec<usize>, syms: &mut Vec<usize>, k: &mut i128) -> bool {
+fn product_factors(
+    e: &AffineExpr,
+    dims: &mut Vec<usize>,
+    syms: &mut Vec<usize>,
+    k: &mut i128,
+) -> bool {
     match e {
         AffineExpr::Dim(d) => dims.push(*d),
         AffineExpr::Symbol(s) => syms.push(*s),
-        AffineExpr::Const(c) => *k *= *c as i128,
+        AffineExpr::Const(c) => match k.checked_mul(i128::from(*c)) {
+            Some(v) => *k = v,
+            None => return false,
+        },
         AffineExpr::Mul(a, b) => {
             return product_factors(a, dims, syms, k) && product_factors(b, dims, syms, k);
         }
@@ -243,7 +263,10 @@ pub(crate) fn classify(raw: &AffineExpr) -> LevelExpr {
                 && k > 0
                 && k <= u64::MAX as i128
             {
-                return LevelExpr::Ell { dim: dims[0], k: k as u64 };
+                return LevelExpr::Ell {
+                    dim: dims[0],
+                    k: k as u64,
+                };
             }
         }
         _ => {}
@@ -255,8 +278,8 @@ pub(crate) fn classify(raw: &AffineExpr) -> LevelExpr {
 pub(crate) fn simplify(e: &AffineExpr) -> AffineExpr {
     match e {
         AffineExpr::Dim(_) | AffineExpr::Symbol(_) | AffineExpr::Const(_) => e.clone(),
-        AffineExpr::Add(a, b) => AffineExpr::add(simplify(a), simplify(b)),
-        AffineExpr::Mul(a, b) => AffineExpr::mul(simplify(a), simplify(b)),
+        AffineExpr::Add(a, b) => AffineExpr::plus(simplify(a), simplify(b)),
+        AffineExpr::Mul(a, b) => AffineExpr::times(simplify(a), simplify(b)),
         AffineExpr::FloorDiv(a, b) => AffineExpr::floordiv(simplify(a), simplify(b)),
         AffineExpr::CeilDiv(a, b) => AffineExpr::ceildiv(simplify(a), simplify(b)),
         AffineExpr::Mod(a, b) => AffineExpr::modulo(simplify(a), simplify(b)),
@@ -269,8 +292,14 @@ impl LevelExpr {
     pub fn eval(&self, dims: &[i64]) -> Option<i64> {
         match self {
             LevelExpr::Dim(d) => dims.get(*d).copied(),
-            LevelExpr::FloorDiv(d, c) => Some(floor_div(*dims.get(*d)?, i64::try_from(*c).ok()?)),
-            LevelExpr::Mod(d, c) => Some(dims.get(*d)?.rem_euclid(i64::try_from(*c).ok()?)),
+            LevelExpr::FloorDiv(d, c) => Some(floor_div(
+                *dims.get(*d)?,
+                i64::try_from(*c).ok().filter(|c| *c > 0)?,
+            )),
+            LevelExpr::Mod(d, c) => Some(
+                dims.get(*d)?
+                    .rem_euclid(i64::try_from(*c).ok().filter(|c| *c > 0)?),
+            ),
             LevelExpr::Ell { dim, k } => dims.get(*dim)?.checked_mul(i64::try_from(*k).ok()?),
             LevelExpr::Other(e) => e.eval(dims, &[1; 16]),
         }
@@ -281,11 +310,16 @@ impl LevelExpr {
         let c = |v: u64| AffineExpr::Const(v as i64);
         match self {
             LevelExpr::Dim(d) => AffineExpr::Dim(*d),
-            LevelExpr::FloorDiv(d, v) => AffineExpr::FloorDiv(Box::new(AffineExpr::Dim(*d)), Box::new(c(*v))),
+            LevelExpr::FloorDiv(d, v) => {
+                AffineExpr::FloorDiv(Box::new(AffineExpr::Dim(*d)), Box::new(c(*v)))
+            }
             LevelExpr::Mod(d, v) => AffineExpr::Mod(Box::new(AffineExpr::Dim(*d)), Box::new(c(*v))),
             LevelExpr::Ell { dim, k } => AffineExpr::Mul(
                 Box::new(AffineExpr::Dim(*dim)),
-                Box::new(AffineExpr::Mul(Box::new(AffineExpr::Symbol(0)), Box::new(c(*k)))),
+                Box::new(AffineExpr::Mul(
+                    Box::new(AffineExpr::Symbol(0)),
+                    Box::new(c(*k)),
+                )),
             ),
             LevelExpr::Other(e) => e.clone(),
         }

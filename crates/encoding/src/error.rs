@@ -51,7 +51,12 @@ pub struct EncodingError {
 impl EncodingError {
     /// A new error of `kind` with the full `message`.
     pub fn new(kind: EncodingErrorKind, message: impl Into<String>) -> EncodingError {
-        EncodingError { kind, level: None, dim: None, message: message.into() }
+        EncodingError {
+            kind,
+            level: None,
+            dim: None,
+            message: message.into(),
+        }
     }
     /// The same error, recording the level it is about.
     pub fn at_level(mut self, level: usize) -> EncodingError {
@@ -144,7 +149,11 @@ impl ParseError {
     pub fn new(kind: ParseErrorKind, source: &str, span: Range<usize>) -> ParseError {
         let end = span.end.min(source.len());
         let start = span.start.min(end);
-        ParseError { kind, source: source.to_string(), span: start..end }
+        ParseError {
+            kind,
+            source: source.to_string(),
+            span: start..end,
+        }
     }
     /// What went wrong.
     pub fn kind(&self) -> &ParseErrorKind {
@@ -194,7 +203,9 @@ impl ParseError {
             ParseErrorKind::UnknownLevelProperty(s) => {
                 format!("unknown level property `{s}` (properties: nonunique, nonordered, soa)")
             }
-            ParseErrorKind::UndeclaredIdentifier(s) => format!("use of undeclared identifier `{s}`"),
+            ParseErrorKind::UndeclaredIdentifier(s) => {
+                format!("use of undeclared identifier `{s}`")
+            }
             ParseErrorKind::DuplicateIdentifier(s) => format!("identifier `{s}` is declared twice"),
             ParseErrorKind::NonAffine(s)
             | ParseErrorKind::InvalidNumber(s)
@@ -209,7 +220,10 @@ impl ParseError {
         let before = &self.source[..self.span.start];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-        (line, self.source[line_start..self.span.start].chars().count() + 1)
+        (
+            line,
+            self.source[line_start..self.span.start].chars().count() + 1,
+        )
     }
 
     /// A multi-line message: the error, the source line and a caret (`^^^`) under the span.
@@ -225,11 +239,18 @@ impl ParseError {
     /// ```
     pub fn render(&self) -> String {
         let (line_no, col) = self.line_column();
-        let line_start = self.source[..self.span.start].rfind('\n').map_or(0, |p| p + 1);
-        let line_end = self.source[line_start..].find('\n').map_or(self.source.len(), |p| line_start + p);
+        let line_start = self.source[..self.span.start]
+            .rfind('\n')
+            .map_or(0, |p| p + 1);
+        let line_end = self.source[line_start..]
+            .find('\n')
+            .map_or(self.source.len(), |p| line_start + p);
         let line = &self.source[line_start..line_end];
         let span_end = self.span.end.min(line_end).max(self.span.start);
-        let width = self.source[self.span.start..span_end].chars().count().max(1);
+        let width = self.source[self.span.start..span_end]
+            .chars()
+            .count()
+            .max(1);
         let num = line_no.to_string();
         let pad = " ".repeat(num.len());
         format!(

@@ -51,7 +51,9 @@ pub(crate) struct Lexer<'a> {
     pos: usize,
 }
 
-const PUNCT: &[&str] = &["->", "(", ")", "[", "]", "{", "}", "<", ">", ",", ":", "=", "+", "-", "*", "?"];
+const PUNCT: &[&str] = &[
+    "->", "(", ")", "[", "]", "{", "}", "<", ">", ",", ":", "=", "+", "-", "*", "?",
+];
 
 fn is_ident_start(c: char) -> bool {
     c.is_ascii_alphabetic() || c == '_'
@@ -93,7 +95,10 @@ impl<'a> Lexer<'a> {
         let start = self.pos;
         let rest = &self.src[start..];
         let Some(c) = rest.chars().next() else {
-            return Ok(Token { tok: Tok::Eof, span: start..start });
+            return Ok(Token {
+                tok: Tok::Eof,
+                span: start..start,
+            });
         };
         let tok = if is_ident_start(c) {
             Tok::Ident(self.take_while(is_ident_char).to_string())
@@ -101,7 +106,11 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
             let name = self.take_while(is_ident_char);
             if name.is_empty() {
-                return Err(ParseError::new(ParseErrorKind::UnexpectedChar('#'), self.src, start..start + 1));
+                return Err(ParseError::new(
+                    ParseErrorKind::UnexpectedChar('#'),
+                    self.src,
+                    start..start + 1,
+                ));
             }
             Tok::Hash(name.to_string())
         } else if c.is_ascii_digit() {
@@ -161,6 +170,9 @@ impl<'a> Lexer<'a> {
                 start..start + c.len_utf8(),
             ));
         };
-        Ok(Token { tok, span: start..self.pos })
+        Ok(Token {
+            tok,
+            span: start..self.pos,
+        })
     }
 }

@@ -174,7 +174,10 @@ impl Encoding {
     }
     /// True if this is the ELL form (first level is `LevelExpr::Ell`).
     pub fn is_ell(&self) -> bool {
-        matches!(self.levels.first().map(|l| &l.expr), Some(LevelExpr::Ell { .. }))
+        matches!(
+            self.levels.first().map(|l| &l.expr),
+            Some(LevelExpr::Ell { .. })
+        )
     }
     /// The effective position width in bits (0 means 64).
     pub fn pos_bits(&self) -> u8 {

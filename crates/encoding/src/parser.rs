@@ -33,9 +33,19 @@ pub struct Parsed {
 /// ```
 pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { src: text, tokens, pos: 0, warnings: Vec::new(), spans: Spans::default() };
+    let mut p = Parser {
+        src: text,
+        tokens,
+        pos: 0,
+        warnings: Vec::new(),
+        spans: Spans::default(),
+        depth: 0,
+    };
     let encoding = p.top()?;
-    Ok(Parsed { encoding, warnings: p.warnings })
+    Ok(Parsed {
+        encoding,
+        warnings: p.warnings,
+    })
 }
 
 /// Parses and validates encoding text, dropping warnings; see [`parse`].
@@ -49,10 +59,20 @@ impl FromStr for Encoding {
 /// Parses an `explicitVal` / `implicitVal` value on its own, giving its canonical text.
 pub(crate) fn canonical_value(text: &str) -> Result<String, String> {
     let tokens = tokenize(text).map_err(|e| e.message())?;
-    let mut p = Parser { src: text, tokens, pos: 0, warnings: Vec::new(), spans: Spans::default() };
+    let mut p = Parser {
+        src: text,
+        tokens,
+        pos: 0,
+        warnings: Vec::new(),
+        spans: Spans::default(),
+        depth: 0,
+    };
     let v = p.value("explicitVal").map_err(|e| e.message())?;
     if p.peek().tok != Tok::Eof {
-        return Err(format!("unexpected {} after the value", p.peek().tok.describe()));
+        return Err(format!(
+            "unexpected {} after the value",
+            p.peek().tok.describe()
+        ));
     }
     Ok(v)
 }
@@ -114,7 +134,11 @@ struct Names {
 
 impl Names {
     fn declared(&self, name: &str) -> bool {
-        self.syms.iter().chain(&self.lvl_vars).chain(&self.dims).any(|n| n == name)
+        self.syms
+            .iter()
+            .chain(&self.lvl_vars)
+            .chain(&self.dims)
+            .any(|n| n == name)
     }
 }
 
@@ -124,7 +148,12 @@ struct Parser<'a> {
     pos: usize,
     warnings: Vec<String>,
     spans: Spans,
+    /// Nesting depth of parentheses / unary minus in the expression being parsed.
+    depth: usize,
 }
+
+/// Deepest expression nesting accepted (guards the recursion).
+const MAX_DEPTH: usize = 100;
 
 struct MapParts {
     symbols: usize,
@@ -159,7 +188,13 @@ impl<'a> Parser<'a> {
     }
     fn expected(&self, what: &str) -> ParseError {
         let t = self.peek();
-        self.err(ParseErrorKind::Expected { expected: what.to_string(), found: t.tok.describe() }, t.span.clone())
+        self.err(
+            ParseErrorKind::Expected {
+                expected: what.to_string(),
+                found: t.tok.describe(),
+            },
+            t.span.clone(),
+        )
     }
     fn is_punct(&self, p: &str) -> bool {
         matches!(self.peek().tok, Tok::Punct(q) if q == p)
@@ -218,7 +253,10 @@ impl<'a> Parser<'a> {
                 self.expect(">", "`>` closing `#sparse_tensor.encoding<{ ... }`")?;
                 e
             }
-            Tok::Punct("{") if matches!(self.peek_at(1), Tok::Ident(_)) && *self.peek_at(2) == Tok::Punct("=") => {
+            Tok::Punct("{")
+                if matches!(self.peek_at(1), Tok::Ident(_))
+                    && *self.peek_at(2) == Tok::Punct("=") =>
+            {
                 self.bump();
                 let e = self.body(true)?;
                 self.expect("}", "`,` or `}` after a field")?;
@@ -251,7 +289,9 @@ impl<'a> Parser<'a> {
                 let span = match e.kind() {
                     EncodingErrorKind::PosWidth => s.pos_width.clone(),
                     EncodingErrorKind::CrdWidth => s.crd_width.clone(),
-                    EncodingErrorKind::Value if e.message().starts_with("implicitVal") => s.implicit_val.clone(),
+                    EncodingErrorKind::Value if e.message().starts_with("implicitVal") => {
+                        s.implicit_val.clone()
+                    }
                     EncodingErrorKind::Value => s.explicit_val.clone(),
                     _ => None,
                 }
@@ -272,7 +312,8 @@ impl<'a> Parser<'a> {
             if (braced && self.is_punct("}")) || self.peek().tok == Tok::Eof {
                 break;
             }
-            let (key, key_span) = self.ident("a field name (map, posWidth, crdWidth, explicitVal, implicitVal)")?;
+            let (key, key_span) =
+                self.ident("a field name (map, posWidth, crdWidth, explicitVal, implicitVal)")?;
             if OLDER_KEYS.contains(&key.as_str()) {
                 return Err(self.err(ParseErrorKind::OlderSyntax(key), key_span));
             }
@@ -317,7 +358,13 @@ impl<'a> Parser<'a> {
         let Some(parts) = map else {
             return Err(self.expected("a `map = (...) -> (...)` field"));
         };
-        self.build(parts, pos_width.unwrap_or(0), crd_width.unwrap_or(0), explicit_val, implicit_val)
+        self.build(
+            parts,
+            pos_width.unwrap_or(0),
+            crd_width.unwrap_or(0),
+            explicit_val,
+            implicit_val,
+        )
     }
 
     fn width(&mut self, key: &str) -> Result<u8, ParseError> {
@@ -325,8 +372,16 @@ impl<'a> Parser<'a> {
         match &t.tok {
             Tok::Int(s) => {
                 self.bump();
-                let kind = if key == "posWidth" { EncodingErrorKind::PosWidth } else { EncodingErrorKind::CrdWidth };
-                let allowed = if key == "posWidth" { "0, 8, 16, 32 or 64" } else { "0, 2, 8, 16, 32 or 64" };
+                let kind = if key == "posWidth" {
+                    EncodingErrorKind::PosWidth
+                } else {
+                    EncodingErrorKind::CrdWidth
+                };
+                let allowed = if key == "posWidth" {
+                    "0, 8, 16, 32 or 64"
+                } else {
+                    "0, 2, 8, 16, 32 or 64"
+                };
                 match s.parse::<u8>() {
                     Ok(v) => Ok(v),
                     Err(_) => Err(self.err(
@@ -348,9 +403,17 @@ impl<'a> Parser<'a> {
         let t = self.peek().clone();
         let lit = match &t.tok {
             Tok::Int(s) if s.starts_with("0x") && !negative => Literal::Hex(s.clone()),
-            Tok::Int(s) => Literal::Int { negative, text: s.clone() },
-            Tok::Float(s) => Literal::Float { negative, text: s.clone() },
-            Tok::Ident(s) if (s == "true" || s == "false") && !negative => Literal::Bool(s == "true"),
+            Tok::Int(s) => Literal::Int {
+                negative,
+                text: s.clone(),
+            },
+            Tok::Float(s) => Literal::Float {
+                negative,
+                text: s.clone(),
+            },
+            Tok::Ident(s) if (s == "true" || s == "false") && !negative => {
+                Literal::Bool(s == "true")
+            }
             _ => return Err(self.expected(what)),
         };
         self.bump();
@@ -360,13 +423,19 @@ impl<'a> Parser<'a> {
     fn value(&mut self, key: &str) -> Result<String, ParseError> {
         let start = self.peek().span.start;
         let what = format!("a numeric value for {key}");
-        let bad = |p: &Self, msg: String| p.err(ParseErrorKind::InvalidValue(format!("{key}: {msg}")), start..p.last_end());
+        let bad = |p: &Self, msg: String| {
+            p.err(
+                ParseErrorKind::InvalidValue(format!("{key}: {msg}")),
+                start..p.last_end(),
+            )
+        };
         if matches!(&self.peek().tok, Tok::Hash(n) if n == "complex.number") {
             self.bump();
             self.expect("<", "`<:` after `#complex.number`")?;
             self.expect(":", "`:` and the element type")?;
             let (ty, _) = self.ident("a float element type (f32, f64)")?;
-            let fty = FloatTy::from_name(&ty).ok_or_else(|| bad(self, format!("unsupported complex element type `{ty}`")))?;
+            let fty = FloatTy::from_name(&ty)
+                .ok_or_else(|| bad(self, format!("unsupported complex element type `{ty}`")))?;
             let re = self.literal("the real part")?;
             self.expect(",", "`,` between the real and imaginary parts")?;
             let im = self.literal("the imaginary part")?;
@@ -381,15 +450,27 @@ impl<'a> Parser<'a> {
             }
             return Ok(format!("#complex.number<:{ty} {re}, {im}> : complex<{ty}>"));
         }
-        if matches!(self.peek().tok, Tok::Str(_) | Tok::Eof) || matches!(self.peek().tok, Tok::Punct(p) if p != "-") {
+        if matches!(self.peek().tok, Tok::Str(_) | Tok::Eof)
+            || matches!(self.peek().tok, Tok::Punct(p) if p != "-")
+        {
             return Err(self.expected(&what));
         }
         let lit = self.literal(&what)?;
-        let ty = if self.eat(":") { Some(self.ident("a value type (i32, f64, ...)")?.0) } else { None };
+        let ty = if self.eat(":") {
+            Some(self.ident("a value type (i32, f64, ...)")?.0)
+        } else {
+            None
+        };
         values::canonical_scalar(&lit, ty.as_deref()).map_err(|m| bad(self, m))
     }
 
-    fn name_list(&mut self, close: &str, what: &str, names: &mut Names, into_syms: bool) -> Result<Vec<String>, ParseError> {
+    fn name_list(
+        &mut self,
+        close: &str,
+        what: &str,
+        names: &mut Names,
+        into_syms: bool,
+    ) -> Result<Vec<String>, ParseError> {
         let mut out = Vec::new();
         if self.eat(close) {
             return Ok(out);
@@ -412,7 +493,11 @@ impl<'a> Parser<'a> {
     }
 
     fn map(&mut self) -> Result<MapParts, ParseError> {
-        let mut names = Names { syms: Vec::new(), lvl_vars: Vec::new(), dims: Vec::new() };
+        let mut names = Names {
+            syms: Vec::new(),
+            lvl_vars: Vec::new(),
+            dims: Vec::new(),
+        };
         if self.eat("[") {
             self.name_list("]", "a symbol name", &mut names, true)?;
         }
@@ -436,7 +521,11 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
-                let slice = if self.eat(":") { Some(self.slice()?) } else { None };
+                let slice = if self.eat(":") {
+                    Some(self.slice()?)
+                } else {
+                    None
+                };
                 names.dims.push(name);
                 dims.push(DimSpec { slice });
                 inverse.push(inv);
@@ -475,7 +564,11 @@ impl<'a> Parser<'a> {
             let raw = self.expr(Scope::Dims, &names)?;
             self.expect(":", "`:` and a level format after the level expression")?;
             let (format, props) = self.level_type(index)?;
-            levels.push(LevelSpec { expr: classify(&raw), format, props });
+            levels.push(LevelSpec {
+                expr: classify(&raw),
+                format,
+                props,
+            });
             self.spans.levels.push(start..self.last_end());
             if !self.eat(",") {
                 break;
@@ -492,7 +585,12 @@ impl<'a> Parser<'a> {
                 self.spans.levels.last().cloned().unwrap_or(0..0),
             ));
         }
-        Ok(MapParts { symbols: names.syms.len(), dims, inverse, levels })
+        Ok(MapParts {
+            symbols: names.syms.len(),
+            dims,
+            inverse,
+            levels,
+        })
     }
 
     fn slice(&mut self) -> Result<DimSlice, ParseError> {
@@ -512,16 +610,28 @@ impl<'a> Parser<'a> {
             let t = self.peek().clone();
             *v = match &t.tok {
                 Tok::Punct("?") => SliceValue::Dynamic,
-                Tok::Int(s) if !s.starts_with("0x") => SliceValue::Static(s.parse().map_err(|_| {
-                    self.err(ParseErrorKind::InvalidNumber(format!("slice value {s} is too large")), t.span.clone())
-                })?),
-                _ => return Err(self.expected("a non-negative integer or `?` (slice offset, size and stride)")),
+                Tok::Int(s) if !s.starts_with("0x") => {
+                    SliceValue::Static(s.parse().map_err(|_| {
+                        self.err(
+                            ParseErrorKind::InvalidNumber(format!("slice value {s} is too large")),
+                            t.span.clone(),
+                        )
+                    })?)
+                }
+                _ => {
+                    return Err(self
+                        .expected("a non-negative integer or `?` (slice offset, size and stride)"))
+                }
             };
             self.bump();
         }
         self.expect(")", "`)` after the three slice values")?;
         self.expect(">", "`>` closing `#sparse_tensor<slice(...)`")?;
-        Ok(DimSlice { offset: vals[0], size: vals[1], stride: vals[2] })
+        Ok(DimSlice {
+            offset: vals[0],
+            size: vals[1],
+            stride: vals[2],
+        })
     }
 
     fn level_type(&mut self, level: usize) -> Result<(LevelFormat, LevelProps), ParseError> {
@@ -599,7 +709,12 @@ impl<'a> Parser<'a> {
         match &t.tok {
             Tok::Int(s) if !s.starts_with("0x") => {
                 self.bump();
-                s.parse().map_err(|_| self.err(ParseErrorKind::InvalidNumber(format!("{s} is too large")), t.span))
+                s.parse().map_err(|_| {
+                    self.err(
+                        ParseErrorKind::InvalidNumber(format!("{s} is too large")),
+                        t.span,
+                    )
+                })
             }
             _ => Err(self.expected(what)),
         }
@@ -618,8 +733,12 @@ impl<'a> Parser<'a> {
             };
             self.bump();
             let rhs = self.term(scope, names)?;
-            let rhs = if neg { AffineExpr::mul(rhs, AffineExpr::Const(-1)) } else { rhs };
-            lhs = AffineExpr::add(lhs, rhs);
+            let rhs = if neg {
+                AffineExpr::times(rhs, AffineExpr::Const(-1))
+            } else {
+                rhs
+            };
+            lhs = AffineExpr::plus(lhs, rhs);
         }
     }
 
@@ -640,7 +759,8 @@ impl<'a> Parser<'a> {
             if op == "*" && !lhs.is_symbolic() && !rhs.is_symbolic() {
                 return Err(self.err(
                     ParseErrorKind::NonAffine(
-                        "non-affine expression: one side of `*` must be a constant or symbol".to_string(),
+                        "non-affine expression: one side of `*` must be a constant or symbol"
+                            .to_string(),
                     ),
                     span,
                 ));
@@ -654,7 +774,7 @@ impl<'a> Parser<'a> {
                 ));
             }
             lhs = match op {
-                "*" => AffineExpr::mul(lhs, rhs),
+                "*" => AffineExpr::times(lhs, rhs),
                 "floordiv" => AffineExpr::floordiv(lhs, rhs),
                 "ceildiv" => AffineExpr::ceildiv(lhs, rhs),
                 _ => AffineExpr::modulo(lhs, rhs),
@@ -663,16 +783,35 @@ impl<'a> Parser<'a> {
     }
 
     fn unary(&mut self, scope: Scope, names: &Names) -> Result<AffineExpr, ParseError> {
+        if self.depth >= MAX_DEPTH {
+            let span = self.peek().span.clone();
+            return Err(self.err(
+                ParseErrorKind::NonAffine(format!(
+                    "expression nested deeper than {MAX_DEPTH} levels"
+                )),
+                span,
+            ));
+        }
+        self.depth += 1;
+        let e = self.unary_inner(scope, names);
+        self.depth -= 1;
+        e
+    }
+
+    fn unary_inner(&mut self, scope: Scope, names: &Names) -> Result<AffineExpr, ParseError> {
         if self.eat("-") {
             let e = self.unary(scope, names)?;
-            return Ok(AffineExpr::mul(e, AffineExpr::Const(-1)));
+            return Ok(AffineExpr::times(e, AffineExpr::Const(-1)));
         }
         let t = self.peek().clone();
         match &t.tok {
             Tok::Int(s) if !s.starts_with("0x") => {
                 self.bump();
                 s.parse::<i64>().map(AffineExpr::Const).map_err(|_| {
-                    self.err(ParseErrorKind::InvalidNumber(format!("constant {s} is too large")), t.span)
+                    self.err(
+                        ParseErrorKind::InvalidNumber(format!("constant {s} is too large")),
+                        t.span,
+                    )
                 })
             }
             Tok::Ident(s) if !matches!(s.as_str(), "floordiv" | "ceildiv" | "mod") => {
@@ -680,7 +819,11 @@ impl<'a> Parser<'a> {
                 if let Some(i) = names.syms.iter().position(|n| n == s) {
                     return Ok(AffineExpr::Symbol(i));
                 }
-                let vars = if scope == Scope::Dims { &names.dims } else { &names.lvl_vars };
+                let vars = if scope == Scope::Dims {
+                    &names.dims
+                } else {
+                    &names.lvl_vars
+                };
                 match vars.iter().position(|n| n == s) {
                     Some(i) => Ok(AffineExpr::Dim(i)),
                     None => Err(self.err(ParseErrorKind::UndeclaredIdentifier(s.clone()), t.span)),
@@ -722,20 +865,33 @@ impl<'a> Parser<'a> {
     }
 
     /// Checks a stated inverse (`i = ib * 2 + ii`) against the level map on sample coordinates.
-    fn check_inverse(&self, enc: &Encoding, inverse: &[Option<(AffineExpr, Range<usize>)>]) -> Result<(), ParseError> {
+    fn check_inverse(
+        &self,
+        enc: &Encoding,
+        inverse: &[Option<(AffineExpr, Range<usize>)>],
+    ) -> Result<(), ParseError> {
         if enc.symbols > 0 || inverse.iter().all(Option::is_none) {
             return Ok(());
         }
-        let rank = enc.dims.len() as u32;
-        let per_dim = (1..=24i64).rev().find(|n| n.pow(rank) <= 5000).unwrap_or(2).max(2);
-        let total = per_dim.pow(rank);
-        let mut x = vec![0i64; rank as usize];
-        for mut idx in 0..total {
-            for v in x.iter_mut() {
-                *v = idx % per_dim;
-                idx /= per_dim;
+        // Sample coordinates: zero, then pseudo-random points with every coordinate in 0..24
+        // (enough to tell a wrong inverse from the right one, at any rank).
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut x = vec![0i64; enc.dims.len()];
+        for sample in 0..2000 {
+            if sample > 0 {
+                for v in x.iter_mut() {
+                    seed = seed
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    *v = ((seed >> 33) % 24) as i64;
+                }
             }
-            let Some(lvls) = enc.levels.iter().map(|l| l.expr.eval(&x)).collect::<Option<Vec<_>>>() else {
+            let Some(lvls) = enc
+                .levels
+                .iter()
+                .map(|l| l.expr.eval(&x))
+                .collect::<Option<Vec<_>>>()
+            else {
                 continue;
             };
             for (d, inv) in inverse.iter().enumerate() {

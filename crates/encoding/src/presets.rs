@@ -68,19 +68,33 @@ impl Target {
         };
         Ok(match self {
             Target::Fixed(e) => Target::Fixed(apply(e.clone())?),
-            Target::AutoBlock { column_blocks, pos_width, crd_width } => {
+            Target::AutoBlock {
+                column_blocks,
+                pos_width,
+                crd_width,
+            } => {
                 let mut probe = if *column_blocks { bsc(2, 2) } else { bsr(2, 2) };
                 probe.pos_width = *pos_width;
                 probe.crd_width = *crd_width;
                 let e = apply(probe)?;
-                Target::AutoBlock { column_blocks: *column_blocks, pos_width: e.pos_width, crd_width: e.crd_width }
+                Target::AutoBlock {
+                    column_blocks: *column_blocks,
+                    pos_width: e.pos_width,
+                    crd_width: e.crd_width,
+                }
             }
-            Target::AutoEll { pos_width, crd_width } => {
+            Target::AutoEll {
+                pos_width,
+                crd_width,
+            } => {
                 let mut probe = ell(1);
                 probe.pos_width = *pos_width;
                 probe.crd_width = *crd_width;
                 let e = apply(probe)?;
-                Target::AutoEll { pos_width: e.pos_width, crd_width: e.crd_width }
+                Target::AutoEll {
+                    pos_width: e.pos_width,
+                    crd_width: e.crd_width,
+                }
             }
         })
     }
@@ -115,13 +129,28 @@ pub enum TargetError {
     BadParameter(String),
 }
 
+impl TargetError {
+    /// A multi-line message: for text that does not parse, the source line with a caret
+    /// (see [`ParseError::render`]); otherwise `error: ` and the message.
+    pub fn render(&self) -> String {
+        match self {
+            TargetError::Parse(e) => e.render(),
+            other => format!("error: {other}\n"),
+        }
+    }
+}
+
 impl fmt::Display for TargetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TargetError::Parse(e) => write!(f, "{e}"),
             TargetError::UnknownPreset(name) => {
                 let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-                write!(f, "unknown preset `{name}` (presets: {}; or give encoding text)", names.join(", "))
+                write!(
+                    f,
+                    "unknown preset `{name}` (presets: {}; or give encoding text)",
+                    names.join(", ")
+                )
             }
             TargetError::Rank { what, rank, needs } => {
                 write!(f, "{what} needs {needs}, but the tensor has rank {rank}")
@@ -147,7 +176,11 @@ impl From<ParseError> for TargetError {
 }
 
 fn level(expr: LevelExpr, format: LevelFormat) -> LevelSpec {
-    LevelSpec { expr, format, props: LevelProps::default() }
+    LevelSpec {
+        expr,
+        format,
+        props: LevelProps::default(),
+    }
 }
 
 fn with_props(mut l: LevelSpec, nonunique: bool, soa: bool) -> LevelSpec {
@@ -170,7 +203,13 @@ fn encoding(rank: usize, symbols: usize, levels: Vec<LevelSpec>) -> Encoding {
 
 /// Every level of `format`, identity order.
 fn uniform(rank: usize, format: LevelFormat) -> Encoding {
-    encoding(rank, 0, (0..rank).map(|d| level(LevelExpr::Dim(d), format)).collect())
+    encoding(
+        rank,
+        0,
+        (0..rank)
+            .map(|d| level(LevelExpr::Dim(d), format))
+            .collect(),
+    )
 }
 
 /// Sorted COO of any rank: `compressed(nonunique)`, `singleton(nonunique)` middles, `singleton`
@@ -179,9 +218,17 @@ pub fn coo(rank: usize, soa: bool) -> Encoding {
     let levels = (0..rank)
         .map(|d| {
             if d == 0 {
-                with_props(level(LevelExpr::Dim(0), LevelFormat::Compressed), rank > 1, false)
+                with_props(
+                    level(LevelExpr::Dim(0), LevelFormat::Compressed),
+                    rank > 1,
+                    false,
+                )
             } else {
-                with_props(level(LevelExpr::Dim(d), LevelFormat::Singleton), d + 1 < rank, soa)
+                with_props(
+                    level(LevelExpr::Dim(d), LevelFormat::Singleton),
+                    d + 1 < rank,
+                    soa,
+                )
             }
         })
         .collect();
@@ -190,12 +237,26 @@ pub fn coo(rank: usize, soa: bool) -> Encoding {
 
 /// CSR: `(d0, d1) -> (d0 : dense, d1 : compressed)`.
 pub fn csr() -> Encoding {
-    encoding(2, 0, vec![level(LevelExpr::Dim(0), LevelFormat::Dense), level(LevelExpr::Dim(1), LevelFormat::Compressed)])
+    encoding(
+        2,
+        0,
+        vec![
+            level(LevelExpr::Dim(0), LevelFormat::Dense),
+            level(LevelExpr::Dim(1), LevelFormat::Compressed),
+        ],
+    )
 }
 
 /// CSC: `(d0, d1) -> (d1 : dense, d0 : compressed)`.
 pub fn csc() -> Encoding {
-    encoding(2, 0, vec![level(LevelExpr::Dim(1), LevelFormat::Dense), level(LevelExpr::Dim(0), LevelFormat::Compressed)])
+    encoding(
+        2,
+        0,
+        vec![
+            level(LevelExpr::Dim(1), LevelFormat::Dense),
+            level(LevelExpr::Dim(0), LevelFormat::Compressed),
+        ],
+    )
 }
 
 /// DCSR: `(d0, d1) -> (d0 : compressed, d1 : compressed)`.
@@ -208,7 +269,10 @@ pub fn dcsc() -> Encoding {
     encoding(
         2,
         0,
-        vec![level(LevelExpr::Dim(1), LevelFormat::Compressed), level(LevelExpr::Dim(0), LevelFormat::Compressed)],
+        vec![
+            level(LevelExpr::Dim(1), LevelFormat::Compressed),
+            level(LevelExpr::Dim(0), LevelFormat::Compressed),
+        ],
     )
 }
 
@@ -258,11 +322,19 @@ pub fn ell(k: u64) -> Encoding {
 /// n:m structured sparsity on the last dimension of a `rank`-dimensional tensor:
 /// `(d0 : dense, d1 floordiv m : dense, d1 mod m : structured[n, m])` for rank 2.
 pub fn structured(n: u32, m: u32, rank: usize) -> Encoding {
-    let mut levels: Vec<LevelSpec> = (0..rank.saturating_sub(1)).map(|d| level(LevelExpr::Dim(d), LevelFormat::Dense)).collect();
+    let mut levels: Vec<LevelSpec> = (0..rank.saturating_sub(1))
+        .map(|d| level(LevelExpr::Dim(d), LevelFormat::Dense))
+        .collect();
     if rank > 0 {
         let last = rank - 1;
-        levels.push(level(LevelExpr::FloorDiv(last, u64::from(m)), LevelFormat::Dense));
-        levels.push(level(LevelExpr::Mod(last, u64::from(m)), LevelFormat::Structured { n, m }));
+        levels.push(level(
+            LevelExpr::FloorDiv(last, u64::from(m)),
+            LevelFormat::Dense,
+        ));
+        levels.push(level(
+            LevelExpr::Mod(last, u64::from(m)),
+            LevelFormat::Structured { n, m },
+        ));
     }
     encoding(rank, 0, levels)
 }
@@ -298,7 +370,9 @@ pub fn sparse_vector() -> Encoding {
 /// ```
 pub fn resolve_target(text: &str, dim_rank: usize) -> Result<Target, TargetError> {
     let t = text.trim();
-    let is_name = !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_');
+    let is_name = !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_');
     if !is_name {
         let e = parse(t)?.encoding;
         if e.dim_rank() != dim_rank {
@@ -316,24 +390,39 @@ pub fn resolve_target(text: &str, dim_rank: usize) -> Result<Target, TargetError
 /// Expands a preset name (case-insensitive) for a tensor of `dim_rank` dimensions.
 pub fn preset(name: &str, dim_rank: usize) -> Result<Target, TargetError> {
     let lower = name.to_ascii_lowercase();
-    let rank_err = |needs: &str| TargetError::Rank { what: format!("preset {name}"), rank: dim_rank, needs: needs.to_string() };
+    let rank_err = |needs: &str| TargetError::Rank {
+        what: format!("preset {name}"),
+        rank: dim_rank,
+        needs: needs.to_string(),
+    };
     let need = |ok: bool, needs: &str| if ok { Ok(()) } else { Err(rank_err(needs)) };
     let any = dim_rank >= 1;
     let fixed = |e: Encoding| Ok(Target::Fixed(e));
     match lower.as_str() {
-        "coo" | "sortedcoo" => need(any, "rank 1 or more").and_then(|_| fixed(coo(dim_rank, false))),
-        "coo:soa" | "sortedcoo:soa" => need(any, "rank 1 or more").and_then(|_| fixed(coo(dim_rank, true))),
+        "coo" | "sortedcoo" => {
+            need(any, "rank 1 or more").and_then(|_| fixed(coo(dim_rank, false)))
+        }
+        "coo:soa" | "sortedcoo:soa" => {
+            need(any, "rank 1 or more").and_then(|_| fixed(coo(dim_rank, true)))
+        }
         "csr" => need(dim_rank == 2, "rank 2").and_then(|_| fixed(csr())),
         "csc" => need(dim_rank == 2, "rank 2").and_then(|_| fixed(csc())),
         "dcsr" => need(dim_rank == 2, "rank 2").and_then(|_| fixed(dcsr())),
         "dcsc" => need(dim_rank == 2, "rank 2").and_then(|_| fixed(dcsc())),
         "bsr" | "bsc" => {
             need(dim_rank == 2, "rank 2")?;
-            Ok(Target::AutoBlock { column_blocks: lower == "bsc", pos_width: 0, crd_width: 0 })
+            Ok(Target::AutoBlock {
+                column_blocks: lower == "bsc",
+                pos_width: 0,
+                crd_width: 0,
+            })
         }
         "ell" => {
             need(dim_rank == 2, "rank 2")?;
-            Ok(Target::AutoEll { pos_width: 0, crd_width: 0 })
+            Ok(Target::AutoEll {
+                pos_width: 0,
+                crd_width: 0,
+            })
         }
         "nv24" => need(any, "rank 1 or more").and_then(|_| fixed(structured(2, 4, dim_rank))),
         "csf" => need(any, "rank 1 or more").and_then(|_| fixed(csf(dim_rank))),
@@ -347,7 +436,11 @@ pub fn preset(name: &str, dim_rank: usize) -> Result<Target, TargetError> {
                         .split_once('x')
                         .and_then(|(r, c)| Some((r.parse::<u64>().ok()?, c.parse::<u64>().ok()?)))
                         .filter(|(r, c)| *r > 0 && *c > 0)
-                        .ok_or_else(|| bad(format!("preset {name}: the block must be RxC with R, C >= 1, e.g. BSR:2x3")))?;
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "preset {name}: the block must be RxC with R, C >= 1, e.g. BSR:2x3"
+                            ))
+                        })?;
                     need(dim_rank == 2, "rank 2")?;
                     return fixed(if kind == "bsr" { bsr(r, c) } else { bsc(r, c) });
                 }
@@ -356,7 +449,11 @@ pub fn preset(name: &str, dim_rank: usize) -> Result<Target, TargetError> {
                         .parse::<u64>()
                         .ok()
                         .filter(|k| *k > 0)
-                        .ok_or_else(|| bad(format!("preset {name}: K must be an integer >= 1, e.g. ELL:4")))?;
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "preset {name}: K must be an integer >= 1, e.g. ELL:4"
+                            ))
+                        })?;
                     need(dim_rank == 2, "rank 2")?;
                     return fixed(ell(k));
                 }

@@ -23,11 +23,15 @@ impl fmt::Display for LevelFormat {
 /// `(nonunique, nonordered, soa)` with only the properties set; nothing when none is.
 impl fmt::Display for LevelProps {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = [(self.nonunique, "nonunique"), (self.nonordered, "nonordered"), (self.soa, "soa")]
-            .iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, n)| *n)
-            .collect();
+        let names: Vec<&str> = [
+            (self.nonunique, "nonunique"),
+            (self.nonordered, "nonordered"),
+            (self.soa, "soa"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| *n)
+        .collect();
         if names.is_empty() {
             Ok(())
         } else {
@@ -49,7 +53,11 @@ impl fmt::Display for SliceValue {
 /// `#sparse_tensor<slice(offset, size, stride)>`.
 impl fmt::Display for DimSlice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#sparse_tensor<slice({}, {}, {})>", self.offset, self.size, self.stride)
+        write!(
+            f,
+            "#sparse_tensor<slice({}, {}, {})>",
+            self.offset, self.size, self.stride
+        )
     }
 }
 

@@ -24,7 +24,10 @@ impl Encoding {
     pub fn validate(&self) -> Result<(), EncodingError> {
         let rank = self.dims.len();
         if rank == 0 {
-            return Err(EncodingError::new(K::Empty, "the level map has no dimensions"));
+            return Err(EncodingError::new(
+                K::Empty,
+                "the level map has no dimensions",
+            ));
         }
         if self.levels.is_empty() {
             return Err(EncodingError::new(K::Empty, "the level map has no levels"));
@@ -32,13 +35,19 @@ impl Encoding {
         if ![0, 8, 16, 32, 64].contains(&self.pos_width) {
             return Err(EncodingError::new(
                 K::PosWidth,
-                format!("posWidth = {} is not a supported bit width (0, 8, 16, 32 or 64)", self.pos_width),
+                format!(
+                    "posWidth = {} is not a supported bit width (0, 8, 16, 32 or 64)",
+                    self.pos_width
+                ),
             ));
         }
         if ![0, 2, 8, 16, 32, 64].contains(&self.crd_width) {
             return Err(EncodingError::new(
                 K::CrdWidth,
-                format!("crdWidth = {} is not a supported bit width (0, 2, 8, 16, 32 or 64)", self.crd_width),
+                format!(
+                    "crdWidth = {} is not a supported bit width (0, 2, 8, 16, 32 or 64)",
+                    self.crd_width
+                ),
             ));
         }
         self.check_variables()?;
@@ -58,7 +67,11 @@ impl Encoding {
     /// `d mod c` and the ELL form. Also runs [`Encoding::validate`].
     pub fn check_convertible(&self) -> Result<(), EncodingError> {
         self.validate()?;
-        if let Some(l) = self.levels.iter().position(|l| l.format == LevelFormat::Batch) {
+        if let Some(l) = self
+            .levels
+            .iter()
+            .position(|l| l.format == LevelFormat::Batch)
+        {
             return Err(EncodingError::new(
                 K::NotSupported,
                 format!(
@@ -110,7 +123,9 @@ impl Encoding {
             if let Some(d) = dims.iter().find(|d| **d >= rank) {
                 return Err(EncodingError::new(
                     K::NotInvertible,
-                    format!("level {l}: dimension d{d} does not exist (the map has {rank} dimensions)"),
+                    format!(
+                        "level {l}: dimension d{d} does not exist (the map has {rank} dimensions)"
+                    ),
                 )
                 .at_level(l));
             }
@@ -146,7 +161,10 @@ impl Encoding {
             if p.soa && level.format != LevelFormat::Singleton {
                 return Err(EncodingError::new(
                     K::Properties,
-                    format!("level {l}: soa applies only to singleton levels; level {l} is {}", level_name(level)),
+                    format!(
+                        "level {l}: soa applies only to singleton levels; level {l} is {}",
+                        level_name(level)
+                    ),
                 )
                 .at_level(l));
             }
@@ -155,8 +173,15 @@ impl Encoding {
     }
 
     fn check_batch(&self) -> Result<(), EncodingError> {
-        let leading = self.levels.iter().take_while(|l| l.format == LevelFormat::Batch).count();
-        if let Some(l) = self.levels[leading..].iter().position(|l| l.format == LevelFormat::Batch) {
+        let leading = self
+            .levels
+            .iter()
+            .take_while(|l| l.format == LevelFormat::Batch)
+            .count();
+        if let Some(l) = self.levels[leading..]
+            .iter()
+            .position(|l| l.format == LevelFormat::Batch)
+        {
             let l = l + leading;
             return Err(EncodingError::new(
                 K::Batch,
@@ -218,11 +243,19 @@ impl Encoding {
     }
 
     fn check_structured(&self) -> Result<(), EncodingError> {
-        let Some(l) = self.levels.iter().position(|l| matches!(l.format, LevelFormat::Structured { .. })) else {
+        let Some(l) = self
+            .levels
+            .iter()
+            .position(|l| matches!(l.format, LevelFormat::Structured { .. }))
+        else {
             return Ok(());
         };
-        let LevelFormat::Structured { n, m } = self.levels[l].format else { unreachable!() };
-        let err = |msg: String| Err(EncodingError::new(K::Structured, format!("level {l}: {msg}")).at_level(l));
+        let LevelFormat::Structured { n, m } = self.levels[l].format else {
+            unreachable!()
+        };
+        let err = |msg: String| {
+            Err(EncodingError::new(K::Structured, format!("level {l}: {msg}")).at_level(l))
+        };
         if n == 0 || m == 0 {
             return err(format!("structured[{n}, {m}] needs n and m of at least 1"));
         }
@@ -230,9 +263,14 @@ impl Encoding {
             return err(format!("structured[{n}, {m}] needs n <= m"));
         }
         if l + 1 != self.levels.len() {
-            return err(format!("a structured[{n}, {m}] level must be the last level"));
+            return err(format!(
+                "a structured[{n}, {m}] level must be the last level"
+            ));
         }
-        if let Some(k) = self.levels[..l].iter().position(|x| x.format != LevelFormat::Dense) {
+        if let Some(k) = self.levels[..l]
+            .iter()
+            .position(|x| x.format != LevelFormat::Dense)
+        {
             return err(format!(
                 "a structured[{n}, {m}] level needs dense levels before it; level {k} is {}",
                 level_name(&self.levels[k])
@@ -248,7 +286,10 @@ impl Encoding {
                 ))
             }
         };
-        if !self.levels[..l].iter().any(|x| x.expr == LevelExpr::FloorDiv(d, u64::from(m))) {
+        if !self.levels[..l]
+            .iter()
+            .any(|x| x.expr == LevelExpr::FloorDiv(d, u64::from(m)))
+        {
             return err(format!("structured[{n}, {m}] on `d{d} mod {m}` needs a `d{d} floordiv {m} : dense` level before it"));
         }
         if let Some(k) = self.levels[..l].iter().position(|x| {
@@ -264,12 +305,19 @@ impl Encoding {
     }
 
     fn check_ell(&self) -> Result<(), EncodingError> {
-        let Some(l) = self.levels.iter().position(|l| matches!(l.expr, LevelExpr::Ell { .. })) else {
+        let Some(l) = self
+            .levels
+            .iter()
+            .position(|l| matches!(l.expr, LevelExpr::Ell { .. }))
+        else {
             return Ok(());
         };
         let form = "the ELL form is `[s0](d0, d1) -> (d0 * (s0 * K) : dense, d0 : dense, d1 : compressed)` with K >= 1";
-        let bad = |at: usize| Err(EncodingError::new(K::Ell, format!("level {at}: {form}")).at_level(at));
-        let LevelExpr::Ell { dim, k } = self.levels[l].expr else { unreachable!() };
+        let bad =
+            |at: usize| Err(EncodingError::new(K::Ell, format!("level {at}: {form}")).at_level(at));
+        let LevelExpr::Ell { dim, k } = self.levels[l].expr else {
+            unreachable!()
+        };
         if l != 0 || k == 0 || self.symbols == 0 || self.levels[0].format != LevelFormat::Dense {
             return bad(l);
         }
@@ -283,7 +331,9 @@ impl Encoding {
         if !(plain(1, LevelFormat::Dense) && self.levels[1].expr == LevelExpr::Dim(dim)) {
             return bad(1);
         }
-        if !(plain(2, LevelFormat::Compressed) && self.levels[2].expr == LevelExpr::Dim(1 - dim.min(1))) {
+        if !(plain(2, LevelFormat::Compressed)
+            && self.levels[2].expr == LevelExpr::Dim(1 - dim.min(1)))
+        {
             return bad(2);
         }
         Ok(())
@@ -302,7 +352,11 @@ impl Encoding {
         }
         for (d, other) in in_other.iter().enumerate() {
             let uses = |f: &dyn Fn(&LevelExpr) -> Option<u64>| -> Vec<(usize, u64)> {
-                self.levels.iter().enumerate().filter_map(|(l, x)| f(&x.expr).map(|c| (l, c))).collect()
+                self.levels
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(l, x)| f(&x.expr).map(|c| (l, c)))
+                    .collect()
             };
             let plain = uses(&|e| (*e == LevelExpr::Dim(d)).then_some(0));
             let divs = uses(&|e| match e {
@@ -314,16 +368,25 @@ impl Encoding {
                 _ => None,
             });
             let not_inv = |l: usize, msg: String| {
-                Err(EncodingError::new(K::NotInvertible, format!("level {l}: {msg}; the level map is not invertible"))
-                    .at_level(l))
+                Err(EncodingError::new(
+                    K::NotInvertible,
+                    format!("level {l}: {msg}; the level map is not invertible"),
+                )
+                .at_level(l))
             };
             if plain.len() > 1 {
-                return not_inv(plain[1].0, format!("dimension d{d} is already level {}", plain[0].0));
+                return not_inv(
+                    plain[1].0,
+                    format!("dimension d{d} is already level {}", plain[0].0),
+                );
             }
             if let (Some(p), Some(&(l, _))) = (plain.first(), divs.first().or(mods.first())) {
                 return not_inv(
                     l,
-                    format!("`{}` splits d{d}, which level {} stores whole", self.levels[l].expr, p.0),
+                    format!(
+                        "`{}` splits d{d}, which level {} stores whole",
+                        self.levels[l].expr, p.0
+                    ),
                 );
             }
             if plain.is_empty() {
@@ -394,12 +457,18 @@ impl Encoding {
     }
 
     fn check_values(&self) -> Result<(), EncodingError> {
-        for (name, v) in [("explicitVal", &self.explicit_val), ("implicitVal", &self.implicit_val)] {
+        for (name, v) in [
+            ("explicitVal", &self.explicit_val),
+            ("implicitVal", &self.implicit_val),
+        ] {
             let Some(text) = v else { continue };
             let canonical = crate::parser::canonical_value(text)
                 .map_err(|m| EncodingError::new(K::Value, format!("{name}: {m}")))?;
             if name == "implicitVal" && !crate::values::is_zero(&canonical) {
-                return Err(EncodingError::new(K::Value, format!("implicitVal must be zero, found `{canonical}`")));
+                return Err(EncodingError::new(
+                    K::Value,
+                    format!("implicitVal must be zero, found `{canonical}`"),
+                ));
             }
         }
         Ok(())

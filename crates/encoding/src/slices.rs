@@ -22,7 +22,9 @@ impl Encoding {
         let mut out = self.clone();
         let mut next = values.iter();
         for (d, dim) in out.dims.iter_mut().enumerate() {
-            let Some(slice) = dim.slice.as_mut() else { continue };
+            let Some(slice) = dim.slice.as_mut() else {
+                continue;
+            };
             for v in [&mut slice.offset, &mut slice.size, &mut slice.stride] {
                 if *v == SliceValue::Dynamic {
                     let Some(x) = next.next() else {

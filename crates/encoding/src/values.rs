@@ -57,22 +57,26 @@ impl FloatTy {
         }
     }
     /// The value of a bit pattern (`0x...` literal) of this type.
-    fn from_bits(self, bits: u64) -> Option<f64> {
+    fn value_of_bits(self, bits: u64) -> Option<f64> {
         match self {
             FloatTy::F64 => Some(f64::from_bits(bits)),
             FloatTy::F32 => u32::try_from(bits).ok().map(|b| f32::from_bits(b) as f64),
-            FloatTy::Bf16 => u16::try_from(bits).ok().map(|b| f32::from_bits((b as u32) << 16) as f64),
+            FloatTy::Bf16 => u16::try_from(bits)
+                .ok()
+                .map(|b| f32::from_bits((b as u32) << 16) as f64),
             FloatTy::F16 => {
                 let b = u16::try_from(bits).ok()?;
                 let sign = if b >> 15 == 1 { -1.0 } else { 1.0 };
                 let exp = ((b >> 10) & 0x1f) as i32;
                 let frac = (b & 0x3ff) as f64;
-                Some(sign * match exp {
-                    0 => frac * 2f64.powi(-24),
-                    31 if frac == 0.0 => f64::INFINITY,
-                    31 => f64::NAN,
-                    _ => (1.0 + frac / 1024.0) * 2f64.powi(exp - 15),
-                })
+                Some(
+                    sign * match exp {
+                        0 => frac * 2f64.powi(-24),
+                        31 if frac == 0.0 => f64::INFINITY,
+                        31 => f64::NAN,
+                        _ => (1.0 + frac / 1024.0) * 2f64.powi(exp - 15),
+                    },
+                )
             }
         }
     }
@@ -99,10 +103,18 @@ pub(crate) fn format_float(x: f64, ty: FloatTy) -> String {
         return format!("0x{:0digits$X}", ty.to_bits(x));
     }
     let six = normalize_exp(&format!("{x:.6e}"));
-    if six.parse::<f64>().map(|v| ty.round(v).to_bits() == x.to_bits()).unwrap_or(false) {
+    if six
+        .parse::<f64>()
+        .map(|v| ty.round(v).to_bits() == x.to_bits())
+        .unwrap_or(false)
+    {
         return six;
     }
-    let shortest = if ty == FloatTy::F64 { format!("{x:e}") } else { format!("{:e}", x as f32) };
+    let shortest = if ty == FloatTy::F64 {
+        format!("{x:e}")
+    } else {
+        format!("{:e}", x as f32)
+    };
     normalize_exp(&shortest)
 }
 
@@ -110,8 +122,16 @@ pub(crate) fn format_float(x: f64, ty: FloatTy) -> String {
 fn normalize_exp(s: &str) -> String {
     let (m, e) = s.split_once('e').unwrap_or((s, "0"));
     let e: i32 = e.parse().unwrap_or(0);
-    let m = if m.contains('.') { m.to_string() } else { format!("{m}.0") };
-    format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.unsigned_abs())
+    let m = if m.contains('.') {
+        m.to_string()
+    } else {
+        format!("{m}.0")
+    };
+    format!(
+        "{m}e{}{:02}",
+        if e < 0 { '-' } else { '+' },
+        e.unsigned_abs()
+    )
 }
 
 /// A number literal as the parser read it.
@@ -154,18 +174,26 @@ pub(crate) fn canonical_scalar(lit: &Literal, ty: Option<&str>) -> Result<String
     let v: i128 = match lit {
         Literal::Bool(b) if bits == 1 => *b as i128,
         Literal::Int { negative, text } => {
-            let v: i128 = text.parse().map_err(|_| format!("integer {text} is too large"))?;
+            let v: i128 = text
+                .parse()
+                .map_err(|_| format!("integer {text} is too large"))?;
             if *negative {
                 -v
             } else {
                 v
             }
         }
-        Literal::Hex(h) => i128::from_str_radix(&h[2..], 16).map_err(|_| format!("integer {h} is too large"))?,
+        Literal::Hex(h) => {
+            i128::from_str_radix(&h[2..], 16).map_err(|_| format!("integer {h} is too large"))?
+        }
         _ => return Err(format!("expected an integer value for {ty}")),
     };
     let min = if signed { -(1i128 << (bits - 1)) } else { 0 };
-    let max = if unsigned { (1i128 << bits) - 1 } else { (1i128 << (bits - 1)) - 1 };
+    let max = if unsigned {
+        (1i128 << bits) - 1
+    } else {
+        (1i128 << (bits - 1)) - 1
+    };
     if v < min || v > max {
         return Err(format!("integer {v} is out of range for {ty}"));
     }
@@ -173,7 +201,11 @@ pub(crate) fn canonical_scalar(lit: &Literal, ty: Option<&str>) -> Result<String
         return Ok(if v != 0 { "true" } else { "false" }.to_string());
     }
     // Signless integers print as signed (MLIR prints `255 : i8` as `-1 : i8`).
-    let shown = if signed && v > (1i128 << (bits - 1)) - 1 { v - (1i128 << bits) } else { v };
+    let shown = if signed && v > (1i128 << (bits - 1)) - 1 {
+        v - (1i128 << bits)
+    } else {
+        v
+    };
     Ok(format!("{shown} : {ty}"))
 }
 
@@ -186,9 +218,14 @@ pub(crate) fn float_value(lit: &Literal, ty: FloatTy) -> Result<String, String> 
     let x = match lit {
         Literal::Float { negative, text } => {
             let v = if ty == FloatTy::F32 {
-                text.parse::<f32>().map(f64::from).map_err(|_| format!("bad float {text}"))?
+                text.parse::<f32>()
+                    .map(f64::from)
+                    .map_err(|_| format!("bad float {text}"))?
             } else {
-                ty.round(text.parse::<f64>().map_err(|_| format!("bad float {text}"))?)
+                ty.round(
+                    text.parse::<f64>()
+                        .map_err(|_| format!("bad float {text}"))?,
+                )
             };
             if *negative {
                 -v
@@ -198,10 +235,14 @@ pub(crate) fn float_value(lit: &Literal, ty: FloatTy) -> Result<String, String> 
         }
         Literal::Hex(h) => {
             let bits = u64::from_str_radix(&h[2..], 16).map_err(|_| format!("{h} is too large"))?;
-            ty.from_bits(bits).ok_or_else(|| format!("{h} does not fit {}", ty.name()))?
+            ty.value_of_bits(bits)
+                .ok_or_else(|| format!("{h} does not fit {}", ty.name()))?
         }
         Literal::Int { text, .. } => {
-            return Err(format!("expected a float literal for {} (write {text}.0)", ty.name()))
+            return Err(format!(
+                "expected a float literal for {} (write {text}.0)",
+                ty.name()
+            ))
         }
         Literal::Bool(_) => return Err(format!("expected a float literal for {}", ty.name())),
     };
@@ -213,16 +254,24 @@ pub(crate) fn is_zero(canonical: &str) -> bool {
     if canonical == "false" {
         return true;
     }
-    let body = canonical.strip_prefix("#complex.number<:").map_or(canonical, |rest| {
-        let end = rest.find('>').unwrap_or(rest.len());
-        rest[..end].split_once(' ').map_or("", |(_, nums)| nums)
-    });
-    let value_part = if canonical.starts_with('#') { body } else { canonical.split(" : ").next().unwrap_or("") };
+    let body = canonical
+        .strip_prefix("#complex.number<:")
+        .map_or(canonical, |rest| {
+            let end = rest.find('>').unwrap_or(rest.len());
+            rest[..end].split_once(' ').map_or("", |(_, nums)| nums)
+        });
+    let value_part = if canonical.starts_with('#') {
+        body
+    } else {
+        canonical.split(" : ").next().unwrap_or("")
+    };
     value_part.split(',').all(|n| {
         let n = n.trim();
         if let Some(h) = n.strip_prefix("0x") {
             // A float bit pattern: zero if only the sign bit may be set.
-            u64::from_str_radix(h, 16).map(|b| b << 1 == 0 || b == 1 << (h.len() * 4 - 1)).unwrap_or(false)
+            u64::from_str_radix(h, 16)
+                .map(|b| b << 1 == 0 || b == 1 << (h.len() * 4 - 1))
+                .unwrap_or(false)
         } else {
             n.parse::<f64>().map(|v| v == 0.0).unwrap_or(false)
         }

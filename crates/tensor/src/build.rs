@@ -75,16 +75,14 @@ pub(crate) fn build<W: Value>(
             }
             v
         }));
-        out.crd.push(
-            (p.crd_owner == Some(l)).then(|| {
-                let w = match p.format {
-                    LevelFormat::Structured { .. } => layout.crd_width,
-                    _ if layout.crd_width == IndexWidth::W2 => IndexWidth::W64,
-                    _ => layout.crd_width,
-                };
-                IndexVec::new(w)
-            }),
-        );
+        out.crd.push((p.crd_owner == Some(l)).then(|| {
+            let w = match p.format {
+                LevelFormat::Structured { .. } => layout.crd_width,
+                _ if layout.crd_width == IndexWidth::W2 => IndexWidth::W64,
+                _ => layout.crd_width,
+            };
+            IndexVec::new(w)
+        }));
     }
     let b = Builder { layout, items };
     b.walk(&mut out, 0, items.idx.len(), 0)?;
@@ -216,8 +214,9 @@ impl<W: Value> Builder<'_, '_, W> {
         }
         let layout = self.layout;
         if l == layout.lvl_rank() {
-            let count = usize::try_from(count)
-                .map_err(|_| ConvertError::TooLarge("the values array would be too large".into()))?;
+            let count = usize::try_from(count).map_err(|_| {
+                ConvertError::TooLarge("the values array would be too large".into())
+            })?;
             out.vals.extend(std::iter::repeat_n(W::default(), count));
             return Ok(());
         }

@@ -205,9 +205,11 @@ fn stage<V: Value>(
         let mut e = k + 1;
         if !keep {
             while e < idx.len() && keyer.same(entries, first, idx[e]) {
-                v = v.accumulate(vals[idx[e]]).ok_or_else(|| ConvertError::SumOverflow {
-                    coord: dim_coord(entries, first),
-                })?;
+                v = v
+                    .accumulate(vals[idx[e]])
+                    .ok_or_else(|| ConvertError::SumOverflow {
+                        coord: dim_coord(entries, first),
+                    })?;
                 e += 1;
             }
         }
@@ -358,7 +360,9 @@ fn fit_groups<W: Value>(
     let last = keyer.len() - 1;
     let mut out_idx = Vec::with_capacity(idx.len());
     let mut out_vals = Vec::with_capacity(vals.len());
-    let same_group = |a: usize, b: usize| (0..last).all(|l| keyer.coord(entries, a, l) == keyer.coord(entries, b, l));
+    let same_group = |a: usize, b: usize| {
+        (0..last).all(|l| keyer.coord(entries, a, l) == keyer.coord(entries, b, l))
+    };
     let mut k = 0;
     while k < idx.len() {
         let mut e = k + 1;
@@ -369,7 +373,12 @@ fn fit_groups<W: Value>(
         if group.len() > n as usize {
             if !prune {
                 return Err(ConvertError::GroupOverflow(group_message(
-                    entries, enc, idx[k], group.len(), n, m,
+                    entries,
+                    enc,
+                    idx[k],
+                    group.len(),
+                    n,
+                    m,
                 )));
             }
             // Largest magnitude first, the lower offset (earlier item) on a tie.
@@ -396,7 +405,14 @@ fn fit_groups<W: Value>(
     Ok(())
 }
 
-fn group_message(entries: &Entries, enc: &Encoding, e: usize, count: usize, n: u32, m: u32) -> String {
+fn group_message(
+    entries: &Entries,
+    enc: &Encoding,
+    e: usize,
+    count: usize,
+    n: u32,
+    m: u32,
+) -> String {
     let split_dim = enc
         .levels
         .last()
@@ -405,10 +421,7 @@ fn group_message(entries: &Entries, enc: &Encoding, e: usize, count: usize, n: u
     let c = entries.coord(e, split_dim);
     let g = c / m as u64;
     let first = g * m as u64;
-    let what = format!(
-        "group {g} (columns {first}..{})",
-        first + m as u64 - 1
-    );
+    let what = format!("group {g} (columns {first}..{})", first + m as u64 - 1);
     let at = if entries.rank() == 2 {
         format!("row {}", entries.coord(e, 1 - split_dim.min(1)))
     } else {
@@ -528,7 +541,10 @@ fn apply_slices(
             match applied.iter().find(|a| a.dim == d) {
                 None => c.push(x),
                 Some(a) => {
-                    if x < a.offset || (x - a.offset) % a.stride != 0 || (x - a.offset) / a.stride >= a.size {
+                    if x < a.offset
+                        || !(x - a.offset).is_multiple_of(a.stride)
+                        || (x - a.offset) / a.stride >= a.size
+                    {
                         continue 'entry;
                     }
                     c.push((x - a.offset) / a.stride);
@@ -569,7 +585,11 @@ fn choose_block<V: Value>(
                 continue;
             }
             let blocks = count_blocks(entries, &staged.0, r, c);
-            let outer = if column_blocks { cols.div_ceil(c) } else { rows.div_ceil(r) };
+            let outer = if column_blocks {
+                cols.div_ceil(c)
+            } else {
+                rows.div_ceil(r)
+            };
             let bytes = blocks * r * c * vsize + blocks * crd_bytes + (outer + 1) * pos_bytes;
             let better = match best {
                 None => true,
@@ -614,7 +634,10 @@ fn csr_encoding() -> Encoding {
     Encoding {
         dims: vec![DimSpec::default(), DimSpec::default()],
         symbols: 0,
-        levels: vec![level(0, LevelFormat::Dense), level(1, LevelFormat::Compressed)],
+        levels: vec![
+            level(0, LevelFormat::Dense),
+            level(1, LevelFormat::Compressed),
+        ],
         pos_width: 0,
         crd_width: 0,
         explicit_val: None,

@@ -62,10 +62,16 @@ impl fmt::Display for EntryError {
                 "entry {entry}: coordinate {coord} of dimension {dim} is out of range (size {size})"
             ),
             EntryError::WrongRank { got, rank } => {
-                write!(f, "an entry has {got} coordinates; the tensor has rank {rank}")
+                write!(
+                    f,
+                    "an entry has {got} coordinates; the tensor has rank {rank}"
+                )
             }
             EntryError::WrongType { expected, got } => {
-                write!(f, "a value of type {got} was given to a tensor of {expected}")
+                write!(
+                    f,
+                    "a value of type {got} was given to a tensor of {expected}"
+                )
             }
         }
     }

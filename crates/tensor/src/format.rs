@@ -19,7 +19,7 @@ pub fn write_g(out: &mut String, x: f64) {
     let e_form = format!("{:.*e}", (P - 1) as usize, x);
     let (mantissa, exp) = e_form.split_once('e').unwrap_or((&e_form, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         out.push_str(strip_zeros(mantissa));
         out.push('e');
         out.push(if exp < 0 { '-' } else { '+' });

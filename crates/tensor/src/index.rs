@@ -275,7 +275,10 @@ mod tests {
     fn narrowing_reports_first_overflow() {
         let e = IndexVec::from_u64s(&[1, 255, 256, 300], IndexWidth::W8).unwrap_err();
         assert_eq!(e.value, 256);
-        assert_eq!(IndexVec::from_u64s(&[255], IndexWidth::W8).unwrap().get(0), Some(255));
+        assert_eq!(
+            IndexVec::from_u64s(&[255], IndexWidth::W8).unwrap().get(0),
+            Some(255)
+        );
         assert!(IndexVec::from_u64s(&[4], IndexWidth::W2).is_err());
     }
 }

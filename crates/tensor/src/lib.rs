@@ -26,15 +26,21 @@ mod print;
 mod tensor;
 mod validate;
 mod value;
+mod view;
 mod walk;
 
 pub use convert::{convert, convert_to, AutoChoice, ConvertOptions, Converted};
-pub use entries::{coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError};
+pub use entries::{
+    coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,
+};
 pub use error::ConvertError;
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
-pub use layout::{LevelPlan, Layout};
+pub use layout::{Layout, LevelPlan};
 pub use tensor::{AppliedSlice, LevelArrays, Tensor};
 pub use value::{Complex, Scalar, Value, ValueType, ValueVec, ValueVecAccess, C128, C64};
+pub use view::{IndexSlice, OuterView};
 
 #[cfg(not(target_endian = "little"))]
-compile_error!("sptk stores arrays little-endian and reinterprets them in place: little-endian targets only");
+compile_error!(
+    "sptk stores arrays little-endian and reinterprets them in place: little-endian targets only"
+);

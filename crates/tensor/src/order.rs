@@ -10,6 +10,8 @@ use crate::entries::Entries;
 pub(crate) struct Keyer {
     /// Per sorted level: (dimension, expression kind).
     exprs: Vec<(usize, Kind)>,
+    /// Level sizes of the keyed levels.
+    sizes: Vec<u64>,
     /// Multipliers of the mixed-radix key, if the product of level sizes fits in u64.
     radix: Option<Vec<u64>>,
 }
@@ -45,6 +47,7 @@ impl Keyer {
         Keyer {
             exprs,
             radix: acc.map(|_| radix),
+            sizes,
         }
     }
 
@@ -92,15 +95,67 @@ impl Keyer {
         self.cmp(entries, a, b).is_eq()
     }
 
-    /// Sorts `idx` (entry indices) into level order, stably (equal coordinates keep their
-    /// relative order).
+    /// Sorts `idx` (entry indices, increasing) into level order, stably: equal
+    /// coordinates keep their input order.
+    ///
+    /// Already sorted input costs one pass. Otherwise entries are bucketed by their
+    /// outermost level coordinate with a counting sort (no global comparison sort when
+    /// that level is no larger than a few times the entry count), then each bucket is
+    /// sorted by the remaining levels, buckets in parallel.
     pub(crate) fn sort(&self, entries: &Entries, idx: &mut Vec<usize>) {
         let sorted = idx
-            .windows(2)
+            .par_windows(2)
             .all(|w| self.cmp(entries, w[0], w[1]).is_le());
-        if sorted {
+        if sorted || self.exprs.is_empty() {
             return;
         }
+        let buckets = self.sizes[0];
+        let small = buckets <= (idx.len() as u64).saturating_mul(4).max(1 << 16);
+        if !small {
+            self.sort_all(entries, idx);
+            return;
+        }
+        let nb = buckets as usize;
+        let mut pos = vec![0usize; nb + 1];
+        for &e in idx.iter() {
+            pos[self.coord(entries, e, 0) as usize + 1] += 1;
+        }
+        for b in 0..nb {
+            pos[b + 1] += pos[b];
+        }
+        let mut next = pos.clone();
+        let mut out = vec![0usize; idx.len()];
+        for &e in idx.iter() {
+            let b = self.coord(entries, e, 0) as usize;
+            out[next[b]] = e;
+            next[b] += 1;
+        }
+        drop(next);
+        if self.exprs.len() > 1 {
+            // Split `out` into bucket slices and sort each one that needs it.
+            let mut slices: Vec<&mut [usize]> = Vec::with_capacity(nb);
+            let mut rest: &mut [usize] = &mut out;
+            for b in 0..nb {
+                let (head, tail) = rest.split_at_mut(pos[b + 1] - pos[b]);
+                if head.len() > 1 {
+                    slices.push(head);
+                }
+                rest = tail;
+            }
+            slices.par_iter_mut().for_each(|bucket| {
+                let ordered = bucket
+                    .windows(2)
+                    .all(|w| self.cmp(entries, w[0], w[1]).is_le());
+                if !ordered {
+                    // Stable: ties keep input order, which the counting pass preserved.
+                    bucket.sort_by(|&a, &b| self.cmp(entries, a, b));
+                }
+            });
+        }
+        *idx = out;
+    }
+
+    fn sort_all(&self, entries: &Entries, idx: &mut Vec<usize>) {
         match &self.radix {
             Some(radix) => {
                 let mut pairs: Vec<(u64, usize)> = idx

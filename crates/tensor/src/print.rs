@@ -5,13 +5,12 @@ use crate::tensor::Tensor;
 
 fn list(out: &mut String, items: impl Iterator<Item = String>) {
     out.push('(');
-    let mut any = false;
     for (i, s) in items.enumerate() {
         out.push_str(if i == 0 { " " } else { ", " });
         out.push_str(&s);
-        any = true;
     }
-    out.push_str(if any { " )" } else { " )" });
+    // MLIR prints an empty array as `( )`, a full one as `( a, b )`.
+    out.push_str(" )");
 }
 
 fn index_list(out: &mut String, a: &IndexVec) {

@@ -113,7 +113,12 @@ impl Tensor {
     }
     /// Splits into the encoding, level arrays and values.
     pub fn into_parts(self) -> (Encoding, Vec<u64>, Vec<LevelArrays>, ValueVec) {
-        (self.encoding, self.layout.dim_sizes, self.levels, self.values)
+        (
+            self.encoding,
+            self.layout.dim_sizes,
+            self.levels,
+            self.values,
+        )
     }
 }
 
@@ -144,6 +149,7 @@ fn hash_values<V: crate::value::Value>(h: &mut crc32fast::Hasher, v: &[V]) {
     // SAFETY: `Value` types are plain old data without padding (see the trait's
     // "Transmute safety"), so their memory is `size_of_val(v)` initialized bytes; this
     // project only builds for little-endian targets (checked in lib.rs).
-    let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
+    let bytes =
+        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
     h.update(bytes);
 }

@@ -15,8 +15,12 @@ fn bad(msg: String) -> ConvertError {
 }
 
 fn get(a: &IndexVec, name: &str, i: usize) -> Result<u64, ConvertError> {
-    a.get(i)
-        .ok_or_else(|| bad(format!("{name}: index {i} is past the end (length {})", a.len())))
+    a.get(i).ok_or_else(|| {
+        bad(format!(
+            "{name}: index {i} is past the end (length {})",
+            a.len()
+        ))
+    })
 }
 
 impl Tensor {
@@ -49,14 +53,22 @@ impl Tensor {
             if plan.has_pos != arrays.pos.is_some() {
                 return Err(bad(format!(
                     "pos[{l}]: {} for a {:?} level",
-                    if plan.has_pos { "missing" } else { "not expected" },
+                    if plan.has_pos {
+                        "missing"
+                    } else {
+                        "not expected"
+                    },
                     plan.format
                 )));
             }
             if want_crd != arrays.crd.is_some() {
                 return Err(bad(format!(
                     "crd[{l}]: {}",
-                    if want_crd { "missing" } else { "not expected at this level" }
+                    if want_crd {
+                        "missing"
+                    } else {
+                        "not expected at this level"
+                    }
                 )));
             }
             if let Some(p) = &arrays.pos {
@@ -109,13 +121,23 @@ fn check_ell(t: &Tensor) -> Result<u64, ConvertError> {
     let k = t.layout.levels[0].size;
     let rows = t.layout.levels[1].size;
     let cols = t.layout.levels[2].size;
-    let crd = t.levels[2].crd.as_ref().ok_or_else(|| bad("crd[2]: missing".into()))?;
-    let slots = k.checked_mul(rows).ok_or_else(|| bad("ELL: K x rows overflows".into()))?;
+    let crd = t.levels[2]
+        .crd
+        .as_ref()
+        .ok_or_else(|| bad("crd[2]: missing".into()))?;
+    let slots = k
+        .checked_mul(rows)
+        .ok_or_else(|| bad("ELL: K x rows overflows".into()))?;
     if crd.len() as u64 != slots {
-        return Err(bad(format!("crd[2]: length {}; ELL needs K x rows = {slots}", crd.len())));
+        return Err(bad(format!(
+            "crd[2]: length {}; ELL needs K x rows = {slots}",
+            crd.len()
+        )));
     }
     if let Some((i, c)) = crd.iter().enumerate().find(|&(_, c)| c >= cols) {
-        return Err(bad(format!("crd[2][{i}]: coordinate {c} is not below the level size {cols}")));
+        return Err(bad(format!(
+            "crd[2][{i}]: coordinate {c} is not below the level size {cols}"
+        )));
     }
     Ok(slots)
 }
@@ -135,13 +157,22 @@ fn check_levels(t: &Tensor) -> Result<u64, ConvertError> {
             }
             LevelFormat::Compressed | LevelFormat::LooseCompressed => {
                 let name = format!("pos[{l}]");
-                let pos = t.levels[l].pos.as_ref().ok_or_else(|| bad(format!("{name}: missing")))?;
+                let pos = t.levels[l]
+                    .pos
+                    .as_ref()
+                    .ok_or_else(|| bad(format!("{name}: missing")))?;
                 let owner = plan.crd_owner.unwrap_or(l);
                 let crd_name = format!("crd[{owner}]");
-                let crd = t.levels[owner].crd.as_ref().ok_or_else(|| bad(format!("{crd_name}: missing")))?;
+                let crd = t.levels[owner]
+                    .crd
+                    .as_ref()
+                    .ok_or_else(|| bad(format!("{crd_name}: missing")))?;
                 let stride = t.layout.levels[owner].crd_stride.max(1);
                 if crd.len() % stride != 0 {
-                    return Err(bad(format!("{crd_name}: length {} is not a multiple of {stride}", crd.len())));
+                    return Err(bad(format!(
+                        "{crd_name}: length {} is not a multiple of {stride}",
+                        crd.len()
+                    )));
                 }
                 let entries = (crd.len() / stride) as u64;
                 let segments = segments(pos, &name, count, plan.format, entries)?;
@@ -153,7 +184,10 @@ fn check_levels(t: &Tensor) -> Result<u64, ConvertError> {
             }
             LevelFormat::Singleton => {
                 let owner = plan.crd_owner.unwrap_or(l);
-                let crd = t.levels[owner].crd.as_ref().ok_or_else(|| bad(format!("crd[{owner}]: missing")))?;
+                let crd = t.levels[owner]
+                    .crd
+                    .as_ref()
+                    .ok_or_else(|| bad(format!("crd[{owner}]: missing")))?;
                 let stride = t.layout.levels[owner].crd_stride.max(1);
                 if (crd.len() / stride) as u64 != count {
                     return Err(bad(format!(
@@ -165,18 +199,26 @@ fn check_levels(t: &Tensor) -> Result<u64, ConvertError> {
                     for q in 0..count as usize {
                         let c = get(crd, &format!("crd[{l}]"), q)?;
                         if c >= size {
-                            return Err(bad(format!("crd[{l}][{q}]: coordinate {c} is not below the level size {size}")));
+                            return Err(bad(format!(
+                                "crd[{l}][{q}]: coordinate {c} is not below the level size {size}"
+                            )));
                         }
                     }
                 }
             }
             LevelFormat::Structured { n: gn, m } => {
-                let crd = t.levels[l].crd.as_ref().ok_or_else(|| bad(format!("crd[{l}]: missing")))?;
+                let crd = t.levels[l]
+                    .crd
+                    .as_ref()
+                    .ok_or_else(|| bad(format!("crd[{l}]: missing")))?;
                 let want = count
                     .checked_mul(gn as u64)
                     .ok_or_else(|| bad(format!("level {l}: too many n:m slots")))?;
                 if crd.len() as u64 != want {
-                    return Err(bad(format!("crd[{l}]: length {}; {count} groups of {gn} need {want}", crd.len())));
+                    return Err(bad(format!(
+                        "crd[{l}]: length {}; {count} groups of {gn} need {want}",
+                        crd.len()
+                    )));
                 }
                 for g in 0..count as usize {
                     let mut prev: Option<u64> = None;
@@ -184,10 +226,14 @@ fn check_levels(t: &Tensor) -> Result<u64, ConvertError> {
                         let q = g * gn as usize + s;
                         let c = get(crd, &format!("crd[{l}]"), q)?;
                         if c >= m as u64 {
-                            return Err(bad(format!("crd[{l}][{q}]: offset {c} is not below the group size {m}")));
+                            return Err(bad(format!(
+                                "crd[{l}][{q}]: offset {c} is not below the group size {m}"
+                            )));
                         }
                         if prev.is_some_and(|p| p >= c) {
-                            return Err(bad(format!("crd[{l}][{q}]: offsets in a group must ascend without repeats")));
+                            return Err(bad(format!(
+                                "crd[{l}][{q}]: offsets in a group must ascend without repeats"
+                            )));
                         }
                         prev = Some(c);
                     }
@@ -211,7 +257,11 @@ fn segments(
     let mut out = Vec::with_capacity(parents);
     if format == LevelFormat::Compressed {
         if pos.len() != parents + 1 {
-            return Err(bad(format!("{name}: length {}; {parents} parent position(s) need {}", pos.len(), parents + 1)));
+            return Err(bad(format!(
+                "{name}: length {}; {parents} parent position(s) need {}",
+                pos.len(),
+                parents + 1
+            )));
         }
         let first = get(pos, name, 0)?;
         if first != 0 {
@@ -221,26 +271,40 @@ fn segments(
         for i in 1..=parents {
             let p = get(pos, name, i)?;
             if p < prev {
-                return Err(bad(format!("{name}[{i}]: {p} is below the previous position {prev}")));
+                return Err(bad(format!(
+                    "{name}[{i}]: {p} is below the previous position {prev}"
+                )));
             }
             out.push((prev, p));
             prev = p;
         }
         if prev != entries {
-            return Err(bad(format!("{name}[{parents}]: ends at {prev}; the coordinate array holds {entries}")));
+            return Err(bad(format!(
+                "{name}[{parents}]: ends at {prev}; the coordinate array holds {entries}"
+            )));
         }
     } else {
         if pos.len() != 2 * parents {
-            return Err(bad(format!("{name}: length {}; {parents} parent position(s) need {} (lo, hi pairs)", pos.len(), 2 * parents)));
+            return Err(bad(format!(
+                "{name}: length {}; {parents} parent position(s) need {} (lo, hi pairs)",
+                pos.len(),
+                2 * parents
+            )));
         }
         for i in 0..parents {
             let lo = get(pos, name, 2 * i)?;
             let hi = get(pos, name, 2 * i + 1)?;
             if lo > hi {
-                return Err(bad(format!("{name}[{}]: segment ({lo}, {hi}) has lo > hi", 2 * i)));
+                return Err(bad(format!(
+                    "{name}[{}]: segment ({lo}, {hi}) has lo > hi",
+                    2 * i
+                )));
             }
             if hi > entries {
-                return Err(bad(format!("{name}[{}]: {hi} is past the coordinate array ({entries})", 2 * i + 1)));
+                return Err(bad(format!(
+                    "{name}[{}]: {hi} is past the coordinate array ({entries})",
+                    2 * i + 1
+                )));
             }
             out.push((lo, hi));
         }
@@ -248,7 +312,10 @@ fn segments(
         sorted.sort_unstable();
         for w in sorted.windows(2) {
             if w[1].0 < w[0].1 {
-                return Err(bad(format!("{name}: segments ({}, {}) and ({}, {}) overlap", w[0].0, w[0].1, w[1].0, w[1].1)));
+                return Err(bad(format!(
+                    "{name}: segments ({}, {}) and ({}, {}) overlap",
+                    w[0].0, w[0].1, w[1].0, w[1].1
+                )));
             }
         }
     }
@@ -268,25 +335,44 @@ fn run_levels(t: &Tensor, l: usize) -> Vec<usize> {
 
 /// Coordinates of one segment: below their level sizes; ordered and unique as promised,
 /// comparing whole COO-run tuples.
-fn check_segment(t: &Tensor, l: usize, run: &[usize], lo: u64, hi: u64) -> Result<(), ConvertError> {
+fn check_segment(
+    t: &Tensor,
+    l: usize,
+    run: &[usize],
+    lo: u64,
+    hi: u64,
+) -> Result<(), ConvertError> {
     let crd_of = |lev: usize, q: usize| -> Result<u64, ConvertError> {
         let plan = t.layout.levels[lev];
         let owner = plan.crd_owner.unwrap_or(lev);
         let stride = t.layout.levels[owner].crd_stride.max(1);
-        let arr = t.levels[owner].crd.as_ref().ok_or_else(|| bad(format!("crd[{owner}]: missing")))?;
+        let arr = t.levels[owner]
+            .crd
+            .as_ref()
+            .ok_or_else(|| bad(format!("crd[{owner}]: missing")))?;
         let i = q * stride + (lev - owner);
         let c = get(arr, &format!("crd[{owner}]"), i)?;
         if c >= plan.size {
-            return Err(bad(format!("crd[{owner}][{i}]: coordinate {c} is not below the level size {}", plan.size)));
+            return Err(bad(format!(
+                "crd[{owner}][{i}]: coordinate {c} is not below the level size {}",
+                plan.size
+            )));
         }
         Ok(c)
     };
     let mut prev: Option<Vec<u64>> = None;
     for q in lo as usize..hi as usize {
-        let cur: Vec<u64> = run.iter().map(|&lev| crd_of(lev, q)).collect::<Result<_, _>>()?;
+        let cur: Vec<u64> = run
+            .iter()
+            .map(|&lev| crd_of(lev, q))
+            .collect::<Result<_, _>>()?;
         if let Some(p) = &prev {
             // The first level of the run where the tuples differ decides.
-            match run.iter().zip(p.iter().zip(&cur)).find(|(_, (a, b))| a != b) {
+            match run
+                .iter()
+                .zip(p.iter().zip(&cur))
+                .find(|(_, (a, b))| a != b)
+            {
                 Some((&lev, (a, b))) => {
                     if a > b && !t.layout.levels[lev].nonordered_hint(t, lev) {
                         return Err(bad(format!(
@@ -297,7 +383,8 @@ fn check_segment(t: &Tensor, l: usize, run: &[usize], lo: u64, hi: u64) -> Resul
                 }
                 None => {
                     let last = *run.last().unwrap_or(&l);
-                    if !t.layout.levels[last].nonunique && !t.layout.levels[l].nonunique_alone(run) {
+                    if !t.layout.levels[last].nonunique && !t.layout.levels[l].nonunique_alone(run)
+                    {
                         return Err(bad(format!(
                             "crd[{l}]: coordinate {cur:?} repeated at position {q}, but level {last} is unique"
                         )));
@@ -317,7 +404,10 @@ trait PlanChecks {
 
 impl PlanChecks for crate::layout::LevelPlan {
     fn nonordered_hint(&self, t: &Tensor, lev: usize) -> bool {
-        t.encoding.levels.get(lev).is_some_and(|s| s.props.nonordered)
+        t.encoding
+            .levels
+            .get(lev)
+            .is_some_and(|s| s.props.nonordered)
     }
     /// A compressed(nonunique) level without a singleton tail may repeat coordinates.
     fn nonunique_alone(&self, run: &[usize]) -> bool {

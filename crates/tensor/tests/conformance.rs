@@ -34,7 +34,15 @@ fn scalar(v: &Json, t: ValueType) -> Scalar {
             if t == ValueType::Bool {
                 Scalar::Bool(n.as_f64() != Some(0.0))
             } else if let Some(i) = n.as_i64() {
-                if matches!(t, ValueType::F16 | ValueType::BF16 | ValueType::F32 | ValueType::F64 | ValueType::C64 | ValueType::C128) {
+                if matches!(
+                    t,
+                    ValueType::F16
+                        | ValueType::BF16
+                        | ValueType::F32
+                        | ValueType::F64
+                        | ValueType::C64
+                        | ValueType::C128
+                ) {
                     Scalar::Float(i as f64)
                 } else {
                     Scalar::Int(i as i128)
@@ -84,7 +92,13 @@ fn input(case: &Json) -> Entries {
             add(&c, scalar(&row[rank], t));
         }
     } else {
-        fn walk(v: &Json, prefix: &mut Vec<u64>, rank: usize, t: ValueType, add: &mut dyn FnMut(&[u64], Scalar)) {
+        fn walk(
+            v: &Json,
+            prefix: &mut Vec<u64>,
+            rank: usize,
+            t: ValueType,
+            add: &mut dyn FnMut(&[u64], Scalar),
+        ) {
             match v {
                 Json::Array(items) if prefix.len() < rank => {
                     for (i, item) in items.iter().enumerate() {
@@ -143,9 +157,19 @@ fn same_value(got: Option<Scalar>, want: Scalar) -> bool {
 fn check(case: &Json, t: &Tensor, label: &str) {
     let name = case["name"].as_str().unwrap();
     let exp = &case["expected"];
-    let as_u64s = |v: &Json| -> Vec<u64> { v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect() };
+    let as_u64s = |v: &Json| -> Vec<u64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect()
+    };
     assert_eq!(t.lvl_sizes(), as_u64s(&exp["lvl"]), "{name} ({label}): lvl");
-    assert_eq!(t.nse() as u64, exp["nse"].as_u64().unwrap(), "{name} ({label}): nse");
+    assert_eq!(
+        t.nse() as u64,
+        exp["nse"].as_u64().unwrap(),
+        "{name} ({label}): nse"
+    );
     if let Some(dim) = exp.get("dim") {
         assert_eq!(t.dim_sizes(), as_u64s(dim), "{name} ({label}): dim");
     }
@@ -165,7 +189,11 @@ fn check(case: &Json, t: &Tensor, label: &str) {
     assert_eq!(got_arrays, want_arrays, "{name} ({label}): index arrays");
     let vt = t.value_type();
     let want_vals = exp["values"].as_array().unwrap();
-    assert_eq!(t.values().len(), want_vals.len(), "{name} ({label}): values length");
+    assert_eq!(
+        t.values().len(),
+        want_vals.len(),
+        "{name} ({label}): values length"
+    );
     for (i, w) in want_vals.iter().enumerate() {
         let want = scalar(w, vt);
         assert!(
@@ -175,10 +203,19 @@ fn check(case: &Json, t: &Tensor, label: &str) {
         );
     }
     if let Some(resolved) = case.get("resolved_encoding") {
-        assert_eq!(t.encoding().to_string(), resolved.as_str().unwrap(), "{name} ({label}): resolved encoding");
+        assert_eq!(
+            t.encoding().to_string(),
+            resolved.as_str().unwrap(),
+            "{name} ({label}): resolved encoding"
+        );
     }
     if let Some(lines) = case.get("expected_print") {
-        let want: Vec<&str> = lines.as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+        let want: Vec<&str> = lines
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
         let got = t.print_storage();
         let got: Vec<&str> = got.lines().collect();
         assert_eq!(got, want, "{name} ({label}): print");
@@ -222,8 +259,15 @@ fn run_cases(file: &str) -> usize {
 fn round_trip(case: &Json, t: &Tensor, text: &str, label: &str) {
     let name = case["name"].as_str().unwrap();
     let back = t.to_entries();
-    let keep = t.encoding().levels.last().is_some_and(|l| l.props.nonunique);
-    let opts = ConvertOptions { keep_duplicates: keep, ..Default::default() };
+    let keep = t
+        .encoding()
+        .levels
+        .last()
+        .is_some_and(|l| l.props.nonunique);
+    let opts = ConvertOptions {
+        keep_duplicates: keep,
+        ..Default::default()
+    };
     let again = sptk_tensor::convert_to(&back, t.encoding(), &opts)
         .unwrap_or_else(|e| panic!("{name} ({label}): round trip: {e}"));
     let want = if t.layout().padded {
@@ -232,12 +276,19 @@ fn round_trip(case: &Json, t: &Tensor, text: &str, label: &str) {
             sptk_encoding::Target::Fixed(e) => sptk_encoding::Target::Fixed(e),
             _ => sptk_encoding::Target::Fixed(t.encoding().clone()),
         };
-        let opts = ConvertOptions { drop_zeros: true, ..options(case) };
+        let opts = ConvertOptions {
+            drop_zeros: true,
+            ..options(case)
+        };
         convert(&entries, &target, &opts).unwrap().tensor
     } else {
         t.clone()
     };
-    assert_eq!(again.print_storage(), want.print_storage(), "{name} ({label}): round trip");
+    assert_eq!(
+        again.print_storage(),
+        want.print_storage(),
+        "{name} ({label}): round trip"
+    );
 }
 
 #[test]
