@@ -236,6 +236,20 @@ fn convert_fixed<V: Value + ValueVecAccess>(
     staged: Option<Staged<V>>,
 ) -> Result<Tensor, ConvertError> {
     let layout = Layout::new(enc, entries.dim_sizes())?;
+    let same_type = opts.dtype.is_none_or(|t| t == V::TYPE);
+    if let (None, true, Some((outer, inner))) =
+        (&staged, same_type, crate::fast::csr_like(enc, &layout))
+    {
+        let (levels, out) =
+            crate::fast::build_csr(entries, vals, outer, inner, &layout, opts.drop_zeros)?;
+        return Ok(Tensor {
+            encoding: enc.clone(),
+            layout,
+            levels,
+            values: V::wrap(out),
+            slices: Vec::new(),
+        });
+    }
     let keyer = Keyer::new(enc, &layout.lvl_sizes());
     let (idx, merged) = match staged {
         Some((mut idx, merged)) => {

@@ -18,6 +18,7 @@ mod build;
 mod convert;
 mod entries;
 mod error;
+mod fast;
 pub mod format;
 mod index;
 mod layout;

@@ -540,3 +540,47 @@ proptest! {
         prop_assert_eq!(got.print_storage(), want.print_storage());
     }
 }
+
+fn big_matrix() -> impl Strategy<Value = Input> {
+    (1u64..300, 1u64..300)
+        .prop_flat_map(|(r, c)| {
+            let one = (
+                (0..r, 0..c),
+                prop_oneof![4 => 1i32..9, 1 => Just(0), 1 => -9i32..0],
+            );
+            (Just(vec![r, c]), proptest::collection::vec(one, 0..3000))
+        })
+        .prop_map(|(dims, rows)| Input {
+            dims,
+            rows: rows
+                .into_iter()
+                .map(|((i, j), v)| (vec![i, j], v))
+                .collect(),
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// The CSR/CSC direct path equals the general path (reached through `nonordered`,
+    /// which stores the same arrays) and the reference builder, for every width.
+    #[test]
+    fn csr_direct_path_equals_general_path(input in big_matrix(), csc in any::<bool>(), drop in any::<bool>(), cw in prop_oneof![Just(0u8), Just(8), Just(16), Just(32)], pw in prop_oneof![Just(0u8), Just(16), Just(32)]) {
+        let (a, b) = if csc { ("d1", "d0") } else { ("d0", "d1") };
+        let fast: Encoding = format!("map = (d0, d1) -> ({a} : dense, {b} : compressed), posWidth = {pw}, crdWidth = {cw}").parse().unwrap();
+        let general: Encoding = format!("map = (d0, d1) -> ({a} : dense, {b} : compressed(nonordered)), posWidth = {pw}, crdWidth = {cw}").parse().unwrap();
+        let opts = ConvertOptions { drop_zeros: drop, ..Default::default() };
+        let x = convert_to(&input.entries(), &fast, &opts);
+        let y = convert_to(&input.entries(), &general, &opts);
+        match (x, y) {
+            (Ok(x), Ok(y)) => {
+                prop_assert_eq!(ours(&x), ours(&y));
+                if !drop {
+                    prop_assert_eq!(ours(&x), reference(&fast, &input, false).unwrap());
+                }
+            }
+            (Err(ex), Err(ey)) => prop_assert_eq!(ex.to_string(), ey.to_string()),
+            (x, y) => prop_assert!(false, "{:?} vs {:?}", x.err(), y.err()),
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! The direct path for the commonest targets, CSR and CSC (a dense level over a unique
+//! compressed level, any dimension order): a counting sort by the outer coordinate
+//! scatters every entry straight into the output arrays, then each segment is sorted by
+//! coordinate, summed and compacted in place. No global sort, and the nonzeros exist
+//! once outside the input.
+
+use rayon::prelude::*;
+use sptk_encoding::{Encoding, LevelExpr, LevelFormat};
+
+use crate::entries::Entries;
+use crate::error::ConvertError;
+use crate::index::{Index, IndexVec, IndexWidth};
+use crate::layout::Layout;
+use crate::tensor::LevelArrays;
+use crate::value::Value;
+
+/// The (outer, inner) dimensions if `enc` is CSR-like: `(a : dense, b : compressed)`.
+/// (`nonordered` takes the general path, which the tests use as this path's oracle.)
+pub(crate) fn csr_like(enc: &Encoding, layout: &Layout) -> Option<(usize, usize)> {
+    if layout.lvl_rank() != 2 || layout.ell || enc.dim_rank() != 2 {
+        return None;
+    }
+    let (l0, l1) = (&enc.levels[0], &enc.levels[1]);
+    match (&l0.expr, l0.format, &l1.expr, l1.format) {
+        (LevelExpr::Dim(a), LevelFormat::Dense, LevelExpr::Dim(b), LevelFormat::Compressed)
+            if !l1.props.nonunique && !l1.props.nonordered && a != b =>
+        {
+            Some((*a, *b))
+        }
+        _ => None,
+    }
+}
+
+/// Rows per parallel task when sorting segments.
+const ROWS_PER_TASK: usize = 4096;
+
+/// Builds CSR-like arrays from unsorted entries.
+pub(crate) fn build_csr<V: Value>(
+    entries: &Entries,
+    vals: &[V],
+    outer: usize,
+    inner: usize,
+    layout: &Layout,
+    drop_zeros: bool,
+) -> Result<(Vec<LevelArrays>, Vec<V>), ConvertError> {
+    let inner_size = entries.dim_sizes()[inner];
+    // Work in the target width when every coordinate fits it, else in 32/64 bits and
+    // narrow at the end (reporting the first value that does not fit).
+    let w = layout.crd_width;
+    if inner_size.saturating_sub(1) <= w.max() && w != IndexWidth::W2 {
+        match w {
+            IndexWidth::W8 => build_typed::<V, u8>(entries, vals, outer, inner, layout, drop_zeros),
+            IndexWidth::W16 => {
+                build_typed::<V, u16>(entries, vals, outer, inner, layout, drop_zeros)
+            }
+            IndexWidth::W32 => {
+                build_typed::<V, u32>(entries, vals, outer, inner, layout, drop_zeros)
+            }
+            _ => build_typed::<V, u64>(entries, vals, outer, inner, layout, drop_zeros),
+        }
+    } else if inner_size <= u32::MAX as u64 + 1 {
+        build_typed::<V, u32>(entries, vals, outer, inner, layout, drop_zeros)
+    } else {
+        build_typed::<V, u64>(entries, vals, outer, inner, layout, drop_zeros)
+    }
+}
+
+trait Wrap: Index {
+    fn wrap(v: Vec<Self>) -> IndexVec;
+}
+impl Wrap for u8 {
+    fn wrap(v: Vec<u8>) -> IndexVec {
+        IndexVec::U8(v)
+    }
+}
+impl Wrap for u16 {
+    fn wrap(v: Vec<u16>) -> IndexVec {
+        IndexVec::U16(v)
+    }
+}
+impl Wrap for u32 {
+    fn wrap(v: Vec<u32>) -> IndexVec {
+        IndexVec::U32(v)
+    }
+}
+impl Wrap for u64 {
+    fn wrap(v: Vec<u64>) -> IndexVec {
+        IndexVec::U64(v)
+    }
+}
+
+fn build_typed<V: Value, C: Wrap + Default>(
+    entries: &Entries,
+    vals: &[V],
+    outer: usize,
+    inner: usize,
+    layout: &Layout,
+    drop_zeros: bool,
+) -> Result<(Vec<LevelArrays>, Vec<V>), ConvertError> {
+    let n = entries.len();
+    let rows = usize::try_from(entries.dim_sizes()[outer])
+        .map_err(|_| ConvertError::TooLarge("too many rows".into()))?;
+    let rc = entries.coords(outer);
+    let cc = entries.coords(inner);
+
+    // Count entries per row, then exclusive prefix sums: `start[r]..start[r + 1]`.
+    let mut start = vec![0usize; rows + 1];
+    for r in rc.iter() {
+        start[r as usize + 1] += 1;
+    }
+    for r in 0..rows {
+        start[r + 1] += start[r];
+    }
+
+    // Scatter in input order (so duplicates keep their order within a row).
+    let mut crd: Vec<C> = vec![C::default(); n];
+    let mut val: Vec<V> = vec![V::default(); n];
+    let mut next = start.clone();
+    for (e, (r, c)) in rc.iter().zip(cc.iter()).enumerate() {
+        let slot = &mut next[r as usize];
+        crd[*slot] = C::from_u64_unchecked(c);
+        val[*slot] = vals[e];
+        *slot += 1;
+    }
+    drop(next);
+
+    // Sort, sum and drop zeros inside each row; `len[r]` is what the row keeps.
+    let mut len = vec![0usize; rows];
+    {
+        let mut tasks = Vec::with_capacity(rows / ROWS_PER_TASK + 1);
+        let (mut crd_rest, mut val_rest, mut len_rest): (&mut [C], &mut [V], &mut [usize]) =
+            (&mut crd, &mut val, &mut len);
+        let mut r0 = 0;
+        while r0 < rows {
+            let r1 = (r0 + ROWS_PER_TASK).min(rows);
+            let span = start[r1] - start[r0];
+            let (c, ct) = crd_rest.split_at_mut(span);
+            let (v, vt) = val_rest.split_at_mut(span);
+            let (l, lt) = len_rest.split_at_mut(r1 - r0);
+            tasks.push((r0, r1, c, v, l));
+            crd_rest = ct;
+            val_rest = vt;
+            len_rest = lt;
+            r0 = r1;
+        }
+        tasks.into_par_iter().try_for_each(|(r0, r1, c, v, l)| {
+            let base = start[r0];
+            let mut scratch: Vec<(C, V)> = Vec::new();
+            for r in r0..r1 {
+                let (a, b) = (start[r] - base, start[r + 1] - base);
+                l[r - r0] = sum_row(&mut c[a..b], &mut v[a..b], drop_zeros, &mut scratch).map_err(
+                    |col| ConvertError::SumOverflow {
+                        coord: if outer == 0 {
+                            vec![r as u64, col]
+                        } else {
+                            vec![col, r as u64]
+                        },
+                    },
+                )?;
+            }
+            Ok::<(), ConvertError>(())
+        })?;
+    }
+
+    // Compact: move each row's kept prefix left; positions from the kept lengths.
+    let mut pos: Vec<u64> = Vec::with_capacity(rows + 1);
+    pos.push(0);
+    let mut w = 0usize;
+    for r in 0..rows {
+        let a = start[r];
+        let k = len[r];
+        if a != w {
+            crd.copy_within(a..a + k, w);
+            val.copy_within(a..a + k, w);
+        }
+        w += k;
+        pos.push(w as u64);
+    }
+    crd.truncate(w);
+    val.truncate(w);
+    crd.shrink_to_fit();
+    val.shrink_to_fit();
+
+    let pos = IndexVec::from_vec_u64(pos, layout.pos_width).map_err(|o| ConvertError::Width {
+        array: "pos[1]".into(),
+        value: o.value,
+        field: "posWidth",
+        bits: o.width.bits(),
+    })?;
+    let crd = if C::WIDTH == layout.crd_width {
+        C::wrap(crd)
+    } else {
+        let wide: Vec<u64> = crd.iter().map(|c| c.to_u64()).collect();
+        IndexVec::from_vec_u64(wide, layout.crd_width).map_err(|o| ConvertError::Width {
+            array: "crd[1]".into(),
+            value: o.value,
+            field: "crdWidth",
+            bits: o.width.bits(),
+        })?
+    };
+    let levels = vec![
+        LevelArrays {
+            pos: None,
+            crd: None,
+        },
+        LevelArrays {
+            pos: Some(pos),
+            crd: Some(crd),
+        },
+    ];
+    Ok((levels, val))
+}
+
+/// Sorts one row by coordinate (stably), sums duplicates in order, drops zeros if asked;
+/// returns the kept length, or the coordinate whose integer sum overflowed.
+fn sum_row<C: Index, V: Value>(
+    crd: &mut [C],
+    val: &mut [V],
+    drop_zeros: bool,
+    scratch: &mut Vec<(C, V)>,
+) -> Result<usize, u64> {
+    let sorted = crd.windows(2).all(|w| w[0] < w[1]);
+    if !sorted {
+        scratch.clear();
+        scratch.extend(crd.iter().copied().zip(val.iter().copied()));
+        scratch.sort_by_key(|p| p.0);
+        for (i, (c, v)) in scratch.iter().enumerate() {
+            crd[i] = *c;
+            val[i] = *v;
+        }
+    }
+    let mut w = 0usize;
+    let mut i = 0usize;
+    while i < crd.len() {
+        let c = crd[i];
+        let mut v = val[i];
+        i += 1;
+        while i < crd.len() && crd[i] == c {
+            v = v.accumulate(val[i]).ok_or(c.to_u64())?;
+            i += 1;
+        }
+        if !(drop_zeros && v.is_zero()) {
+            crd[w] = c;
+            val[w] = v;
+            w += 1;
+        }
+    }
+    Ok(w)
+}
