@@ -1,0 +1,165 @@
+//! Command-line definitions (clap), kept apart from what the commands do.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Convert sparse tensors between files and any declared encoding.
+#[derive(Debug, Parser)]
+#[command(
+    name = "sparse-convert",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = crate::presets_help()
+)]
+pub struct Cli {
+    /// A subcommand; without one, INPUT is converted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Conversion of INPUT (the default command).
+    #[command(flatten)]
+    pub convert: ConvertArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Describe a tensor file (and its layout in an encoding): a table, or JSON.
+    Info(InfoArgs),
+    /// Parse an encoding or preset: its canonical text and a table of levels.
+    Encoding(EncodingArgs),
+}
+
+/// Options shared by every command that reads an input.
+#[derive(Debug, Args, Clone)]
+pub struct InputArgs {
+    /// Input file (`.mtx`, `.mtx.gz`, `.tns`); `-` reads standard input.
+    pub input: Option<PathBuf>,
+    /// Input format when the name does not say it: mtx or tns.
+    #[arg(long, value_name = "FORMAT")]
+    pub from: Option<String>,
+    /// Worker threads (0: one per core). Output is identical for any value.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// No progress bars or notes on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Options of a conversion into an encoding.
+#[derive(Debug, Args, Clone, Default)]
+pub struct TargetArgs {
+    /// Target encoding: a preset (CSR, BSR:4x4, 2:4, ELL, ...) or encoding text.
+    #[arg(long, value_name = "ENCODING")]
+    pub to: Option<String>,
+    /// Convert values to this type (f16, bf16, f32, f64, i8..i64, u8..u64, bool, complex64, complex128).
+    #[arg(long, value_name = "T")]
+    pub dtype: Option<String>,
+    /// n:m: keep the n entries of largest magnitude in an overfull group.
+    #[arg(long)]
+    pub prune: bool,
+    /// Remove entries whose value is zero (after summing duplicates).
+    #[arg(long)]
+    pub drop_zeros: bool,
+    /// Keep duplicate coordinates (COO targets, or an innermost nonunique level).
+    #[arg(long)]
+    pub keep_duplicates: bool,
+    /// posWidth of the target (8, 16, 32, 64; 0 = 64).
+    #[arg(long, value_name = "W")]
+    pub pos_width: Option<u8>,
+    /// crdWidth of the target (2 for n:m offsets, 8, 16, 32, 64; 0 = 64).
+    #[arg(long, value_name = "W")]
+    pub crd_width: Option<u8>,
+    /// Values of the `?` in the encoding's dimension slices, in text order.
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+    pub slice_values: Vec<u64>,
+}
+
+/// `sparse-convert INPUT --to ENCODING ...`
+#[derive(Debug, Args, Clone)]
+pub struct ConvertArgs {
+    /// The input.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The target.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Output file (`.mtx`, `.mtx.gz`, `.tns`); `-` writes standard output.
+    #[arg(long, short, value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Print the storage in MLIR's sparse_tensor.print layout on standard output.
+    #[arg(long)]
+    pub print: bool,
+    /// Output format for `-o -`: mtx or tns.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Matrix Market output: write one triangle of a symmetric, skew-symmetric or hermitian matrix.
+    #[arg(long, value_name = "SYMMETRY")]
+    pub symmetry: Option<String>,
+}
+
+/// `sparse-convert info INPUT [--to ENCODING] [--json]`
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The input.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Describe the layout in this encoding too.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sparse-convert encoding TEXT`
+#[derive(Debug, Args)]
+pub struct EncodingArgs {
+    /// Encoding text or preset name.
+    pub text: String,
+    /// Rank used to expand presets.
+    #[arg(long, default_value_t = 2)]
+    pub rank: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn convert_is_the_default_command() {
+        let c =
+            Cli::try_parse_from(["sparse-convert", "in.mtx", "--to", "BSR", "--print"]).unwrap();
+        assert!(c.command.is_none());
+        assert_eq!(c.convert.target.to.as_deref(), Some("BSR"));
+        assert!(c.convert.print);
+    }
+
+    #[test]
+    fn subcommands_parse() {
+        let c = Cli::try_parse_from(["sparse-convert", "info", "a.mtx", "--json"]).unwrap();
+        assert!(matches!(c.command, Some(Command::Info(ref i)) if i.json));
+        let c = Cli::try_parse_from(["sparse-convert", "encoding", "CSR"]).unwrap();
+        assert!(matches!(c.command, Some(Command::Encoding(ref e)) if e.text == "CSR"));
+    }
+
+    #[test]
+    fn slice_values_split_on_commas() {
+        let c = Cli::try_parse_from([
+            "sparse-convert",
+            "a.tns",
+            "--to",
+            "CSR",
+            "--slice-values",
+            "1,2,3",
+        ])
+        .unwrap();
+        assert_eq!(c.convert.target.slice_values, vec![1, 2, 3]);
+    }
+}

@@ -1,0 +1,325 @@
+//! What the commands print: the dry-run summary, `info` (table or JSON), the `encoding`
+//! table, and the note on an automatic choice.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use crate::files::Input;
+use sptk_encoding::{Encoding, LevelExpr, LevelFormat, Target};
+use sptk_tensor::{AutoChoice, Tensor};
+
+/// A table with a header row; columns padded to their widest cell.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: &[String]| {
+        let parts: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", parts.join("  ").trim_end());
+    };
+    line(
+        &mut out,
+        &header.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+    );
+    line(
+        &mut out,
+        &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
+    );
+    for r in rows {
+        line(&mut out, r);
+    }
+    out
+}
+
+fn list(v: &[u64]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("({})", parts.join(", "))
+}
+
+fn human_bytes(b: usize) -> String {
+    let b = b as f64;
+    if b < 1024.0 {
+        format!("{b} B")
+    } else if b < 1024.0 * 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else if b < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / 1024.0 / 1024.0)
+    } else {
+        format!("{:.2} GiB", b / 1024.0 / 1024.0 / 1024.0)
+    }
+}
+
+/// The note printed on standard error when `BSR` / `BSC` / `ELL` alone chose for the user.
+pub fn choice_note(choice: &AutoChoice, t: &Tensor) -> String {
+    match choice {
+        AutoChoice::Block { rows, cols, bytes } => format!(
+            "chose {rows}x{cols} blocks ({bytes} bytes of values, coordinates and positions; the fewest of the candidates): {}",
+            t.encoding()
+        ),
+        AutoChoice::Ell { k } => format!("chose K = {k} (the longest row): {}", t.encoding()),
+    }
+}
+
+fn level_rows(enc: &Encoding, lvl_sizes: Option<&[u64]>) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let text = enc.to_string();
+    let _ = text;
+    for (l, spec) in enc.levels.iter().enumerate() {
+        let expr = match &spec.expr {
+            LevelExpr::Dim(d) => format!("d{d}"),
+            LevelExpr::FloorDiv(d, c) => format!("d{d} floordiv {c}"),
+            LevelExpr::Mod(d, c) => format!("d{d} mod {c}"),
+            LevelExpr::Ell { dim, k } => format!("d{dim} * (s0 * {k})"),
+            LevelExpr::Other(_) => "(other)".to_string(),
+        };
+        let format = match spec.format {
+            LevelFormat::Dense => "dense".to_string(),
+            LevelFormat::Batch => "batch".to_string(),
+            LevelFormat::Compressed => "compressed".to_string(),
+            LevelFormat::LooseCompressed => "loose_compressed".to_string(),
+            LevelFormat::Singleton => "singleton".to_string(),
+            LevelFormat::Structured { n, m } => format!("structured[{n}, {m}]"),
+        };
+        let mut props = Vec::new();
+        if spec.props.nonunique {
+            props.push("nonunique");
+        }
+        if spec.props.nonordered {
+            props.push("nonordered");
+        }
+        if spec.props.soa {
+            props.push("soa");
+        }
+        let mut row = vec![l.to_string(), expr, format, props.join(", ")];
+        if let Some(s) = lvl_sizes {
+            row.push(s.get(l).map_or(String::new(), |x| x.to_string()));
+        }
+        rows.push(row);
+    }
+    rows
+}
+
+/// `sparse-convert encoding TEXT`: the canonical text and a table of levels.
+pub fn encoding_table(target: &Target) -> String {
+    let mut out = String::new();
+    match target {
+        Target::Fixed(enc) => {
+            let _ = writeln!(out, "{enc}\n");
+            out.push_str(&table(
+                &["level", "expression", "format", "properties"],
+                &level_rows(enc, None),
+            ));
+        }
+        Target::AutoBlock { column_blocks, .. } => {
+            let _ = writeln!(
+                out,
+                "{}: the block shape (R x C in {{1, 2, 4, 8}}, not 1 x 1) is chosen from the data to store the fewest bytes",
+                if *column_blocks { "BSC" } else { "BSR" }
+            );
+        }
+        Target::AutoEll { .. } => {
+            let _ = writeln!(
+                out,
+                "ELL: K is chosen from the data (the longest row, at least 1)"
+            );
+        }
+    }
+    out
+}
+
+fn entries_in(t: &Tensor) -> usize {
+    t.to_entries().len()
+}
+
+/// Rows of (array, element type, length, bytes) for every array of a tensor.
+fn array_rows(t: &Tensor) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for (name, a) in t.index_arrays() {
+        rows.push(vec![
+            name,
+            format!("u{}", a.width().bits()),
+            a.len().to_string(),
+            a.byte_len().to_string(),
+        ]);
+    }
+    rows.push(vec![
+        "values".into(),
+        t.value_type().name().into(),
+        t.nse().to_string(),
+        (t.nse() * t.value_type().size()).to_string(),
+    ]);
+    rows
+}
+
+/// The summary of a conversion that writes nothing (what the benchmarks time).
+pub fn dry_run(input: &Input, t: &Tensor, read: Duration, convert: Duration) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "input      {} ({}, {} entries)",
+        input.path,
+        input.format.name(),
+        input.entries.len()
+    );
+    let _ = writeln!(out, "encoding   {}", t.encoding());
+    let _ = writeln!(out, "dim        {}", list(t.dim_sizes()));
+    let _ = writeln!(out, "lvl        {}", list(&t.lvl_sizes()));
+    let _ = writeln!(out, "nse        {}", t.nse());
+    let _ = writeln!(
+        out,
+        "bytes      {} ({})",
+        t.storage_bytes(),
+        human_bytes(t.storage_bytes())
+    );
+    let _ = writeln!(out, "read       {:.3} s", read.as_secs_f64());
+    let _ = writeln!(out, "convert    {:.3} s", convert.as_secs_f64());
+    let _ = writeln!(out, "checksum   {:08x}", t.checksum());
+    out.push('\n');
+    out.push_str(&table(
+        &["array", "type", "length", "bytes"],
+        &array_rows(t),
+    ));
+    out
+}
+
+/// `sparse-convert info` as a table.
+pub fn info_table(input: &Input, t: Option<&Tensor>) -> String {
+    let e = &input.entries;
+    let mut out = String::new();
+    let _ = writeln!(out, "file        {}", input.path);
+    let _ = writeln!(
+        out,
+        "format      {}{}",
+        input.format.name(),
+        if input.header.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", input.header)
+        }
+    );
+    let _ = writeln!(out, "dimensions  {}", list(e.dim_sizes()));
+    let _ = writeln!(out, "value type  {}", e.value_type());
+    let _ = writeln!(
+        out,
+        "entries     {} (as read, symmetric storage expanded)",
+        e.len()
+    );
+    if let Some(t) = t {
+        let stored = entries_in(t);
+        out.push('\n');
+        let _ = writeln!(out, "encoding    {}", t.encoding());
+        let _ = writeln!(out, "lvl         {}", list(&t.lvl_sizes()));
+        let _ = writeln!(out, "nse         {}", t.nse());
+        if t.layout().padded {
+            let ratio = if t.nse() == 0 {
+                1.0
+            } else {
+                stored as f64 / t.nse() as f64
+            };
+            let _ = writeln!(
+                out,
+                "fill        {:.3} ({} nonzeros in {} stored values)",
+                ratio,
+                stored,
+                t.nse()
+            );
+        }
+        let _ = writeln!(
+            out,
+            "bytes       {} ({})",
+            t.storage_bytes(),
+            human_bytes(t.storage_bytes())
+        );
+        out.push('\n');
+        out.push_str(&table(
+            &["level", "expression", "format", "properties", "size"],
+            &level_rows(t.encoding(), Some(&t.lvl_sizes())),
+        ));
+        out.push('\n');
+        out.push_str(&table(
+            &["array", "type", "length", "bytes"],
+            &array_rows(t),
+        ));
+    }
+    out
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn json_list(v: &[u64]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// `sparse-convert info --json`.
+pub fn info_json(input: &Input, t: Option<&Tensor>) -> String {
+    let e = &input.entries;
+    let mut out = String::from("{\n");
+    let _ = writeln!(out, "  \"file\": {},", json_str(&input.path));
+    let _ = writeln!(out, "  \"format\": {},", json_str(input.format.name()));
+    let _ = writeln!(out, "  \"header\": {},", json_str(&input.header));
+    let _ = writeln!(out, "  \"dimensions\": {},", json_list(e.dim_sizes()));
+    let _ = writeln!(
+        out,
+        "  \"value_type\": {},",
+        json_str(e.value_type().name())
+    );
+    let _ = write!(out, "  \"entries\": {}", e.len());
+    if let Some(t) = t {
+        let stored = entries_in(t);
+        let _ = write!(
+            out,
+            ",\n  \"encoding\": {},",
+            json_str(&t.encoding().to_string())
+        );
+        let _ = write!(out, "\n  \"lvl\": {},", json_list(&t.lvl_sizes()));
+        let _ = write!(out, "\n  \"nse\": {},", t.nse());
+        let _ = write!(out, "\n  \"nonzeros\": {stored},");
+        let fill = if t.nse() == 0 {
+            1.0
+        } else {
+            stored as f64 / t.nse() as f64
+        };
+        let _ = write!(out, "\n  \"fill\": {fill},");
+        let _ = write!(out, "\n  \"bytes\": {},", t.storage_bytes());
+        out.push_str("\n  \"arrays\": [");
+        let rows = array_rows(t);
+        for (i, r) in rows.iter().enumerate() {
+            let _ = write!(
+                out,
+                "{}\n    {{\"name\": {}, \"type\": {}, \"length\": {}, \"bytes\": {}}}",
+                if i == 0 { "" } else { "," },
+                json_str(&r[0]),
+                json_str(&r[1]),
+                r[2],
+                r[3]
+            );
+        }
+        out.push_str("\n  ]");
+    }
+    out.push_str("\n}\n");
+    out
+}

@@ -1,0 +1,433 @@
+//! The real `sparse-convert` binary, run in a fresh directory: every conformance case
+//! through `--print` (2-D via `.mtx`, other ranks via `.tns`), refusals with a located
+//! message and no output, and the subcommands.
+
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sparse-convert"))
+}
+
+fn testdata() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+}
+
+fn run(args: &[&str], dir: &Path) -> Output {
+    bin()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run sparse-convert")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn cases(file: &str) -> Vec<Json> {
+    let path = testdata().join("conformance").join(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("missing {}: {e}", path.display()));
+    let doc: Json = serde_json::from_str(&text).unwrap();
+    doc["cases"].as_array().unwrap().clone()
+}
+
+/// Text of one value for a Matrix Market or .tns file.
+fn value_text(v: &Json, dtype: &str) -> String {
+    match v {
+        Json::Array(p) => format!("{} {}", p[0], p[1]),
+        Json::String(s) => s.clone(),
+        Json::Number(n) if dtype.starts_with("complex") => format!("{n} 0"),
+        Json::Number(n) => n.to_string(),
+        other => panic!("value {other}"),
+    }
+}
+
+fn is_zero(v: &Json) -> bool {
+    match v {
+        Json::Number(n) => n.as_f64() == Some(0.0),
+        Json::Array(p) => p.iter().all(|x| x.as_f64() == Some(0.0)),
+        _ => false,
+    }
+}
+
+/// The case's entries as (coordinates, value text) rows, in input order.
+fn rows(case: &Json) -> Vec<(Vec<u64>, String)> {
+    let dtype = case["dtype"].as_str().unwrap();
+    let rank = case["dim_shape"].as_array().unwrap().len();
+    let mut out = Vec::new();
+    if let Some(list) = case.get("entries") {
+        for r in list.as_array().unwrap() {
+            let r = r.as_array().unwrap();
+            let c = r[..rank].iter().map(|x| x.as_u64().unwrap()).collect();
+            out.push((c, value_text(&r[rank], dtype)));
+        }
+        return out;
+    }
+    fn walk(
+        v: &Json,
+        prefix: &mut Vec<u64>,
+        rank: usize,
+        dtype: &str,
+        out: &mut Vec<(Vec<u64>, String)>,
+    ) {
+        if prefix.len() < rank {
+            for (i, item) in v.as_array().unwrap().iter().enumerate() {
+                prefix.push(i as u64);
+                walk(item, prefix, rank, dtype, out);
+                prefix.pop();
+            }
+        } else if !is_zero(v) {
+            out.push((prefix.clone(), value_text(v, dtype)));
+        }
+    }
+    walk(&case["dense"], &mut Vec::new(), rank, dtype, &mut out);
+    out
+}
+
+/// Writes the case's input file; returns its name and the `--dtype` needed to restore
+/// the case's value type (files hold real, integer or complex values only).
+fn write_input(case: &Json, dir: &Path) -> (String, Option<&'static str>) {
+    let dtype = case["dtype"].as_str().unwrap();
+    let shape: Vec<u64> = case["dim_shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    let rows = rows(case);
+    let (field, restore) = match dtype {
+        "f64" => ("real", None),
+        "f32" => ("real", Some("f32")),
+        "i64" => ("integer", None),
+        "i32" => ("integer", Some("i32")),
+        "i8" => ("integer", Some("i8")),
+        "bool" => ("integer", Some("bool")),
+        "complex128" => ("complex", None),
+        other => panic!("no file form for dtype {other}"),
+    };
+    if shape.len() == 2 {
+        let mut s = format!(
+            "%%MatrixMarket matrix coordinate {field} general\n{} {} {}\n",
+            shape[0],
+            shape[1],
+            rows.len()
+        );
+        for (c, v) in &rows {
+            s.push_str(&format!("{} {} {v}\n", c[0] + 1, c[1] + 1));
+        }
+        std::fs::write(dir.join("in.mtx"), s).unwrap();
+        ("in.mtx".into(), restore)
+    } else {
+        assert!(
+            field == "real" || field == "integer",
+            "tns holds real values"
+        );
+        let dims: Vec<String> = shape.iter().map(|x| x.to_string()).collect();
+        let mut s = format!(
+            "# extended FROSTT format\n{} {}\n{}\n",
+            shape.len(),
+            rows.len(),
+            dims.join(" ")
+        );
+        for (c, v) in &rows {
+            let cs: Vec<String> = c.iter().map(|x| (x + 1).to_string()).collect();
+            s.push_str(&format!("{} {v}\n", cs.join(" ")));
+        }
+        std::fs::write(dir.join("in.tns"), s).unwrap();
+        ("in.tns".into(), restore)
+    }
+}
+
+fn option_args(case: &Json, restore: Option<&str>) -> Vec<String> {
+    let o = &case["options"];
+    let mut a = Vec::new();
+    if o["drop_zeros"].as_bool() == Some(true) {
+        a.push("--drop-zeros".to_string());
+    }
+    if o["keep_duplicates"].as_bool() == Some(true) {
+        a.push("--keep-duplicates".into());
+    }
+    if o["prune"].as_bool() == Some(true) {
+        a.push("--prune".into());
+    }
+    if let Some(vals) = o["slice_values"].as_array() {
+        let v: Vec<String> = vals.iter().map(|x| x.to_string()).collect();
+        a.push(format!("--slice-values={}", v.join(",")));
+    }
+    match (o["dtype"].as_str(), restore) {
+        (Some(t), _) => a.extend(["--dtype".into(), t.to_string()]),
+        (None, Some(t)) => a.extend(["--dtype".into(), t.to_string()]),
+        (None, None) => {}
+    }
+    a
+}
+
+fn run_cases(file: &str) {
+    for case in cases(file) {
+        let name = case["name"].as_str().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (input, restore) = write_input(&case, dir.path());
+        // A dtype case on a bool/f32/i8 input would convert twice; none exists.
+        let mut targets = vec![case["encoding"].as_str().unwrap().to_string()];
+        if let Some(p) = case["preset"].as_str() {
+            targets.push(p.to_string());
+        }
+        for to in targets {
+            let mut args: Vec<String> = vec![
+                input.clone(),
+                "--to".into(),
+                to.clone(),
+                "--print".into(),
+                "--quiet".into(),
+            ];
+            args.extend(option_args(&case, restore));
+            let argv: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+            let out = run(&argv, dir.path());
+            if case.get("expected_error").is_some() {
+                assert!(
+                    !out.status.success(),
+                    "{name} ({to}): expected a refusal, got:\n{}",
+                    stdout(&out)
+                );
+                assert!(
+                    stdout(&out).is_empty(),
+                    "{name}: nothing on stdout when refused"
+                );
+                assert!(stderr(&out).contains("error"), "{name}: message on stderr");
+                continue;
+            }
+            assert!(out.status.success(), "{name} ({to}): {}", stderr(&out));
+            if let Some(lines) = case.get("expected_print") {
+                let want: Vec<&str> = lines
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l.as_str().unwrap())
+                    .collect();
+                let got = stdout(&out);
+                let got: Vec<&str> = got.lines().collect();
+                assert_eq!(got, want, "{name} ({to})");
+            }
+        }
+    }
+}
+
+#[test]
+fn conformance_doc_examples_through_print() {
+    run_cases("doc_examples.json");
+}
+
+#[test]
+fn conformance_layouts_through_print() {
+    run_cases("layouts.json");
+}
+
+#[test]
+fn bsr_alone_reports_its_choice_on_stderr_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("mtx/fmm_real_symmetric.mtx");
+    let out = run(
+        &[src.to_str().unwrap(), "--to", "BSR", "--print"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("---- Sparse Tensor ----\n"));
+    assert!(stderr(&out).contains("chose"), "{}", stderr(&out));
+    let quiet = run(
+        &[src.to_str().unwrap(), "--to", "BSR", "--print", "--quiet"],
+        dir.path(),
+    );
+    assert_eq!(stdout(&quiet), stdout(&out));
+    assert!(stderr(&quiet).is_empty());
+}
+
+#[test]
+fn output_is_identical_for_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("mtx/scipy_real_general.mtx");
+    let mut prints = Vec::new();
+    for threads in ["1", "2", "5"] {
+        let out = run(
+            &[
+                src.to_str().unwrap(),
+                "--to",
+                "BSR:2x2",
+                "--print",
+                "--threads",
+                threads,
+            ],
+            dir.path(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        prints.push(stdout(&out));
+    }
+    assert_eq!(prints[0], prints[1]);
+    assert_eq!(prints[0], prints[2]);
+}
+
+#[test]
+fn writes_mtx_and_tns_that_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("mtx/scipy_real_general.mtx");
+    let src = src.to_str().unwrap();
+    let direct = run(&[src, "--to", "CSC", "--print"], dir.path());
+    for out_name in ["out.mtx", "out.mtx.gz", "out.tns"] {
+        let w = run(&[src, "--to", "CSR", "-o", out_name, "--quiet"], dir.path());
+        assert!(w.status.success(), "{}", stderr(&w));
+        let r = run(&[out_name, "--to", "CSC", "--print"], dir.path());
+        assert!(r.status.success(), "{out_name}: {}", stderr(&r));
+        assert_eq!(stdout(&r), stdout(&direct), "{out_name}");
+    }
+}
+
+#[test]
+fn stdin_and_stdout_with_explicit_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "%%MatrixMarket matrix coordinate real general\n2 3 2\n1 1 1.5\n2 3 -2\n";
+    let mut child = bin()
+        .args([
+            "-", "--from", "mtx", "--to", "COO", "-o", "-", "--format", "tns",
+        ])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = stdout(&out);
+    assert!(s.contains("1 1 1.5"), "{s}");
+    assert!(s.contains("2 3 -2"), "{s}");
+}
+
+#[test]
+fn a_refused_conversion_leaves_no_output_and_keeps_an_old_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("in.mtx"),
+        "%%MatrixMarket matrix coordinate real general\n2 300 1\n1 300 1\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("old.mtx"), "previous contents").unwrap();
+    let out = run(
+        &["in.mtx", "--to", "CSR", "--crd-width", "8", "-o", "new.mtx"],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("crd[1]: value 299 does not fit crdWidth = 8"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("new.mtx").exists());
+    let out = run(
+        &["in.mtx", "--to", "CSR", "--crd-width", "8", "-o", "old.mtx"],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("old.mtx")).unwrap(),
+        "previous contents"
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "no stray files: {names:?}");
+}
+
+#[test]
+fn malformed_input_is_located() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.mtx"),
+        "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n4 1 2.0\n",
+    )
+    .unwrap();
+    let out = run(&["bad.mtx", "--to", "CSR", "-o", "out.mtx"], dir.path());
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("bad.mtx:4:1"), "{}", stderr(&out));
+    assert!(!dir.path().join("out.mtx").exists());
+}
+
+#[test]
+fn info_table_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("mtx/fmm_real_symmetric.mtx");
+    let out = run(
+        &["info", src.to_str().unwrap(), "--to", "BSR:2x2", "--quiet"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = stdout(&out);
+    for word in [
+        "dimensions",
+        "nse",
+        "fill",
+        "pos[1]",
+        "crd[1]",
+        "values",
+        "d0 floordiv 2",
+    ] {
+        assert!(s.contains(word), "missing {word} in:\n{s}");
+    }
+    let out = run(
+        &["info", src.to_str().unwrap(), "--to", "CSR", "--json"],
+        dir.path(),
+    );
+    let j: Json = serde_json::from_str(&stdout(&out)).expect("valid JSON");
+    assert_eq!(
+        j["encoding"],
+        "#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>"
+    );
+    assert!(j["nse"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn encoding_subcommand_prints_canonical_text_or_a_caret() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        &["encoding", "map = (i, j) -> (j : dense, i : compressed)"],
+        dir.path(),
+    );
+    assert!(out.status.success());
+    assert!(stdout(&out).starts_with(
+        "#sparse_tensor.encoding<{ map = (d0, d1) -> (d1 : dense, d0 : compressed) }>"
+    ));
+    let out = run(
+        &["encoding", "map = (i, j) -> (i : dense, j : compresed)"],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains('^'), "{}", stderr(&out));
+    let help = run(&["--help"], dir.path());
+    for p in ["CSR", "BSR", "ELL", "2:4", "COO:soa"] {
+        assert!(stdout(&help).contains(p), "--help lists {p}");
+    }
+}
+
+#[test]
+fn dry_run_reports_nse_sizes_and_checksum() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("mtx/scipy_real_general.mtx");
+    let out = run(&[src.to_str().unwrap(), "--to", "CSR"], dir.path());
+    assert!(out.status.success());
+    let s = stdout(&out);
+    for word in ["nse", "checksum", "convert", "pos[1]"] {
+        assert!(s.contains(word), "{word} in {s}");
+    }
+}

@@ -1,0 +1,452 @@
+//! FROSTT `.tns`: N-dimensional coordinate text, one entry per line (`i j k value`,
+//! 1-based). Two forms are read:
+//!
+//! - **extended** (as MLIR's sparse tensor runtime reads and writes it): comment lines
+//!   (`#` or `%`), then a line `rank nnz`, a line of `rank` dimension sizes, then exactly
+//!   `nnz` entries;
+//! - **plain** FROSTT: only entries; the rank is the number of fields minus one and each
+//!   dimension size is the largest coordinate in that mode.
+//!
+//! The form is recognized from the data: a comment containing `extended FROSTT` demands the
+//! extended form; otherwise the file is extended when its first line holds two integers
+//! `rank nnz`, the next `rank` integers, and the line after that (if any) `rank + 1` fields.
+//! Values are read as `f64`.
+
+use crate::error::{MtxError, RawError};
+use crate::format::WriteValue;
+use crate::input::{open_path, open_reader, Input, Progress, Source};
+use crate::scan::{
+    at, describe_token, find_newline, parse_f64, parse_u64, skip_blanks, token_end, NumErr,
+};
+use crate::write::{write_atomic, write_body, Coords, Keep, WriteOptions};
+use sptk_tensor::{with_values, Entries, ValueVec};
+use std::io::{BufWriter, Read, Write};
+use std::path::Path;
+
+/// Options of the FROSTT readers.
+#[derive(Clone, Default)]
+pub struct TnsReadOptions {
+    /// Called with the number of input bytes consumed so far, after each block.
+    pub progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for TnsReadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TnsReadOptions")
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// A FROSTT file read into memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TnsData {
+    /// The entries (`f64` values, 0-based coordinates in file order, duplicates kept).
+    pub entries: Entries,
+    /// True if the file had the extended header (`rank nnz` and dimension sizes).
+    pub extended: bool,
+    /// The leading comment lines without their `#`/`%`, joined with `\n`.
+    pub comment: String,
+}
+
+/// Reads a FROSTT file (`-` is standard input; gzip is recognized by its magic bytes).
+pub fn read_tns_path(path: &Path, opts: &TnsReadOptions) -> Result<TnsData, MtxError> {
+    let mut input = open_path(path)?;
+    read_tns_input(&mut input, &path.display().to_string(), opts)
+}
+
+/// Reads a FROSTT stream; `name` is used in error messages.
+pub fn read_tns_from<R: Read>(
+    r: R,
+    name: &str,
+    opts: &TnsReadOptions,
+) -> Result<TnsData, MtxError> {
+    let mut input = open_reader(r, name)?;
+    read_tns_input(&mut input, name, opts)
+}
+
+fn is_comment_or_blank(line: &[u8]) -> Option<Option<&[u8]>> {
+    let mut p = 0;
+    skip_blanks(line, &mut p);
+    match at(line, p) {
+        b'\n' => Some(None),
+        b'#' | b'%' => {
+            let t = line.get(p + 1..).unwrap_or(&[]);
+            Some(Some(t.strip_suffix(b"\r").unwrap_or(t)))
+        }
+        _ => None,
+    }
+}
+
+/// Tokens of a line as (start, bytes).
+fn tokens(line: &[u8]) -> Vec<(usize, &[u8])> {
+    let mut out = Vec::new();
+    let mut p = 0;
+    loop {
+        skip_blanks(line, &mut p);
+        if at(line, p) == b'\n' {
+            return out;
+        }
+        let e = token_end(line, p);
+        out.push((p, &line[p..e]));
+        p = e;
+    }
+}
+
+fn all_uints(toks: &[(usize, &[u8])]) -> bool {
+    toks.iter()
+        .all(|(_, t)| !t.is_empty() && t.iter().all(u8::is_ascii_digit))
+}
+
+fn number(line: &[u8], p: &mut usize, what: &str) -> Result<u64, RawError> {
+    skip_blanks(line, p);
+    let s = *p;
+    if at(line, s) == b'\n' {
+        return Err(RawError::new(
+            s,
+            format!("the line ends early, expected {what}"),
+        ));
+    }
+    parse_u64(line, p).map_err(|e| {
+        let tok = describe_token(line, s);
+        RawError::new(
+            s,
+            match e {
+                NumErr::Negative => {
+                    format!("{what} {tok} is negative, expected a non-negative integer")
+                }
+                NumErr::Overflow => {
+                    format!("{what} {tok} overflows 64 bits, expected a smaller integer")
+                }
+                NumErr::Invalid => {
+                    format!("{tok} is not a valid {what}, expected a non-negative integer")
+                }
+            },
+        )
+    })
+}
+
+/// Column-wise accumulation of entries.
+struct Acc {
+    coords: Vec<Vec<u64>>,
+    vals: Vec<f64>,
+    maxc: Vec<u64>,
+}
+
+/// Parses the entry lines of `t` (rank coordinates then a value). With `dims`, coordinates
+/// are checked against them; otherwise any positive coordinate is taken. Stops with an
+/// error once more than `limit` entries have been read.
+fn parse_entries(
+    t: &[u8],
+    dims: Option<&[u64]>,
+    acc: &mut Acc,
+    limit: u64,
+) -> Result<(), RawError> {
+    let rank = acc.coords.len();
+    let mut p = 0;
+    while p < t.len() {
+        skip_blanks(t, &mut p);
+        match at(t, p) {
+            b'\n' => {
+                p += 1;
+                continue;
+            }
+            b'#' | b'%' => {
+                p = find_newline(t, p) + 1;
+                continue;
+            }
+            _ => {}
+        }
+        if acc.vals.len() as u64 >= limit {
+            return Err(RawError::new(
+                p,
+                format!(
+                    "more entries than the {limit} declared in the header, expected end of file"
+                ),
+            ));
+        }
+        for d in 0..rank {
+            skip_blanks(t, &mut p);
+            let s = p;
+            let what = format!("coordinate {} of {rank}", d + 1);
+            let c = number(t, &mut p, &what)?;
+            let size = dims.and_then(|x| x.get(d).copied()).unwrap_or(u64::MAX);
+            if c == 0 || c > size {
+                let range = if dims.is_some() {
+                    format!("1..={size}")
+                } else {
+                    "a positive integer".to_string()
+                };
+                return Err(RawError::new(
+                    s,
+                    format!(
+                        "{what} is {c}, out of range, expected {range} (coordinates are 1-based)"
+                    ),
+                ));
+            }
+            if let (Some(col), Some(m)) = (acc.coords.get_mut(d), acc.maxc.get_mut(d)) {
+                col.push(c - 1);
+                *m = (*m).max(c);
+            }
+        }
+        skip_blanks(t, &mut p);
+        if at(t, p) == b'\n' {
+            return Err(RawError::new(
+                p,
+                format!("the line ends after {rank} coordinates, expected a value"),
+            ));
+        }
+        let s = p;
+        let v = parse_f64(t, &mut p).map_err(|_| {
+            RawError::new(
+                s,
+                format!(
+                    "{} is not a valid number, expected a value after {rank} coordinates",
+                    describe_token(t, s)
+                ),
+            )
+        })?;
+        skip_blanks(t, &mut p);
+        if at(t, p) != b'\n' {
+            return Err(RawError::new(
+                p,
+                format!(
+                    "unexpected {} after the value, expected {rank} coordinates and one value per line",
+                    describe_token(t, p)
+                ),
+            ));
+        }
+        p += 1;
+        acc.vals.push(v);
+    }
+    Ok(())
+}
+
+fn read_tns_input(
+    input: &mut Input<'_>,
+    name: &str,
+    opts: &TnsReadOptions,
+) -> Result<TnsData, MtxError> {
+    let mut src = Source::new(input, name, opts.progress.clone());
+    let mut comment: Vec<String> = Vec::new();
+    let mut forced = false;
+    // Up to three data lines of lookahead decide the form.
+    let mut look: Vec<(Vec<u8>, u64)> = Vec::new();
+    let mut ended = false;
+    while look.len() < 3 {
+        let Some((line, no)) = src.next_line()? else {
+            ended = true;
+            break;
+        };
+        match is_comment_or_blank(&line) {
+            Some(Some(c)) if look.is_empty() => {
+                let text = String::from_utf8_lossy(c).into_owned();
+                if text.to_ascii_lowercase().contains("extended frostt") {
+                    forced = true;
+                }
+                comment.push(text);
+            }
+            Some(_) => {}
+            None => look.push((line, no)),
+        }
+    }
+    let located =
+        |src: &Source<'_>, no: u64, e: RawError| src.error_at(no, e.pos as u64 + 1, e.msg);
+    let extended = match look.first() {
+        None => false,
+        Some((l1, _)) => {
+            let t1 = tokens(l1);
+            forced
+                || (t1.len() == 2 && all_uints(&t1) && {
+                    let rank = std::str::from_utf8(t1[0].1)
+                        .ok()
+                        .and_then(|s| s.parse::<usize>().ok())
+                        .unwrap_or(0);
+                    rank > 0
+                        && look.get(1).is_some_and(|(l2, _)| {
+                            let t2 = tokens(l2);
+                            t2.len() == rank && all_uints(&t2)
+                        })
+                        && look
+                            .get(2)
+                            .map_or(ended, |(l3, _)| tokens(l3).len() == rank + 1)
+                })
+        }
+    };
+    let (rank, dims, nnz) = if extended {
+        let Some((l1, n1)) = look.first() else {
+            let (l, c) = src.eof_location();
+            return Err(src.error_at(
+                l,
+                c,
+                "the file ends before the header line, expected `rank nnz`".into(),
+            ));
+        };
+        let mut p = 0;
+        let rank = number(l1, &mut p, "the rank").map_err(|e| located(&src, *n1, e))?;
+        let nnz = number(l1, &mut p, "the number of entries").map_err(|e| located(&src, *n1, e))?;
+        skip_blanks(l1, &mut p);
+        if at(l1, p) != b'\n' {
+            return Err(located(
+                &src,
+                *n1,
+                RawError::new(
+                    p,
+                    format!(
+                        "unexpected {} in the header line, expected `rank nnz`",
+                        describe_token(l1, p)
+                    ),
+                ),
+            ));
+        }
+        if rank == 0 || rank > 1 << 16 {
+            return Err(located(
+                &src,
+                *n1,
+                RawError::new(
+                    0,
+                    format!("rank {rank} is out of range, expected 1..=65536"),
+                ),
+            ));
+        }
+        let Some((l2, n2)) = look.get(1) else {
+            let (l, c) = src.eof_location();
+            return Err(src.error_at(
+                l,
+                c,
+                format!("the file ends before the dimension sizes, expected {rank} sizes"),
+            ));
+        };
+        let mut p = 0;
+        let mut dims = Vec::with_capacity(rank as usize);
+        for d in 0..rank {
+            let what = format!("dimension size {} of {rank}", d + 1);
+            dims.push(number(l2, &mut p, &what).map_err(|e| located(&src, *n2, e))?);
+        }
+        skip_blanks(l2, &mut p);
+        if at(l2, p) != b'\n' {
+            return Err(located(
+                &src,
+                *n2,
+                RawError::new(
+                    p,
+                    format!(
+                        "unexpected {} after the {rank} dimension sizes, expected end of line",
+                        describe_token(l2, p)
+                    ),
+                ),
+            ));
+        }
+        (rank as usize, Some(dims), nnz)
+    } else {
+        let Some((l1, _)) = look.first() else {
+            let (l, c) = src.eof_location();
+            return Err(src.error_at(l, c, "the file has no entries and no header, expected `rank nnz` and the dimension sizes (extended FROSTT) to know the shape".into()));
+        };
+        let n = tokens(l1).len();
+        (n.saturating_sub(1).max(1), None, u64::MAX)
+    };
+    let cap = nnz.min(1 << 20) as usize;
+    let mut acc = Acc {
+        coords: (0..rank).map(|_| Vec::with_capacity(cap)).collect(),
+        vals: Vec::with_capacity(cap),
+        maxc: vec![0; rank],
+    };
+    let first_entry = if extended { 2 } else { 0 };
+    for (line, no) in look.iter().skip(first_entry) {
+        parse_entries(line, dims.as_deref(), &mut acc, nnz).map_err(|e| located(&src, *no, e))?;
+    }
+    src.windows(4 << 20, &mut |t: &[u8]| {
+        parse_entries(t, dims.as_deref(), &mut acc, nnz)
+    })?;
+    if extended && (acc.vals.len() as u64) < nnz {
+        let (l, c) = src.eof_location();
+        return Err(src.error_at(
+            l,
+            c,
+            format!(
+                "the file ends after {} of the {nnz} entries declared in the header, expected {} more",
+                acc.vals.len(),
+                nnz - acc.vals.len() as u64
+            ),
+        ));
+    }
+    let dims = dims.unwrap_or(acc.maxc);
+    let entries = Entries::from_parts(dims, acc.coords, ValueVec::F64(acc.vals))?;
+    Ok(TnsData {
+        entries,
+        extended,
+        comment: comment.join("\n"),
+    })
+}
+
+fn write_tns_named<W: Write>(
+    w: W,
+    entries: &Entries,
+    opts: &WriteOptions,
+    name: &str,
+) -> Result<(), MtxError> {
+    if entries.value_type().is_complex() {
+        return Err(MtxError::unsupported(
+            "FROSTT .tns files hold real or integer values, but these are complex; write Matrix Market instead",
+        ));
+    }
+    if entries.rank() == 0 {
+        return Err(MtxError::unsupported("a FROSTT file needs rank 1 or more"));
+    }
+    let mut w = BufWriter::with_capacity(1 << 20, w);
+    let io = |e: std::io::Error| MtxError::io(name, e);
+    let mut head = String::from("# extended FROSTT format\n");
+    if let Some(c) = &opts.comment {
+        for line in c.split('\n') {
+            head.push('#');
+            head.push_str(line);
+            head.push('\n');
+        }
+    }
+    head.push_str(&format!("{} {}\n", entries.rank(), entries.len()));
+    let dims: Vec<String> = entries.dim_sizes().iter().map(|d| d.to_string()).collect();
+    head.push_str(&dims.join(" "));
+    head.push('\n');
+    w.write_all(head.as_bytes()).map_err(io)?;
+    let coords: Vec<Coords<'_>> = entries.coord_arrays().iter().map(Coords::new).collect();
+    fn body<W: Write, V: WriteValue>(
+        w: &mut W,
+        coords: &[Coords<'_>],
+        v: &[V],
+        opts: &WriteOptions,
+        name: &str,
+    ) -> Result<(), MtxError> {
+        write_body(
+            w,
+            coords,
+            v,
+            Keep::All,
+            false,
+            opts.threads,
+            opts.progress.as_ref(),
+            name,
+        )
+    }
+    with_values!(entries.values(), v => body(&mut w, &coords, v, opts, name))?;
+    w.flush().map_err(io)?;
+    Ok(())
+}
+
+/// Writes `entries` as extended FROSTT text: `# extended FROSTT format`, any comment lines
+/// (each prefixed with `#`), `rank nnz`, the dimension sizes, then one line per entry with
+/// 1-based coordinates and the shortest value text (as the Matrix Market writer).
+/// Complex values are refused. Only `threads`, `comment` and `progress` of the options apply.
+pub fn write_tns_to<W: Write>(
+    w: W,
+    entries: &Entries,
+    opts: &WriteOptions,
+) -> Result<(), MtxError> {
+    write_tns_named(w, entries, opts, "-")
+}
+
+/// Writes `entries` to `path` as extended FROSTT (see [`write_tns_to`]), atomically; `-`
+/// is standard output and a `.gz` extension compresses.
+pub fn write_tns_path(path: &Path, entries: &Entries, opts: &WriteOptions) -> Result<(), MtxError> {
+    write_atomic(path, &|w, name| write_tns_named(w, entries, opts, name))
+}

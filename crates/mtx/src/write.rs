@@ -1,0 +1,475 @@
+//! The Matrix Market writer: coordinate output formatted in parallel chunks (byte-identical
+//! for any number of threads), optionally one triangle of a symmetric, skew-symmetric or
+//! Hermitian matrix after checking that the matrix has that symmetry; atomic file output.
+
+use crate::error::MtxError;
+use crate::format::WriteValue;
+use crate::header::{Symmetry, BANNER};
+use crate::input::Progress;
+use rayon::prelude::*;
+use sptk_tensor::{with_values, Entries, IndexVec, Scalar, Value, ValueType};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+/// Options of the writers.
+#[derive(Clone, Default)]
+pub struct WriteOptions {
+    /// Write only the lower triangle with this symmetry in the banner (after checking that
+    /// the matrix has it). `None` or `General` writes every entry.
+    pub symmetry: Option<Symmetry>,
+    /// Write the `pattern` field: coordinates only, no values.
+    pub pattern: bool,
+    /// Formatting threads (0: rayon's default).
+    pub threads: usize,
+    /// Comment lines written after the banner, each prefixed with `%` (so `" made by x"`
+    /// gives `% made by x`). `None` writes a single empty comment line `%`, as
+    /// fast_matrix_market and SciPy do.
+    pub comment: Option<String>,
+    /// Called with the number of entries written so far, after each block.
+    pub progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for WriteOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteOptions")
+            .field("symmetry", &self.symmetry)
+            .field("pattern", &self.pattern)
+            .field("threads", &self.threads)
+            .field("comment", &self.comment)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// Entries per formatting chunk.
+const CHUNK_ENTRIES: usize = 1 << 15;
+
+/// Coordinates of one dimension, typed once per call rather than per entry.
+#[derive(Clone, Copy)]
+pub(crate) enum Coords<'a> {
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    Other(&'a IndexVec),
+}
+
+impl<'a> Coords<'a> {
+    pub(crate) fn new(v: &'a IndexVec) -> Self {
+        match v {
+            IndexVec::U32(x) => Coords::U32(x),
+            IndexVec::U64(x) => Coords::U64(x),
+            other => Coords::Other(other),
+        }
+    }
+    #[inline(always)]
+    pub(crate) fn get(&self, e: usize) -> u64 {
+        match self {
+            Coords::U32(x) => x.get(e).map_or(0, |&v| v as u64),
+            Coords::U64(x) => x.get(e).copied().unwrap_or(0),
+            Coords::Other(x) => x.get(e).unwrap_or(0),
+        }
+    }
+}
+
+/// Which entries are written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    All,
+    /// Row >= column.
+    Lower,
+    /// Row > column.
+    StrictLower,
+}
+
+impl Keep {
+    #[inline(always)]
+    fn keeps(self, i: u64, j: u64) -> bool {
+        match self {
+            Keep::All => true,
+            Keep::Lower => i >= j,
+            Keep::StrictLower => i > j,
+        }
+    }
+}
+
+/// Formats entries `range` (coordinates 1-based, then the value unless `pattern`) into
+/// `out`.
+pub(crate) fn format_entries<V: WriteValue>(
+    coords: &[Coords<'_>],
+    vals: &[V],
+    range: std::ops::Range<usize>,
+    keep: Keep,
+    pattern: bool,
+    out: &mut Vec<u8>,
+) {
+    let mut ib = itoa::Buffer::new();
+    for e in range {
+        if keep != Keep::All {
+            let (i, j) = (coords[0].get(e), coords[1].get(e));
+            if !keep.keeps(i, j) {
+                continue;
+            }
+        }
+        for (d, c) in coords.iter().enumerate() {
+            if d > 0 {
+                out.push(b' ');
+            }
+            out.extend_from_slice(ib.format(c.get(e) + 1).as_bytes());
+        }
+        if !pattern {
+            if let Some(v) = vals.get(e) {
+                out.push(b' ');
+                v.write(out);
+            }
+        }
+        out.push(b'\n');
+    }
+}
+
+/// Writes every entry through parallel chunk formatting.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_body<W: Write, V: WriteValue>(
+    w: &mut W,
+    coords: &[Coords<'_>],
+    vals: &[V],
+    keep: Keep,
+    pattern: bool,
+    threads: usize,
+    progress: Option<&Progress>,
+    name: &str,
+) -> Result<(), MtxError> {
+    let n = vals.len();
+    let pool = if threads == 0 {
+        None
+    } else {
+        Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .map_err(|e| MtxError::unsupported(format!("cannot start threads: {e}")))?,
+        )
+    };
+    let nthreads = pool
+        .as_ref()
+        .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+        .max(1);
+    let per_window = nthreads * 4;
+    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); per_window];
+    let mut start = 0;
+    while start < n {
+        let ranges: Vec<std::ops::Range<usize>> = (0..per_window)
+            .map(|k| {
+                let s = (start + k * CHUNK_ENTRIES).min(n);
+                s..(s + CHUNK_ENTRIES).min(n)
+            })
+            .filter(|r| !r.is_empty())
+            .collect();
+        let end = ranges.last().map_or(n, |r| r.end);
+        let fill = |(b, r): (&mut Vec<u8>, &std::ops::Range<usize>)| {
+            b.clear();
+            format_entries(coords, vals, r.clone(), keep, pattern, b);
+        };
+        if nthreads == 1 || ranges.len() == 1 {
+            bufs.iter_mut().zip(ranges.iter()).for_each(fill);
+        } else {
+            let mut go = || bufs.par_iter_mut().zip(ranges.par_iter()).for_each(fill);
+            match &pool {
+                Some(p) => p.install(go),
+                None => go(),
+            }
+        }
+        for b in bufs.iter().take(ranges.len()) {
+            w.write_all(b).map_err(|e| MtxError::io(name, e))?;
+        }
+        if let Some(p) = progress {
+            p(end as u64);
+        }
+        start = end;
+    }
+    Ok(())
+}
+
+/// The mirrored value a symmetric matrix must hold at `(j, i)`.
+fn mirror(s: Scalar, sym: Symmetry) -> Option<Scalar> {
+    Some(match (s, sym) {
+        (x, Symmetry::General | Symmetry::Symmetric) => x,
+        (Scalar::Float(x), _) => Scalar::Float(-x),
+        (Scalar::Int(x), Symmetry::SkewSymmetric) => Scalar::Int(x.checked_neg()?),
+        (Scalar::Int(x), _) => Scalar::Int(x),
+        (Scalar::Complex(re, im), Symmetry::SkewSymmetric) => Scalar::Complex(-re, -im),
+        (Scalar::Complex(re, im), _) => Scalar::Complex(re, -im),
+        (Scalar::Bool(b), Symmetry::SkewSymmetric) => {
+            if b {
+                return None;
+            }
+            Scalar::Bool(false)
+        }
+        (Scalar::Bool(b), _) => Scalar::Bool(b),
+    })
+}
+
+fn same(a: Scalar, b: Scalar) -> bool {
+    let f = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
+    match (a, b) {
+        (Scalar::Float(x), Scalar::Float(y)) => f(x, y),
+        (Scalar::Complex(a, b), Scalar::Complex(c, d)) => f(a, c) && f(b, d),
+        (x, y) => x == y,
+    }
+}
+
+/// Checks that the matrix has `sym` (duplicates summed first). Names the first mismatch in
+/// row-major order of the lower triangle.
+pub(crate) fn check_symmetry<V: Value>(
+    rows: Coords<'_>,
+    cols: Coords<'_>,
+    vals: &[V],
+    sym: Symmetry,
+) -> Result<(), MtxError> {
+    let n = vals.len();
+    let mut keys: Vec<(u64, u64, u64)> = (0..n)
+        .into_par_iter()
+        .map(|e| {
+            let (i, j) = (rows.get(e), cols.get(e));
+            let upper = (i < j) as u64;
+            (i.max(j), i.min(j), (upper << 63) | e as u64)
+        })
+        .collect();
+    keys.par_sort_unstable();
+    let mut g = 0;
+    while g < keys.len() {
+        let (a, b, _) = keys[g];
+        let mut lower: Option<V> = None;
+        let mut upper: Option<V> = None;
+        let mut k = g;
+        while k < keys.len() && keys[k].0 == a && keys[k].1 == b {
+            let tag = keys[k].2;
+            let e = (tag & !(1 << 63)) as usize;
+            let v = vals.get(e).copied().unwrap_or_default();
+            let slot = if tag >> 63 == 1 {
+                &mut upper
+            } else {
+                &mut lower
+            };
+            *slot = Some(match *slot {
+                None => v,
+                Some(acc) => acc.accumulate(v).ok_or_else(|| {
+                    MtxError::unsupported(format!(
+                        "the sum of the duplicates at ({}, {}) overflows its integer type",
+                        a + 1,
+                        b + 1
+                    ))
+                })?,
+            });
+            k += 1;
+        }
+        let l = lower.unwrap_or_default().to_scalar();
+        if a == b {
+            let bad = match (sym, l) {
+                (Symmetry::SkewSymmetric, _) => !lower.unwrap_or_default().is_zero(),
+                (Symmetry::Hermitian, Scalar::Complex(_, im)) => im != 0.0,
+                _ => false,
+            };
+            if bad {
+                let want = if sym == Symmetry::SkewSymmetric {
+                    "a skew-symmetric matrix has a zero diagonal"
+                } else {
+                    "a hermitian matrix has a real diagonal"
+                };
+                return Err(MtxError::unsupported(format!(
+                    "the matrix is not {}: diagonal entry ({}, {}) is {l}, but {want}",
+                    sym.name(),
+                    a + 1,
+                    a + 1
+                )));
+            }
+        } else {
+            let u = upper.unwrap_or_default().to_scalar();
+            let ok = mirror(l, sym).is_some_and(|m| same(m, u));
+            if !ok {
+                return Err(MtxError::unsupported(format!(
+                    "the matrix is not {}: entry ({}, {}) is {l} but entry ({}, {}) is {u}",
+                    sym.name(),
+                    a + 1,
+                    b + 1,
+                    b + 1,
+                    a + 1
+                )));
+            }
+        }
+        g = k;
+    }
+    Ok(())
+}
+
+fn field_of(t: ValueType) -> &'static str {
+    match t {
+        ValueType::F16 | ValueType::BF16 | ValueType::F32 | ValueType::F64 => "real",
+        ValueType::C64 | ValueType::C128 => "complex",
+        _ => "integer",
+    }
+}
+
+/// Writes `entries` (a matrix: rank 2) as Matrix Market `coordinate` text to `w`.
+///
+/// The field follows the value type: floats (`f16`, `bf16`, `f32`, `f64`) are `real`,
+/// integers `integer`, complex `complex`, and `bool` is `integer` 0/1 (so stored `false`
+/// entries survive; ask for [`WriteOptions::pattern`] to drop the values). Entries are
+/// written in the order given, duplicates included. With a symmetry other than `general`
+/// only entries with row >= column (row > column for skew-symmetric) are written, after
+/// checking that the matrix really has that symmetry (else [`MtxError::Unsupported`]
+/// naming the first mismatching entry); an entry whose mirror is missing counts as
+/// mirrored by a zero.
+pub fn write_to<W: Write>(w: W, entries: &Entries, opts: &WriteOptions) -> Result<(), MtxError> {
+    write_named(w, entries, opts, "-")
+}
+
+fn write_named<W: Write>(
+    w: W,
+    entries: &Entries,
+    opts: &WriteOptions,
+    name: &str,
+) -> Result<(), MtxError> {
+    let mut w = BufWriter::with_capacity(1 << 20, w);
+    if entries.rank() != 2 {
+        return Err(MtxError::unsupported(format!(
+            "Matrix Market holds matrices (rank 2), but this tensor has rank {}; write it as FROSTT .tns instead",
+            entries.rank()
+        )));
+    }
+    let (rows, cols) = (entries.dim_sizes()[0], entries.dim_sizes()[1]);
+    let sym = opts.symmetry.unwrap_or(Symmetry::General);
+    let vt = entries.value_type();
+    let field = if opts.pattern {
+        "pattern"
+    } else {
+        field_of(vt)
+    };
+    if sym != Symmetry::General && rows != cols {
+        return Err(MtxError::unsupported(format!(
+            "a {} matrix must be square, but this one is {rows} x {cols}",
+            sym.name()
+        )));
+    }
+    if sym == Symmetry::Hermitian && field != "complex" {
+        return Err(MtxError::unsupported(format!(
+            "`hermitian` needs complex values, but they are {vt}{}; use `symmetric`",
+            if opts.pattern {
+                " written as pattern"
+            } else {
+                ""
+            }
+        )));
+    }
+    if sym == Symmetry::SkewSymmetric && opts.pattern {
+        return Err(MtxError::unsupported(
+            "a pattern matrix cannot be skew-symmetric",
+        ));
+    }
+    let coords = [
+        Coords::new(entries.coords(0)),
+        Coords::new(entries.coords(1)),
+    ];
+    let keep = match sym {
+        Symmetry::General => Keep::All,
+        Symmetry::Symmetric | Symmetry::Hermitian => Keep::Lower,
+        Symmetry::SkewSymmetric => Keep::StrictLower,
+    };
+    let n = entries.len();
+    if sym != Symmetry::General {
+        with_values!(entries.values(), v => check_symmetry(coords[0], coords[1], v, sym))?;
+    }
+    let written = if keep == Keep::All {
+        n as u64
+    } else {
+        (0..n)
+            .into_par_iter()
+            .filter(|&e| keep.keeps(coords[0].get(e), coords[1].get(e)))
+            .count() as u64
+    };
+    let io = |e: io::Error| MtxError::io(name, e);
+    let mut head = format!("{BANNER} matrix coordinate {field} {}\n", sym.name());
+    match &opts.comment {
+        None => head.push_str("%\n"),
+        Some(c) => {
+            for line in c.split('\n') {
+                head.push('%');
+                head.push_str(line);
+                head.push('\n');
+            }
+        }
+    }
+    head.push_str(&format!("{rows} {cols} {written}\n"));
+    w.write_all(head.as_bytes()).map_err(io)?;
+    with_values!(entries.values(), v => write_body(
+        &mut w,
+        &coords,
+        v,
+        keep,
+        opts.pattern,
+        opts.threads,
+        opts.progress.as_ref(),
+        name
+    ))?;
+    w.flush().map_err(io)?;
+    Ok(())
+}
+
+/// Writes through `f` to `path` atomically: a temporary file in the target's folder,
+/// fsync, rename. `-` writes to standard output; a `.gz` extension compresses.
+pub(crate) fn write_atomic(
+    path: &Path,
+    f: &dyn Fn(&mut dyn Write, &str) -> Result<(), MtxError>,
+) -> Result<(), MtxError> {
+    let name = path.display().to_string();
+    if path.as_os_str() == "-" {
+        let stdout = io::stdout();
+        let mut lock = stdout.lock();
+        f(&mut lock, &name)?;
+        return lock.flush().map_err(|e| MtxError::io(&name, e));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let io = |e: io::Error| MtxError::io(&name, e);
+    let tmp = tempfile::Builder::new()
+        .prefix(".sptk-tmp-")
+        .tempfile_in(&dir)
+        .map_err(io)?;
+    let gz = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    {
+        let file: &File = tmp.as_file();
+        if gz {
+            let mut enc = flate2::write::GzEncoder::new(
+                BufWriter::with_capacity(1 << 20, file),
+                flate2::Compression::new(6),
+            );
+            f(&mut enc, &name)?;
+            let mut inner = enc.finish().map_err(io)?;
+            inner.flush().map_err(io)?;
+        } else {
+            let mut wr = file;
+            f(&mut wr, &name)?;
+        }
+        file.sync_all().map_err(io)?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644));
+    }
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    if let Ok(d) = File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Writes `entries` to `path` as Matrix Market (see [`write_to`]): atomically (a temporary
+/// file in the same folder, fsync, rename, so an error leaves no partial file), `-` for
+/// standard output, gzip-compressed when the name ends in `.gz`.
+pub fn write_path(path: &Path, entries: &Entries, opts: &WriteOptions) -> Result<(), MtxError> {
+    write_atomic(path, &|w, name| write_named(w, entries, opts, name))
+}

@@ -1,0 +1,330 @@
+//! The writers: shortest values read back bit for bit (random f64 bit patterns, subnormals,
+//! signed zeros, extremes), every value type, symmetry checks, atomic and gzip output,
+//! thread-count independence, and FROSTT in and out.
+
+mod common;
+use proptest::prelude::*;
+use sptk_mtx::*;
+use sptk_tensor::{Entries, ValueVec, C128};
+
+fn write(e: &Entries, opts: &WriteOptions) -> String {
+    let mut out = Vec::new();
+    write_to(&mut out, e, opts).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn entries_f64(rows: u64, cols: u64, t: &[(u64, u64, f64)]) -> Entries {
+    let mut e = Entries::new(vec![rows, cols], sptk_tensor::ValueType::F64);
+    for &(i, j, v) in t {
+        e.push(&[i, j], v).unwrap();
+    }
+    e
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn f64_values_round_trip_bit_for_bit(bits in proptest::collection::vec(any::<u64>(), 1..200), threads in 1usize..3) {
+        let mut vals: Vec<f64> = bits.iter().map(|&b| f64::from_bits(b)).filter(|v| !v.is_nan()).collect();
+        vals.extend([0.0, -0.0, f64::MIN_POSITIVE, 5e-324, -5e-324, f64::MAX, f64::MIN, 0.1, 1e-300, 1.0, f64::INFINITY, f64::NEG_INFINITY]);
+        let n = vals.len() as u64;
+        let t: Vec<_> = vals.iter().enumerate().map(|(k, &v)| (k as u64 % 7, k as u64 / 7, v)).collect();
+        let e = entries_f64(7, n / 7 + 1, &t);
+        let opts = WriteOptions { threads, ..Default::default() };
+        let text = write(&e, &opts);
+        let back = read_from(text.as_bytes(), "rt", &ReadOptions::default()).unwrap();
+        let ValueVec::F64(got) = back.entries.values() else { panic!() };
+        for (a, b) in got.iter().zip(&vals) {
+            prop_assert_eq!(a.to_bits(), b.to_bits());
+        }
+        prop_assert_eq!(&back.entries, &e);
+        prop_assert_eq!(text, write(&e, &WriteOptions { threads: 3, ..Default::default() }));
+    }
+
+    #[test]
+    fn f32_values_round_trip(bits in proptest::collection::vec(any::<u32>(), 1..100)) {
+        let vals: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).filter(|v| !v.is_nan()).collect();
+        let mut e = Entries::new(vec![1, vals.len() as u64 + 1], sptk_tensor::ValueType::F32);
+        for (k, &v) in vals.iter().enumerate() {
+            e.push(&[0, k as u64], v).unwrap();
+        }
+        let text = write(&e, &WriteOptions::default());
+        let back = read_from(text.as_bytes(), "rt", &ReadOptions::default()).unwrap();
+        let ValueVec::F64(got) = back.entries.values() else { panic!() };
+        for (a, b) in got.iter().zip(&vals) {
+            prop_assert_eq!((*a as f32).to_bits(), b.to_bits());
+        }
+    }
+}
+
+#[test]
+fn nan_is_written_as_nan_and_reads_back_as_nan() {
+    let e = entries_f64(1, 1, &[(0, 0, f64::NAN)]);
+    let text = write(&e, &WriteOptions::default());
+    assert!(text.ends_with("1 1 nan\n"), "{text}");
+    let back = read_from(text.as_bytes(), "n", &ReadOptions::default()).unwrap();
+    let ValueVec::F64(v) = back.entries.values() else {
+        panic!()
+    };
+    assert!(v[0].is_nan());
+}
+
+#[test]
+fn value_types_choose_their_field() {
+    let mut e = Entries::new(vec![2, 2], sptk_tensor::ValueType::Bool);
+    e.push(&[0, 0], true).unwrap();
+    e.push(&[1, 1], false).unwrap();
+    assert_eq!(
+        write(&e, &WriteOptions::default()),
+        "%%MatrixMarket matrix coordinate integer general\n%\n2 2 2\n1 1 1\n2 2 0\n"
+    );
+    let p = write(
+        &e,
+        &WriteOptions {
+            pattern: true,
+            comment: Some(" hi\n two".into()),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        p,
+        "%%MatrixMarket matrix coordinate pattern general\n% hi\n% two\n2 2 2\n1 1\n2 2\n"
+    );
+    let mut e = Entries::new(vec![1, 1], sptk_tensor::ValueType::U64);
+    e.push(&[0, 0], u64::MAX).unwrap();
+    assert!(write(&e, &WriteOptions::default()).ends_with("1 1 18446744073709551615\n"));
+    let mut e = Entries::new(vec![1, 1], sptk_tensor::ValueType::C128);
+    e.push(&[0, 0], C128 { re: 0.5, im: -2.0 }).unwrap();
+    assert_eq!(
+        write(&e, &WriteOptions::default()),
+        "%%MatrixMarket matrix coordinate complex general\n%\n1 1 1\n1 1 5E-1 -2\n"
+    );
+    let mut e = Entries::new(vec![1, 2], sptk_tensor::ValueType::F16);
+    e.push(&[0, 0], half::f16::from_f64(0.1)).unwrap();
+    e.push(&[0, 1], half::f16::from_f64(65504.0)).unwrap();
+    assert!(write(&e, &WriteOptions::default()).ends_with("1 1 1E-1\n1 2 6.55E4\n"));
+}
+
+#[test]
+fn symmetric_output_writes_the_lower_triangle_after_checking() {
+    let e = entries_f64(
+        3,
+        3,
+        &[
+            (0, 0, 1.0),
+            (2, 0, 2.0),
+            (0, 2, 2.0),
+            (1, 2, 3.0),
+            (2, 1, 1.0),
+            (2, 1, 2.0),
+        ],
+    );
+    let opts = WriteOptions {
+        symmetry: Some(Symmetry::Symmetric),
+        ..Default::default()
+    };
+    let text = write(&e, &opts);
+    assert_eq!(
+        text,
+        "%%MatrixMarket matrix coordinate real symmetric\n%\n3 3 4\n1 1 1\n3 1 2\n3 2 1\n3 2 2\n"
+    );
+    let back = read_from(text.as_bytes(), "s", &ReadOptions::default()).unwrap();
+    assert_eq!(common::canonical(&back.entries), common::canonical(&e));
+
+    let bad = entries_f64(3, 3, &[(0, 0, 1.0), (2, 0, 2.0), (0, 2, 2.5), (1, 0, 1.0)]);
+    let err = write_to(Vec::new(), &bad, &opts).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "the matrix is not symmetric: entry (2, 1) is 1 but entry (1, 2) is 0"
+    );
+    let skew = entries_f64(2, 2, &[(1, 0, 2.0), (0, 1, -2.0)]);
+    let s = WriteOptions {
+        symmetry: Some(Symmetry::SkewSymmetric),
+        ..Default::default()
+    };
+    assert!(write(&skew, &s).ends_with("2 2 1\n2 1 2\n"));
+    let err = write_to(Vec::new(), &entries_f64(2, 2, &[(1, 1, 1.0)]), &s)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("diagonal entry (2, 2) is 1"), "{err}");
+    let mut h = Entries::new(vec![2, 2], sptk_tensor::ValueType::C128);
+    h.push(&[1, 0], C128 { re: 1.0, im: 2.0 }).unwrap();
+    h.push(&[0, 1], C128 { re: 1.0, im: -2.0 }).unwrap();
+    let hopts = WriteOptions {
+        symmetry: Some(Symmetry::Hermitian),
+        ..Default::default()
+    };
+    let text = write(&h, &hopts);
+    assert!(text.ends_with("2 2 1\n2 1 1 2\n"), "{text}");
+    let err = write_to(Vec::new(), &entries_f64(2, 3, &[]), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("must be square"));
+}
+
+#[test]
+fn files_are_written_atomically_and_gzip_by_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = entries_f64(4, 4, &[(3, 0, 0.25), (1, 2, -7.0)]);
+    let p = dir.path().join("out.mtx.gz");
+    write_path(&p, &e, &WriteOptions::default()).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap()[..2], [0x1f, 0x8b]);
+    assert_eq!(read_path(&p, &ReadOptions::default()).unwrap().entries, e);
+    // A failing write leaves the old file untouched and no temporary behind.
+    let q = dir.path().join("keep.mtx");
+    std::fs::write(&q, "old").unwrap();
+    let opts = WriteOptions {
+        symmetry: Some(Symmetry::Symmetric),
+        ..Default::default()
+    };
+    assert!(write_path(&q, &e, &opts).is_err());
+    assert_eq!(std::fs::read_to_string(&q).unwrap(), "old");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|d| d.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn large_output_is_identical_for_any_thread_count() {
+    let t: Vec<_> = (0..100_000u64)
+        .map(|k| (k % 1000, k / 1000, (k as f64).sqrt()))
+        .collect();
+    let e = entries_f64(1000, 100, &t);
+    let one = write(
+        &e,
+        &WriteOptions {
+            threads: 1,
+            ..Default::default()
+        },
+    );
+    let two = write(
+        &e,
+        &WriteOptions {
+            threads: 2,
+            ..Default::default()
+        },
+    );
+    assert_eq!(one, two);
+    let back = read_from(
+        one.as_bytes(),
+        "x",
+        &ReadOptions {
+            threads: 2,
+            chunk_size: 4096,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(back.entries, e);
+}
+
+#[test]
+fn frostt_extended_round_trip_and_plain_form() {
+    let mut e = Entries::new(vec![2, 3, 4], sptk_tensor::ValueType::F64);
+    e.push(&[0, 0, 0], 1.0).unwrap();
+    e.push(&[1, 2, 3], -0.5).unwrap();
+    let mut out = Vec::new();
+    write_tns_to(&mut out, &e, &WriteOptions::default()).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(
+        text,
+        "# extended FROSTT format\n3 2\n2 3 4\n1 1 1 1\n2 3 4 -5E-1\n"
+    );
+    let back = read_tns_from(text.as_bytes(), "t.tns", &TnsReadOptions::default()).unwrap();
+    assert!(back.extended);
+    assert_eq!(back.entries, e);
+    // MLIR's integration-test style file.
+    let mlir = "# Extended FROSTT tensor with a coordinate that does not fit in uint8_t.\n2 1\n300 1\n300 1 1.0\n";
+    let m = read_tns_from(mlir.as_bytes(), "n.tns", &TnsReadOptions::default()).unwrap();
+    assert_eq!(m.entries.dim_sizes(), &[300, 1]);
+    assert_eq!(m.entries.coord(0, 0), 299);
+    // Plain FROSTT: dimensions from the largest coordinates.
+    let plain = "1 1 1 1.5\n3 2 5 2\n\n2 7 1 -1\n";
+    let p = read_tns_from(plain.as_bytes(), "p.tns", &TnsReadOptions::default()).unwrap();
+    assert!(!p.extended);
+    assert_eq!(p.entries.dim_sizes(), &[3, 7, 5]);
+    assert_eq!(p.entries.len(), 3);
+    // 1-D plain with integer values is not mistaken for a header.
+    let p = read_tns_from(
+        "1 5\n2 7\n4 1\n".as_bytes(),
+        "v.tns",
+        &TnsReadOptions::default(),
+    )
+    .unwrap();
+    assert!(!p.extended);
+    assert_eq!(p.entries.dim_sizes(), &[4]);
+    // Through a file, gzip included.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x.tns.gz");
+    write_tns_path(&f, &e, &WriteOptions::default()).unwrap();
+    assert_eq!(
+        read_tns_path(&f, &TnsReadOptions::default())
+            .unwrap()
+            .entries,
+        e
+    );
+}
+
+#[test]
+fn frostt_errors_have_locations() {
+    let cases: &[(&str, u64, u64, &str)] = &[
+        (
+            "# extended FROSTT format\n2 1\n4 4\n0 1 1.0\n",
+            4,
+            1,
+            "coordinate 1 of 2 is 0, out of range",
+        ),
+        (
+            "# extended FROSTT format\n2 1\n4 4\n1 5 1.0\n",
+            4,
+            3,
+            "coordinate 2 of 2 is 5, out of range, expected 1..=4",
+        ),
+        (
+            "# extended FROSTT format\n2 1\n4 4\n-1 1 1.0\n",
+            4,
+            1,
+            "is negative",
+        ),
+        (
+            "# extended FROSTT format\n2 1\n4 4\n99999999999999999999 1 1.0\n",
+            4,
+            1,
+            "overflows 64 bits",
+        ),
+        (
+            "# extended FROSTT format\n2 2\n4 4\n1 1 1.0\n",
+            5,
+            1,
+            "ends after 1 of the 2 entries",
+        ),
+        (
+            "# extended FROSTT format\n2 1\n4 4\n1 1 1.0\n2 2 2\n",
+            5,
+            1,
+            "more entries than the 1 declared",
+        ),
+        (
+            "# extended FROSTT format\n2 1\n4\n",
+            3,
+            2,
+            "expected dimension size 2 of 2",
+        ),
+        (
+            "# extended FROSTT format\n2 1\n4 4\n1 1 x\n",
+            4,
+            5,
+            "`x` is not a valid number",
+        ),
+        ("1 1 1.0\n1 1 1 1.0\n", 2, 7, "after the value"),
+        ("", 1, 1, "no entries and no header"),
+    ];
+    for (text, line, col, phrase) in cases {
+        let err = read_tns_from(text.as_bytes(), "t.tns", &TnsReadOptions::default()).unwrap_err();
+        let msg = err.to_string();
+        assert_eq!(err.location(), Some((*line, *col)), "{text:?}: {msg}");
+        assert!(msg.contains(phrase), "{msg}");
+    }
+}
