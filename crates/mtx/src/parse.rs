@@ -29,7 +29,7 @@ impl Idx for u32 {
         self as u64
     }
     fn wrap(v: Vec<Self>) -> IndexVec {
-        IndexVec::U32(v)
+        IndexVec::U32(v.into())
     }
 }
 
@@ -43,7 +43,7 @@ impl Idx for u64 {
         self
     }
     fn wrap(v: Vec<Self>) -> IndexVec {
-        IndexVec::U64(v)
+        IndexVec::U64(v.into())
     }
 }
 

@@ -372,7 +372,7 @@ fn read_tns_input(
         ));
     }
     let dims = dims.unwrap_or(acc.maxc);
-    let entries = Entries::from_parts(dims, acc.coords, ValueVec::F64(acc.vals))?;
+    let entries = Entries::from_parts(dims, acc.coords, ValueVec::F64(acc.vals.into()))?;
     Ok(TnsData {
         entries,
         extended,

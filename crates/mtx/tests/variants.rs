@@ -46,7 +46,7 @@ fn skew_symmetric_mirrors_negated() {
     );
     let m = read_str("%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 7\n")
         .unwrap();
-    assert_eq!(m.entries.values(), &ValueVec::I64(vec![7, -7]));
+    assert_eq!(m.entries.values(), &ValueVec::I64(vec![7, -7].into()));
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn hermitian_mirrors_the_conjugate_and_real_hermitian_is_symmetric() {
     let c = |re, im| C128 { re, im };
     assert_eq!(
         m.entries.values(),
-        &ValueVec::C128(vec![c(3.0, 0.0), c(1.0, 2.0), c(1.0, -2.0)])
+        &ValueVec::C128(vec![c(3.0, 0.0), c(1.0, 2.0), c(1.0, -2.0)].into())
     );
     assert_eq!((m.entries.coord(2, 0), m.entries.coord(2, 1)), (0, 1));
     let m = read_str("%%MatrixMarket matrix coordinate real hermitian\n2 2 1\n2 1 5\n").unwrap();
@@ -122,7 +122,10 @@ fn pattern_and_integer_fields() {
         read_str("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 3\n").unwrap();
     assert_eq!(triples(&m), vec![(1, 0, 1.0), (2, 2, 1.0), (0, 1, 1.0)]);
     let m = read_str("%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 -9223372036854775808\n2 1 +9223372036854775807\n").unwrap();
-    assert_eq!(m.entries.values(), &ValueVec::I64(vec![i64::MIN, i64::MAX]));
+    assert_eq!(
+        m.entries.values(),
+        &ValueVec::I64(vec![i64::MIN, i64::MAX].into())
+    );
 }
 
 #[test]
@@ -151,13 +154,13 @@ fn arrays_keep_only_nonzeros() {
     let m = read_str("%%MatrixMarket matrix array integer skew-symmetric\n3 3\n1\n2\n3\n").unwrap();
     assert_eq!(
         m.entries.values(),
-        &ValueVec::I64(vec![1, 2, 3, -1, -2, -3])
+        &ValueVec::I64(vec![1, 2, 3, -1, -2, -3].into())
     );
     assert_eq!(m.entries.coords(0).to_u64_vec(), vec![1, 2, 2, 0, 0, 1]);
     let m = read_str("%%MatrixMarket matrix array complex general\n1 2\n0 0\n1 -1\n").unwrap();
     assert_eq!(
         m.entries.values(),
-        &ValueVec::C128(vec![C128 { re: 1.0, im: -1.0 }])
+        &ValueVec::C128(vec![C128 { re: 1.0, im: -1.0 }].into())
     );
 }
 

@@ -297,9 +297,9 @@ fn push_value<V: Value + ValueVecAccess>(vv: &mut ValueVec, v: V) -> Result<(), 
         ($vec:ident) => {{
             // Same type by the check above: the cast through Any is exact.
             let any: &mut dyn std::any::Any = $vec;
-            match any.downcast_mut::<Vec<V>>() {
+            match any.downcast_mut::<crate::buffer::Buf<V>>() {
                 Some(typed) => {
-                    typed.push(v);
+                    typed.make_mut().push(v);
                     Ok(())
                 }
                 None => Err(EntryError::WrongType {
@@ -316,7 +316,7 @@ fn append_values(a: &mut ValueVec, b: ValueVec) {
     macro_rules! pair {
         ($($tag:ident),*) => {
             match (a, b) {
-                $((ValueVec::$tag(x), ValueVec::$tag(y)) => x.extend(y),)*
+                $((ValueVec::$tag(x), ValueVec::$tag(y)) => x.make_mut().extend_from_slice(&y),)*
                 _ => {}
             }
         };

@@ -70,22 +70,22 @@ trait Wrap: Index {
 }
 impl Wrap for u8 {
     fn wrap(v: Vec<u8>) -> IndexVec {
-        IndexVec::U8(v)
+        IndexVec::U8(v.into())
     }
 }
 impl Wrap for u16 {
     fn wrap(v: Vec<u16>) -> IndexVec {
-        IndexVec::U16(v)
+        IndexVec::U16(v.into())
     }
 }
 impl Wrap for u32 {
     fn wrap(v: Vec<u32>) -> IndexVec {
-        IndexVec::U32(v)
+        IndexVec::U32(v.into())
     }
 }
 impl Wrap for u64 {
     fn wrap(v: Vec<u64>) -> IndexVec {
-        IndexVec::U64(v)
+        IndexVec::U64(v.into())
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::buffer::Buf;
+
 /// The storage width of an index array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexWidth {
@@ -62,18 +64,18 @@ pub enum IndexVec {
     /// Packed 2-bit values: `bytes` holds `len` values, four per byte, first in the low bits.
     Packed2 {
         /// The packed bytes.
-        bytes: Vec<u8>,
+        bytes: Buf<u8>,
         /// Number of values.
         len: usize,
     },
     /// 8-bit values.
-    U8(Vec<u8>),
+    U8(Buf<u8>),
     /// 16-bit values.
-    U16(Vec<u16>),
+    U16(Buf<u16>),
     /// 32-bit values.
-    U32(Vec<u32>),
+    U32(Buf<u32>),
     /// 64-bit values.
-    U64(Vec<u64>),
+    U64(Buf<u64>),
 }
 
 /// An index type of a typed slice: `u8`, `u16`, `u32`, `u64`.
@@ -125,13 +127,13 @@ impl IndexVec {
     pub fn with_capacity(width: IndexWidth, cap: usize) -> IndexVec {
         match width {
             IndexWidth::W2 => IndexVec::Packed2 {
-                bytes: Vec::with_capacity(cap.div_ceil(4)),
+                bytes: Vec::with_capacity(cap.div_ceil(4)).into(),
                 len: 0,
             },
-            IndexWidth::W8 => IndexVec::U8(Vec::with_capacity(cap)),
-            IndexWidth::W16 => IndexVec::U16(Vec::with_capacity(cap)),
-            IndexWidth::W32 => IndexVec::U32(Vec::with_capacity(cap)),
-            IndexWidth::W64 => IndexVec::U64(Vec::with_capacity(cap)),
+            IndexWidth::W8 => IndexVec::U8(Vec::with_capacity(cap).into()),
+            IndexWidth::W16 => IndexVec::U16(Vec::with_capacity(cap).into()),
+            IndexWidth::W32 => IndexVec::U32(Vec::with_capacity(cap).into()),
+            IndexWidth::W64 => IndexVec::U64(Vec::with_capacity(cap).into()),
         }
     }
 
@@ -141,10 +143,16 @@ impl IndexVec {
             return Err(WidthOverflow { value: bad, width });
         }
         Ok(match width {
-            IndexWidth::W64 => IndexVec::U64(values.to_vec()),
-            IndexWidth::W32 => IndexVec::U32(values.iter().map(|&v| v as u32).collect()),
-            IndexWidth::W16 => IndexVec::U16(values.iter().map(|&v| v as u16).collect()),
-            IndexWidth::W8 => IndexVec::U8(values.iter().map(|&v| v as u8).collect()),
+            IndexWidth::W64 => IndexVec::U64(values.to_vec().into()),
+            IndexWidth::W32 => {
+                IndexVec::U32(values.iter().map(|&v| v as u32).collect::<Vec<_>>().into())
+            }
+            IndexWidth::W16 => {
+                IndexVec::U16(values.iter().map(|&v| v as u16).collect::<Vec<_>>().into())
+            }
+            IndexWidth::W8 => {
+                IndexVec::U8(values.iter().map(|&v| v as u8).collect::<Vec<_>>().into())
+            }
             IndexWidth::W2 => {
                 let mut out = IndexVec::with_capacity(IndexWidth::W2, values.len());
                 for &v in values {
@@ -158,7 +166,7 @@ impl IndexVec {
     /// Like [`IndexVec::from_u64s`], taking ownership to avoid a copy at 64 bits.
     pub fn from_vec_u64(values: Vec<u64>, width: IndexWidth) -> Result<IndexVec, WidthOverflow> {
         if width == IndexWidth::W64 {
-            Ok(IndexVec::U64(values))
+            Ok(IndexVec::U64(values.into()))
         } else {
             IndexVec::from_u64s(&values, width)
         }
@@ -169,6 +177,7 @@ impl IndexVec {
         match self {
             IndexVec::Packed2 { bytes, len } => {
                 let shift = (*len % 4) * 2;
+                let bytes = bytes.make_mut();
                 if shift == 0 {
                     bytes.push(0);
                 }
@@ -177,10 +186,10 @@ impl IndexVec {
                 }
                 *len += 1;
             }
-            IndexVec::U8(x) => x.push(v as u8),
-            IndexVec::U16(x) => x.push(v as u16),
-            IndexVec::U32(x) => x.push(v as u32),
-            IndexVec::U64(x) => x.push(v),
+            IndexVec::U8(x) => x.make_mut().push(v as u8),
+            IndexVec::U16(x) => x.make_mut().push(v as u16),
+            IndexVec::U32(x) => x.make_mut().push(v as u32),
+            IndexVec::U64(x) => x.make_mut().push(v),
         }
     }
 
@@ -236,7 +245,7 @@ impl IndexVec {
     /// All elements widened to `u64`.
     pub fn to_u64_vec(&self) -> Vec<u64> {
         match self {
-            IndexVec::U64(x) => x.clone(),
+            IndexVec::U64(x) => x.to_vec(),
             _ => self.iter().collect(),
         }
     }
@@ -264,7 +273,7 @@ mod tests {
         match &v {
             IndexVec::Packed2 { bytes, len } => {
                 assert_eq!(*len, 5);
-                assert_eq!(bytes, &vec![0b11_01_10_00, 0b10]);
+                assert_eq!(&bytes[..], &[0b11_01_10_00, 0b10]);
             }
             _ => panic!("not packed"),
         }

@@ -14,6 +14,7 @@
 //! assert_eq!(t.to_entries(), e);
 //! ```
 
+mod buffer;
 mod build;
 mod convert;
 mod entries;
@@ -30,6 +31,7 @@ mod value;
 mod view;
 mod walk;
 
+pub use buffer::{Buf, Owner, Pod, ViewError};
 pub use convert::{convert, convert_to, AutoChoice, ConvertOptions, Converted};
 pub use entries::{
     coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,

@@ -2,6 +2,8 @@
 //! vector of any one of them.
 
 use half::{bf16, f16};
+
+use crate::buffer::Buf;
 use std::fmt;
 
 /// A complex number stored as two consecutive components (`re`, `im`), like C's `_Complex`.
@@ -382,21 +384,21 @@ complex_value!(C128, f64, C128);
 #[derive(Clone, Debug, PartialEq)]
 #[allow(missing_docs)]
 pub enum ValueVec {
-    F16(Vec<f16>),
-    BF16(Vec<bf16>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
-    I8(Vec<i8>),
-    I16(Vec<i16>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    U8(Vec<u8>),
-    U16(Vec<u16>),
-    U32(Vec<u32>),
-    U64(Vec<u64>),
-    Bool(Vec<bool>),
-    C64(Vec<C64>),
-    C128(Vec<C128>),
+    F16(Buf<f16>),
+    BF16(Buf<bf16>),
+    F32(Buf<f32>),
+    F64(Buf<f64>),
+    I8(Buf<i8>),
+    I16(Buf<i16>),
+    I32(Buf<i32>),
+    I64(Buf<i64>),
+    U8(Buf<u8>),
+    U16(Buf<u16>),
+    U32(Buf<u32>),
+    U64(Buf<u64>),
+    Bool(Buf<bool>),
+    C64(Buf<C64>),
+    C128(Buf<C128>),
 }
 
 /// Runs `$body` with `$v` bound to the typed `Vec` inside a [`ValueVec`] (or a reference to
@@ -436,7 +438,7 @@ macro_rules! access {
     ($t:ty, $tag:ident) => {
         impl ValueVecAccess for $t {
             fn wrap(v: Vec<Self>) -> ValueVec {
-                ValueVec::$tag(v)
+                ValueVec::$tag(v.into())
             }
             fn slice(vv: &ValueVec) -> Option<&[Self]> {
                 match vv {
@@ -467,21 +469,21 @@ impl ValueVec {
     /// An empty vector of type `t` with room for `cap` values.
     pub fn with_capacity(t: ValueType, cap: usize) -> ValueVec {
         match t {
-            ValueType::F16 => ValueVec::F16(Vec::with_capacity(cap)),
-            ValueType::BF16 => ValueVec::BF16(Vec::with_capacity(cap)),
-            ValueType::F32 => ValueVec::F32(Vec::with_capacity(cap)),
-            ValueType::F64 => ValueVec::F64(Vec::with_capacity(cap)),
-            ValueType::I8 => ValueVec::I8(Vec::with_capacity(cap)),
-            ValueType::I16 => ValueVec::I16(Vec::with_capacity(cap)),
-            ValueType::I32 => ValueVec::I32(Vec::with_capacity(cap)),
-            ValueType::I64 => ValueVec::I64(Vec::with_capacity(cap)),
-            ValueType::U8 => ValueVec::U8(Vec::with_capacity(cap)),
-            ValueType::U16 => ValueVec::U16(Vec::with_capacity(cap)),
-            ValueType::U32 => ValueVec::U32(Vec::with_capacity(cap)),
-            ValueType::U64 => ValueVec::U64(Vec::with_capacity(cap)),
-            ValueType::Bool => ValueVec::Bool(Vec::with_capacity(cap)),
-            ValueType::C64 => ValueVec::C64(Vec::with_capacity(cap)),
-            ValueType::C128 => ValueVec::C128(Vec::with_capacity(cap)),
+            ValueType::F16 => ValueVec::F16(Vec::with_capacity(cap).into()),
+            ValueType::BF16 => ValueVec::BF16(Vec::with_capacity(cap).into()),
+            ValueType::F32 => ValueVec::F32(Vec::with_capacity(cap).into()),
+            ValueType::F64 => ValueVec::F64(Vec::with_capacity(cap).into()),
+            ValueType::I8 => ValueVec::I8(Vec::with_capacity(cap).into()),
+            ValueType::I16 => ValueVec::I16(Vec::with_capacity(cap).into()),
+            ValueType::I32 => ValueVec::I32(Vec::with_capacity(cap).into()),
+            ValueType::I64 => ValueVec::I64(Vec::with_capacity(cap).into()),
+            ValueType::U8 => ValueVec::U8(Vec::with_capacity(cap).into()),
+            ValueType::U16 => ValueVec::U16(Vec::with_capacity(cap).into()),
+            ValueType::U32 => ValueVec::U32(Vec::with_capacity(cap).into()),
+            ValueType::U64 => ValueVec::U64(Vec::with_capacity(cap).into()),
+            ValueType::Bool => ValueVec::Bool(Vec::with_capacity(cap).into()),
+            ValueType::C64 => ValueVec::C64(Vec::with_capacity(cap).into()),
+            ValueType::C128 => ValueVec::C128(Vec::with_capacity(cap).into()),
         }
     }
 
@@ -516,8 +518,8 @@ impl ValueVec {
     /// Appends `s` converted to this vector's type; None (nothing appended) if the
     /// conversion would change the value.
     pub fn push_scalar(&mut self, s: Scalar) -> Option<()> {
-        fn go<V: Value>(v: &mut Vec<V>, s: Scalar) -> Option<()> {
-            v.push(V::from_scalar(s)?);
+        fn go<V: Value>(v: &mut Buf<V>, s: Scalar) -> Option<()> {
+            v.make_mut().push(V::from_scalar(s)?);
             Some(())
         }
         with_values!(self, v => go(v, s))
@@ -525,6 +527,6 @@ impl ValueVec {
 
     /// Removes all values, keeping the type.
     pub fn clear(&mut self) {
-        with_values!(self, v => v.clear())
+        with_values!(self, v => v.make_mut().clear())
     }
 }

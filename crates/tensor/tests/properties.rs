@@ -356,7 +356,7 @@ fn narrow(a: Vec<u64>, bits: u8, _name: &str) -> Result<Vec<u64>, String> {
 
 fn ours(t: &sptk_tensor::Tensor) -> Arrays {
     let values = match t.values() {
-        ValueVec::F64(v) => v.clone(),
+        ValueVec::F64(v) => v.to_vec(),
         other => panic!("unexpected value type {:?}", other.value_type()),
     };
     Arrays {
