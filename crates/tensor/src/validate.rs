@@ -5,7 +5,7 @@
 use sptk_encoding::{Encoding, LevelFormat};
 
 use crate::error::ConvertError;
-use crate::index::{IndexVec, IndexWidth};
+use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
 use crate::tensor::{LevelArrays, Tensor};
 use crate::value::ValueVec;
@@ -175,8 +175,17 @@ fn check_levels(t: &Tensor) -> Result<u64, ConvertError> {
                     )));
                 }
                 let entries = (crd.len() / stride) as u64;
-                let segments = segments(pos, &name, count, plan.format, entries)?;
                 let run = run_levels(t, l);
+                if plan.format == LevelFormat::Compressed
+                    && run.len() == 1
+                    && fast_compressed(pos, crd, count, plan.size, plan.nonunique, nonordered(t, l))
+                {
+                    count = entries;
+                    continue;
+                }
+                // The slow path finds and names the first problem (or checks what the
+                // fast path does not cover: COO runs, loose segments).
+                let segments = segments(pos, &name, count, plan.format, entries)?;
                 for (lo, hi) in segments {
                     check_segment(t, l, &run, lo, hi)?;
                 }
@@ -413,4 +422,91 @@ impl PlanChecks for crate::layout::LevelPlan {
     fn nonunique_alone(&self, run: &[usize]) -> bool {
         run.len() == 1 && self.nonunique
     }
+}
+
+fn nonordered(t: &Tensor, l: usize) -> bool {
+    t.encoding.levels.get(l).is_some_and(|s| s.props.nonordered)
+}
+
+/// Typed check of one compressed level that is not the head of a COO run: positions
+/// start at 0, never decrease and end at the coordinate count; coordinates are below the
+/// level size and, where promised, sorted (and unique) inside each segment. Returns false
+/// on any problem; the slow path then locates it.
+fn fast_compressed(
+    pos: &IndexVec,
+    crd: &IndexVec,
+    parents: u64,
+    size: u64,
+    nonunique: bool,
+    nonordered: bool,
+) -> bool {
+    macro_rules! typed {
+        ($p:expr, $c:expr) => {
+            compressed_ok($p, $c, parents, size, nonunique, nonordered)
+        };
+    }
+    macro_rules! by_crd {
+        ($p:expr) => {
+            match crd {
+                IndexVec::U8(c) => typed!($p, c),
+                IndexVec::U16(c) => typed!($p, c),
+                IndexVec::U32(c) => typed!($p, c),
+                IndexVec::U64(c) => typed!($p, c),
+                IndexVec::Packed2 { .. } => false,
+            }
+        };
+    }
+    match pos {
+        IndexVec::U8(p) => by_crd!(p),
+        IndexVec::U16(p) => by_crd!(p),
+        IndexVec::U32(p) => by_crd!(p),
+        IndexVec::U64(p) => by_crd!(p),
+        IndexVec::Packed2 { .. } => false,
+    }
+}
+
+fn compressed_ok<P: Index, C: Index>(
+    pos: &[P],
+    crd: &[C],
+    parents: u64,
+    size: u64,
+    nonunique: bool,
+    nonordered: bool,
+) -> bool {
+    let Ok(parents) = usize::try_from(parents) else {
+        return false;
+    };
+    if pos.len() != parents + 1 || pos.first().map(|p| p.to_u64()) != Some(0) {
+        return false;
+    }
+    if pos.last().map(|p| p.to_u64()) != Some(crd.len() as u64) {
+        return false;
+    }
+    let mut prev = 0usize;
+    for p in &pos[1..] {
+        let p = p.to_u64() as usize;
+        // `p <= crd.len()` follows from monotonicity and the last position.
+        if p < prev {
+            return false;
+        }
+        let Some(seg) = crd.get(prev..p) else {
+            return false;
+        };
+        let ok = if nonordered {
+            seg.iter().all(|c| c.to_u64() < size)
+        } else {
+            let sorted = if nonunique {
+                seg.windows(2).all(|w| w[0] <= w[1])
+            } else {
+                seg.windows(2).all(|w| w[0] < w[1])
+            };
+            // Sorted: only the last coordinate needs the bound check.
+            sorted && seg.last().is_none_or(|c| c.to_u64() < size)
+        };
+        if !ok {
+            return false;
+        }
+        prev = p;
+    }
+    true
 }
