@@ -216,8 +216,8 @@ proptest! {
         if let Ok(t2) = Tensor::try_from_parts(e, d.clone(), levels, v) {
             let back = t2.to_entries();
             for k in 0..back.len() {
-                for dim in 0..2 {
-                    prop_assert!(back.coord(k, dim) < d[dim]);
+                for (dim, &size) in d.iter().enumerate() {
+                    prop_assert!(back.coord(k, dim) < size);
                 }
             }
             let _ = t2.print_storage();
