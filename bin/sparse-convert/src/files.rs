@@ -130,6 +130,13 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
 pub fn write_output(path: &Path, tensor: &Tensor, args: &ConvertArgs) -> Result<()> {
     let format = choose(path, &args.format, "output")?;
     let entries = tensor.to_entries();
+    let bar = progress::count(
+        args.input.quiet || path.as_os_str() == "-",
+        entries.len() as u64,
+        "writing",
+    );
+    let tick = bar.clone();
+    let progress: sptk_mtx::Progress = Arc::new(move |done: u64| tick.set_position(done));
     match format {
         Format::Mtx => {
             let symmetry = match &args.symmetry {
@@ -139,6 +146,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, args: &ConvertArgs) -> Result<
             let opts = sptk_mtx::WriteOptions {
                 symmetry,
                 threads: args.input.threads,
+                progress: Some(progress),
                 ..Default::default()
             };
             sptk_mtx::write_path(path, &entries, &opts)?;
@@ -149,11 +157,13 @@ pub fn write_output(path: &Path, tensor: &Tensor, args: &ConvertArgs) -> Result<
             }
             let opts = sptk_mtx::WriteOptions {
                 threads: args.input.threads,
+                progress: Some(progress),
                 ..Default::default()
             };
             sptk_mtx::write_tns_path(path, &entries, &opts)?;
         }
     }
+    progress::finish(bar);
     Ok(())
 }
 

@@ -25,6 +25,23 @@ pub fn bytes(quiet: bool, total: u64, what: &str) -> ProgressBar {
     bar
 }
 
+/// A bar counting `total` entries, or a hidden one.
+pub fn count(quiet: bool, total: u64, what: &str) -> ProgressBar {
+    if !visible(quiet) {
+        return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>10} [{bar:40}] {human_pos}/{human_len} entries ({per_sec}, {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
 /// A spinner for work of unknown length, or a hidden one.
 pub fn spinner(quiet: bool, what: &str) -> ProgressBar {
     if !visible(quiet) {

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Times sparse-convert against the tools people use instead (SciPy, fast_matrix_market) on
+# the same generated files, in one run, and prints a table of medians and ratios.
+# It reports; it never fails the test suite. Usage: benches/peers.sh [--quick]
+#   SPTK_BENCH_DATA  folder for the generated inputs (default: /tmp/sptk-bench)
+#   SPTK_BENCH_RUNS  timed runs per tool (default: 5)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+venv="$here/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet numpy scipy fast_matrix_market
+fi
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sptk-target}"
+cargo build --release --quiet -p sparse-convert --manifest-path "$root/Cargo.toml"
+command -v /usr/bin/time >/dev/null || { echo "peers.sh: /usr/bin/time is needed (apt-get install time)" >&2; exit 1; }
+exec "$venv/bin/python" "$here/peers.py" --bin "$CARGO_TARGET_DIR/release/sparse-convert" "$@"
