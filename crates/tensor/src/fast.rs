@@ -100,29 +100,18 @@ fn build_typed<V: Value, C: Wrap + Default>(
     let n = entries.len();
     let rows = usize::try_from(entries.dim_sizes()[outer])
         .map_err(|_| ConvertError::TooLarge("too many rows".into()))?;
-    let rc = entries.coords(outer);
-    let cc = entries.coords(inner);
-
-    // Count entries per row, then exclusive prefix sums: `start[r]..start[r + 1]`.
-    let mut start = vec![0usize; rows + 1];
-    for r in rc.iter() {
-        start[r as usize + 1] += 1;
-    }
-    for r in 0..rows {
-        start[r + 1] += start[r];
-    }
-
-    // Scatter in input order (so duplicates keep their order within a row).
-    let mut crd: Vec<C> = vec![C::default(); n];
-    let mut val: Vec<V> = vec![V::default(); n];
-    let mut next = start.clone();
-    for (e, (r, c)) in rc.iter().zip(cc.iter()).enumerate() {
-        let slot = &mut next[r as usize];
-        crd[*slot] = C::from_u64_unchecked(c);
-        val[*slot] = vals[e];
-        *slot += 1;
-    }
-    drop(next);
+    let (start, mut crd, mut val) = match (entries.coords(outer), entries.coords(inner)) {
+        (IndexVec::U32(r), IndexVec::U32(c)) => scatter::<u32, u32, C, V>(r, c, vals, rows),
+        (IndexVec::U32(r), IndexVec::U64(c)) => scatter::<u32, u64, C, V>(r, c, vals, rows),
+        (IndexVec::U64(r), IndexVec::U32(c)) => scatter::<u64, u32, C, V>(r, c, vals, rows),
+        (IndexVec::U64(r), IndexVec::U64(c)) => scatter::<u64, u64, C, V>(r, c, vals, rows),
+        (r, c) => {
+            let r: Vec<u64> = r.to_u64_vec();
+            let c: Vec<u64> = c.to_u64_vec();
+            scatter::<u64, u64, C, V>(&r, &c, vals, rows)
+        }
+    };
+    debug_assert_eq!(crd.len(), n);
 
     // Sort, sum and drop zeros inside each row; `len[r]` is what the row keeps.
     let mut len = vec![0usize; rows];
@@ -161,7 +150,6 @@ fn build_typed<V: Value, C: Wrap + Default>(
             Ok::<(), ConvertError>(())
         })?;
     }
-
     // Compact: move each row's kept prefix left; positions from the kept lengths.
     let mut pos: Vec<u64> = Vec::with_capacity(rows + 1);
     pos.push(0);
@@ -180,7 +168,6 @@ fn build_typed<V: Value, C: Wrap + Default>(
     val.truncate(w);
     crd.shrink_to_fit();
     val.shrink_to_fit();
-
     let pos = IndexVec::from_vec_u64(pos, layout.pos_width).map_err(|o| ConvertError::Width {
         array: "pos[1]".into(),
         value: o.value,
@@ -211,6 +198,67 @@ fn build_typed<V: Value, C: Wrap + Default>(
     Ok((levels, val))
 }
 
+/// Counting sort by row: returns `start` (row `r` is `start[r]..start[r + 1]`) and the
+/// coordinates and values scattered into row order, input order kept inside each row.
+///
+/// The rows are split into ranges holding about equal numbers of entries; each range is
+/// filled by one task that scans the whole input and takes its own rows, so tasks write
+/// disjoint slices and the result does not depend on the number of threads.
+fn scatter<R: Index, K: Index, C: Index + Default, V: Value>(
+    row: &[R],
+    col: &[K],
+    vals: &[V],
+    rows: usize,
+) -> (Vec<usize>, Vec<C>, Vec<V>) {
+    let n = vals.len();
+    let mut start = vec![0usize; rows + 1];
+    for r in row {
+        start[r.to_u64() as usize + 1] += 1;
+    }
+    for r in 0..rows {
+        start[r + 1] += start[r];
+    }
+    let mut crd: Vec<C> = vec![C::default(); n];
+    let mut val: Vec<V> = vec![V::default(); n];
+    huge_pages(&mut crd);
+    huge_pages(&mut val);
+    let parts = rayon::current_num_threads().clamp(1, 8);
+    // Row boundaries of the parts, balanced by entry count.
+    let mut bounds = vec![0usize];
+    for p in 1..parts {
+        let target = n / parts * p;
+        let b = start.partition_point(|&s| s < target).min(rows);
+        bounds.push(b.max(*bounds.last().unwrap_or(&0)));
+    }
+    bounds.push(rows);
+    let mut tasks = Vec::with_capacity(parts);
+    let (mut crd_rest, mut val_rest): (&mut [C], &mut [V]) = (&mut crd, &mut val);
+    for w in bounds.windows(2) {
+        let (lo, hi) = (w[0], w[1]);
+        let span = start[hi] - start[lo];
+        let (c, ct) = crd_rest.split_at_mut(span);
+        let (v, vt) = val_rest.split_at_mut(span);
+        tasks.push((lo, hi, c, v));
+        crd_rest = ct;
+        val_rest = vt;
+    }
+    let start_ref = &start;
+    tasks.into_par_iter().for_each(|(lo, hi, c, v)| {
+        let base = start_ref[lo];
+        let mut next: Vec<usize> = start_ref[lo..hi].iter().map(|s| s - base).collect();
+        for (e, r) in row.iter().enumerate() {
+            let r = r.to_u64() as usize;
+            if r >= lo && r < hi {
+                let slot = &mut next[r - lo];
+                c[*slot] = C::from_u64_unchecked(col[e].to_u64());
+                v[*slot] = vals[e];
+                *slot += 1;
+            }
+        }
+    });
+    (start, crd, val)
+}
+
 /// Sorts one row by coordinate (stably), sums duplicates in order, drops zeros if asked;
 /// returns the kept length, or the coordinate whose integer sum overflowed.
 fn sum_row<C: Index, V: Value>(
@@ -220,7 +268,20 @@ fn sum_row<C: Index, V: Value>(
     scratch: &mut Vec<(C, V)>,
 ) -> Result<usize, u64> {
     let sorted = crd.windows(2).all(|w| w[0] < w[1]);
-    if !sorted {
+    if !sorted && crd.len() <= 32 {
+        // Short rows: a stable insertion sort in place.
+        for i in 1..crd.len() {
+            let (c, v) = (crd[i], val[i]);
+            let mut j = i;
+            while j > 0 && crd[j - 1] > c {
+                crd[j] = crd[j - 1];
+                val[j] = val[j - 1];
+                j -= 1;
+            }
+            crd[j] = c;
+            val[j] = v;
+        }
+    } else if !sorted {
         scratch.clear();
         scratch.extend(crd.iter().copied().zip(val.iter().copied()));
         scratch.sort_by_key(|p| p.0);
@@ -246,4 +307,30 @@ fn sum_row<C: Index, V: Value>(
         }
     }
     Ok(w)
+}
+
+/// Asks the kernel to back a large, not yet touched array with huge pages: the scatter
+/// writes to random places in it, and 2 MiB pages cut its TLB misses.
+fn huge_pages<T>(v: &mut [T]) {
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = std::mem::size_of_val(v);
+        if bytes < 8 << 20 {
+            return;
+        }
+        let start = v.as_mut_ptr() as usize;
+        let aligned = (start + (2 << 20) - 1) & !((2 << 20) - 1);
+        let end = (start + bytes) & !((2 << 20) - 1);
+        if end > aligned {
+            // SAFETY: advice only, on whole pages inside memory this slice owns; it never
+            // changes the contents.
+            unsafe {
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
 }

@@ -131,6 +131,11 @@ impl Tensor {
         let mut h = crc32fast::Hasher::new();
         let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
         for (_, a) in self.index_arrays() {
+            if let IndexVec::U64(x) = a {
+                // Already little-endian u64: hash the bytes as they are.
+                hash_values(&mut h, x);
+                continue;
+            }
             for x in a.iter() {
                 buf.extend_from_slice(&x.to_le_bytes());
                 if buf.len() >= 64 * 1024 {
@@ -138,17 +143,18 @@ impl Tensor {
                     buf.clear();
                 }
             }
+            h.update(&buf);
+            buf.clear();
         }
-        h.update(&buf);
         crate::with_values!(&self.values, v => hash_values(&mut h, v));
         h.finalize()
     }
 }
 
-fn hash_values<V: crate::value::Value>(h: &mut crc32fast::Hasher, v: &[V]) {
-    // SAFETY: `Value` types are plain old data without padding (see the trait's
-    // "Transmute safety"), so their memory is `size_of_val(v)` initialized bytes; this
-    // project only builds for little-endian targets (checked in lib.rs).
+fn hash_values<V: Copy>(h: &mut crc32fast::Hasher, v: &[V]) {
+    // SAFETY: called with value types and `u64` only, plain old data without padding
+    // (see `Value`'s "Transmute safety"), so their memory is `size_of_val(v)` initialized
+    // bytes; this project only builds for little-endian targets (checked in lib.rs).
     let bytes =
         unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
     h.update(bytes);

@@ -224,3 +224,38 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn checksum_is_crc32_of_widened_index_arrays_then_values() {
+    // The same bytes any tool can hash: pos, crd as little-endian u64, then f64 values.
+    for text in [
+        CSR,
+        "map = (i, j) -> (i : dense, j : compressed), posWidth = 32, crdWidth = 8",
+    ] {
+        let t = convert_to(&matrix(), &enc(text), &ConvertOptions::default()).unwrap();
+        let mut bytes = Vec::new();
+        for x in [0u64, 2, 2, 2, 5].iter().chain(&[0u64, 2, 2, 3, 5]) {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+        for v in [1.0f64, 2.0, 3.0, 4.0, 5.0] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(t.checksum(), crc32(&bytes), "{text}");
+    }
+}
+
+/// A bitwise CRC-32 (IEEE, reflected, polynomial 0xEDB88320): the plain definition.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut c = 0xFFFF_FFFFu32;
+    for &b in bytes {
+        c ^= b as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
