@@ -26,6 +26,7 @@ mod layout;
 mod order;
 mod print;
 mod tensor;
+mod transpose;
 mod validate;
 mod value;
 mod view;
@@ -40,6 +41,7 @@ pub use error::ConvertError;
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
 pub use layout::{Layout, LevelPlan};
 pub use tensor::{AppliedSlice, LevelArrays, Tensor};
+pub use transpose::convert_tensor;
 pub use value::{Complex, Scalar, Value, ValueType, ValueVec, ValueVecAccess, C128, C64};
 pub use view::{IndexSlice, OuterView};
 

@@ -584,3 +584,27 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Converting a stored tensor (direct paths such as CSR <-> CSC by transpose) equals
+    /// converting its coordinate list.
+    #[test]
+    fn stored_tensor_conversions_equal_the_coordinate_path(
+        input in big_matrix(),
+        src in prop_oneof![Just("CSR"), Just("CSC"), Just("BSR:2x2"), Just("COO")],
+        dst in prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("ELL")],
+        cw in prop_oneof![Just(None), Just(Some(32u8)), Just(Some(16))],
+    ) {
+        let t = sptk_tensor::convert(&input.entries(), &sptk_encoding::resolve_target(src, 2).unwrap(), &ConvertOptions::default()).unwrap().tensor;
+        let target = sptk_encoding::resolve_target(dst, 2).unwrap().with_widths(None, cw).unwrap();
+        let direct = sptk_tensor::convert_tensor(&t, &target, &ConvertOptions::default());
+        let general = sptk_tensor::convert(&t.to_entries(), &target, &ConvertOptions::default());
+        match (direct, general) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(a.tensor, b.tensor),
+            (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => prop_assert!(false, "{:?} vs {:?}", a.err(), b.err()),
+        }
+    }
+}
