@@ -17,6 +17,7 @@
 mod buffer;
 mod build;
 mod convert;
+mod direct;
 mod entries;
 mod error;
 mod fast;
@@ -26,7 +27,6 @@ mod layout;
 mod order;
 mod print;
 mod tensor;
-mod transpose;
 mod validate;
 mod value;
 mod view;
@@ -34,6 +34,7 @@ mod walk;
 
 pub use buffer::{Buf, Owner, Pod, ViewError};
 pub use convert::{convert, convert_to, AutoChoice, ConvertOptions, Converted};
+pub use direct::convert_tensor;
 pub use entries::{
     coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,
 };
@@ -41,7 +42,6 @@ pub use error::ConvertError;
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
 pub use layout::{Layout, LevelPlan};
 pub use tensor::{AppliedSlice, LevelArrays, Tensor};
-pub use transpose::convert_tensor;
 pub use value::{Complex, Scalar, Value, ValueType, ValueVec, ValueVecAccess, C128, C64};
 pub use view::{IndexSlice, OuterView};
 

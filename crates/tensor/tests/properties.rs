@@ -594,7 +594,7 @@ proptest! {
     fn stored_tensor_conversions_equal_the_coordinate_path(
         input in big_matrix(),
         src in prop_oneof![Just("CSR"), Just("CSC"), Just("BSR:2x2"), Just("COO")],
-        dst in prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("ELL")],
+        dst in prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("ELL"), Just("BSR:2x2"), Just("BSR:4x1"), Just("BSR:3x5"), Just("BSC:2x2"), Just("map = (i, j) -> (j floordiv 2 : dense, i floordiv 4 : compressed, j mod 2 : dense, i mod 4 : dense)")],
         cw in prop_oneof![Just(None), Just(Some(32u8)), Just(Some(16))],
     ) {
         let t = sptk_tensor::convert(&input.entries(), &sptk_encoding::resolve_target(src, 2).unwrap(), &ConvertOptions::default()).unwrap().tensor;
