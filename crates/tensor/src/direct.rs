@@ -4,6 +4,7 @@
 //!   counting pass over the coordinates and one scatter;
 //! - CSR -> BSR / BSC-ordered blocks of the same outer dimension: each block row merges
 //!   its rows' sorted coordinates into blocks, block rows in parallel.
+//!
 //! Every other pair goes through the tensor's coordinate list.
 
 use rayon::prelude::*;
@@ -308,6 +309,9 @@ fn blocks_values<V: Value + ValueVecAccess>(
     Ok((levels, V::wrap(bvals)))
 }
 
+/// `pos`, `crd` and the values of a block layout.
+type BlockArrays<V> = (Vec<u64>, Vec<u64>, Vec<V>);
+
 /// Block rows per parallel task.
 const BLOCK_ROWS_PER_TASK: usize = 1024;
 
@@ -320,7 +324,7 @@ fn blocks<C: Index, V: Value>(
     block_rows: usize,
     r: usize,
     c: usize,
-) -> Result<(Vec<u64>, Vec<u64>, Vec<V>), ConvertError> {
+) -> Result<BlockArrays<V>, ConvertError> {
     let rows = pos.len().saturating_sub(1);
     let row_range = |br: usize| (br * r).min(rows)..((br + 1) * r).min(rows);
     // Pass 1: blocks per block row (distinct column blocks of its rows).
@@ -395,9 +399,8 @@ fn block_columns<C: Index>(
 ) {
     out.clear();
     for row in rows {
-        for q in pos[row] as usize..pos[row + 1] as usize {
-            out.push(crd[q].to_u64() / c);
-        }
+        let seg = &crd[pos[row] as usize..pos[row + 1] as usize];
+        out.extend(seg.iter().map(|x| x.to_u64() / c));
     }
     out.sort_unstable();
     out.dedup();
