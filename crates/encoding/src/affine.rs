@@ -47,7 +47,11 @@ impl AffineExpr {
                 AffineExpr::Const(x * y)
             }
             (AffineExpr::Const(1), e) | (e, AffineExpr::Const(1)) => e,
-            (c @ AffineExpr::Const(_), e) => AffineExpr::times(e, c),
+            // Constants go right; two constants whose product overflows stay a `Mul`
+            // (swapping them would recurse forever).
+            (c @ AffineExpr::Const(_), e) if !matches!(e, AffineExpr::Const(_)) => {
+                AffineExpr::times(e, c)
+            }
             (AffineExpr::Mul(x, c1), AffineExpr::Const(c2)) if matches!(*c1, AffineExpr::Const(v) if v.checked_mul(c2).is_some()) =>
             {
                 let AffineExpr::Const(v) = *c1 else {

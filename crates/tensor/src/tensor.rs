@@ -85,6 +85,12 @@ impl Tensor {
     pub fn values(&self) -> &ValueVec {
         &self.values
     }
+    /// The same tensor with its provenance: the slices applied when it was made (for
+    /// tensors rebuilt from stored arrays, whose files record them).
+    pub fn with_applied_slices(mut self, slices: Vec<AppliedSlice>) -> Tensor {
+        self.slices = slices;
+        self
+    }
     /// Slices applied when the tensor was made.
     pub fn applied_slices(&self) -> &[AppliedSlice] {
         &self.slices

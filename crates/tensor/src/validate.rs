@@ -263,6 +263,19 @@ fn segments(
     entries: u64,
 ) -> Result<Vec<(u64, u64)>, ConvertError> {
     let parents = usize::try_from(parents).map_err(|_| bad(format!("{name}: too many parents")))?;
+    let want = if format == LevelFormat::Compressed {
+        parents.checked_add(1)
+    } else {
+        parents.checked_mul(2)
+    };
+    if want != Some(pos.len()) {
+        return Err(bad(format!(
+            "{name}: length {}; {parents} parent position(s) need {}",
+            pos.len(),
+            want.map_or_else(|| "more".to_string(), |w| w.to_string())
+        )));
+    }
+    // The length matches the array, so this allocation is bounded by real data.
     let mut out = Vec::with_capacity(parents);
     if format == LevelFormat::Compressed {
         if pos.len() != parents + 1 {

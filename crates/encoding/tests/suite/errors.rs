@@ -330,3 +330,19 @@ fn hostile_inputs_are_errors_not_panics() {
     ));
     assert!(e.check_convertible().is_err());
 }
+
+/// Found by the `encoding_parse` fuzz target: two constants whose product overflows made
+/// the simplifier swap them forever (a stack overflow reachable from a hostile .spt).
+#[test]
+fn overflowing_constant_products_do_not_recurse() {
+    assert!(parse("(u=(2222*22222222222222222(4-").is_err());
+    // Either answer is fine; returning at all is the point.
+    let _ = parse(
+        "map = (i, j) -> (i * 9223372036854775807 * 9223372036854775807 : dense, j : compressed)",
+    );
+    let big = sptk_encoding::AffineExpr::times(
+        sptk_encoding::AffineExpr::Const(i64::MAX),
+        sptk_encoding::AffineExpr::Const(3),
+    );
+    assert!(matches!(big, sptk_encoding::AffineExpr::Mul(..)));
+}
