@@ -28,16 +28,32 @@ pub enum Command {
     Info(InfoArgs),
     /// Parse an encoding or preset: its canonical text and a table of levels.
     Encoding(EncodingArgs),
+    /// Check a `.spt` file completely: every checksum, then every array invariant.
+    Verify(VerifyArgs),
+}
+
+/// `sparse-convert verify FILE.spt`
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The `.spt` file.
+    pub input: PathBuf,
+    /// Read the file into memory instead of mapping it.
+    #[arg(long)]
+    pub no_mmap: bool,
 }
 
 /// Options shared by every command that reads an input.
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
-    /// Input file (`.mtx`, `.mtx.gz`, `.tns`); `-` reads standard input.
+    /// Input file (`.mtx`, `.mtx.gz`, `.tns`, `.spt`); `-` reads standard input.
     pub input: Option<PathBuf>,
-    /// Input format when the name does not say it: mtx or tns.
+    /// Input format when the name does not say it: mtx, tns or spt.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
+    /// `.spt` input: read the file into memory instead of mapping it (for files another
+    /// process may change or truncate while they are in use).
+    #[arg(long)]
+    pub no_mmap: bool,
     /// Worker threads (0: one per core). Output is identical for any value.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -84,13 +100,13 @@ pub struct ConvertArgs {
     /// The target.
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Output file (`.mtx`, `.mtx.gz`, `.tns`); `-` writes standard output.
+    /// Output file (`.spt`, `.mtx`, `.mtx.gz`, `.tns`); `-` writes standard output.
     #[arg(long, short, value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// Print the storage in MLIR's sparse_tensor.print layout on standard output.
     #[arg(long)]
     pub print: bool,
-    /// Output format for `-o -`: mtx or tns.
+    /// Output format for `-o -`: mtx, tns or spt.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
     /// Matrix Market output: write one triangle of a symmetric, skew-symmetric or hermitian matrix.

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use crate::cli::{ConvertArgs, InputArgs};
 use crate::progress;
-use sptk_tensor::{Entries, Tensor};
+use sptk_store::SptFile;
+use sptk_tensor::{Entries, Tensor, ValueType};
 
 /// File formats the command line reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +17,8 @@ pub enum Format {
     Mtx,
     /// FROSTT / MLIR extended `.tns`.
     Tns,
+    /// The `.spt` storage file.
+    Spt,
 }
 
 impl Format {
@@ -23,7 +26,8 @@ impl Format {
         match s.to_ascii_lowercase().as_str() {
             "mtx" | "mm" | "matrix-market" => Ok(Format::Mtx),
             "tns" | "frostt" => Ok(Format::Tns),
-            other => bail!("unknown format `{other}` (expected mtx or tns)"),
+            "spt" => Ok(Format::Spt),
+            other => bail!("unknown format `{other}` (expected mtx, tns or spt)"),
         }
     }
 
@@ -35,6 +39,8 @@ impl Format {
             Some(Format::Mtx)
         } else if name.ends_with(".tns") {
             Some(Format::Tns)
+        } else if name.ends_with(".spt") {
+            Some(Format::Spt)
         } else {
             None
         }
@@ -45,6 +51,7 @@ impl Format {
         match self {
             Format::Mtx => "Matrix Market",
             Format::Tns => "FROSTT .tns",
+            Format::Spt => "sptk storage file (.spt)",
         }
     }
 }
@@ -57,8 +64,40 @@ pub struct Input {
     pub format: Format,
     /// Its header in words (`matrix coordinate real symmetric`), if the format has one.
     pub header: String,
-    /// The entries.
-    pub entries: Entries,
+    /// What was read.
+    pub content: Content,
+}
+
+/// An input's content: a coordinate list, or a stored tensor (opened, not yet validated).
+pub enum Content {
+    /// Entries of a text format.
+    Entries(Entries),
+    /// A `.spt` file: header and directory checked; `validate` gives the tensor.
+    Stored(SptFile),
+}
+
+impl Input {
+    /// Dimension sizes.
+    pub fn dim_sizes(&self) -> Vec<u64> {
+        match &self.content {
+            Content::Entries(e) => e.dim_sizes().to_vec(),
+            Content::Stored(f) => f.header().dim_sizes().to_vec(),
+        }
+    }
+    /// Value type.
+    pub fn value_type(&self) -> ValueType {
+        match &self.content {
+            Content::Entries(e) => e.value_type(),
+            Content::Stored(f) => f.header().value_type,
+        }
+    }
+    /// Entries (padding excluded) as read or as the file's header says.
+    pub fn entry_count(&self) -> u64 {
+        match &self.content {
+            Content::Entries(e) => e.len() as u64,
+            Content::Stored(f) => f.header().entries,
+        }
+    }
 }
 
 fn choose(path: &Path, flag: &Option<String>, what: &str) -> Result<Format> {
@@ -86,6 +125,22 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
         bail!("no INPUT given (a .mtx or .tns file, or - for standard input)");
     };
     let format = choose(path, &args.from, "input")?;
+    if format == Format::Spt {
+        if path.as_os_str() == "-" {
+            bail!("a .spt input must be a file (it is memory-mapped), not standard input");
+        }
+        let file = if args.no_mmap {
+            SptFile::read(path)?
+        } else {
+            SptFile::open(path)?
+        };
+        return Ok(Input {
+            path: path.display().to_string(),
+            format,
+            header: format!("version {}", sptk_store::VERSION),
+            content: Content::Stored(file),
+        });
+    }
     let bytes = if path.as_os_str() == "-" {
         0
     } else {
@@ -116,25 +171,46 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
             };
             (String::new(), sptk_mtx::read_tns_path(path, &opts)?.entries)
         }
+        Format::Spt => unreachable!("handled above"),
     };
     progress::finish(bar);
     Ok(Input {
         path: path.display().to_string(),
         format,
         header,
-        entries,
+        content: Content::Entries(entries),
     })
 }
 
 /// Writes the converted tensor to `path` (atomically for files).
-pub fn write_output(path: &Path, tensor: &Tensor, args: &ConvertArgs) -> Result<()> {
+pub fn write_output(path: &Path, tensor: &Tensor, source: &str, args: &ConvertArgs) -> Result<()> {
     let format = choose(path, &args.format, "output")?;
+    let quiet = args.input.quiet || path.as_os_str() == "-";
+    if format == Format::Spt {
+        if args.symmetry.is_some() {
+            bail!("--symmetry applies to Matrix Market output only");
+        }
+        let bar = progress::bytes(quiet, tensor.storage_bytes() as u64, "writing");
+        let tick = bar.clone();
+        let opts = sptk_store::WriteOptions {
+            source: Some(source.to_string()),
+            progress: Some(Arc::new(move |done: u64| tick.set_position(done))),
+            ..Default::default()
+        };
+        if path.as_os_str() == "-" {
+            use std::io::Write;
+            let bytes = sptk_store::to_bytes(tensor, &opts)?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)?;
+            out.flush()?;
+        } else {
+            sptk_store::write(path, tensor, &opts)?;
+        }
+        progress::finish(bar);
+        return Ok(());
+    }
     let entries = tensor.to_entries();
-    let bar = progress::count(
-        args.input.quiet || path.as_os_str() == "-",
-        entries.len() as u64,
-        "writing",
-    );
+    let bar = progress::count(quiet, entries.len() as u64, "writing");
     let tick = bar.clone();
     let progress: sptk_mtx::Progress = Arc::new(move |done: u64| tick.set_position(done));
     match format {
@@ -162,6 +238,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, args: &ConvertArgs) -> Result<
             };
             sptk_mtx::write_tns_path(path, &entries, &opts)?;
         }
+        Format::Spt => unreachable!("handled above"),
     }
     progress::finish(bar);
     Ok(())

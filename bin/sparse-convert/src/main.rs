@@ -14,8 +14,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use cli::{Cli, Command, ConvertArgs, EncodingArgs, InfoArgs, TargetArgs};
-use sptk_tensor::{ConvertOptions, Converted, Entries};
+use cli::{Cli, Command, ConvertArgs, EncodingArgs, InfoArgs, TargetArgs, VerifyArgs};
+use files::Content;
+use sptk_tensor::{ConvertOptions, Converted};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -50,7 +51,7 @@ pub fn presets_help() -> String {
 fn run(cli: Cli) -> Result<()> {
     let threads = match &cli.command {
         Some(Command::Info(a)) => a.input.threads,
-        Some(Command::Encoding(_)) => 0,
+        Some(Command::Encoding(_)) | Some(Command::Verify(_)) => 0,
         None => cli.convert.input.threads,
     };
     if threads > 0 {
@@ -63,6 +64,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Some(Command::Info(args)) => info(args),
         Some(Command::Encoding(args)) => encoding(args),
+        Some(Command::Verify(args)) => verify(args),
         None => convert(cli.convert),
     }
 }
@@ -94,16 +96,24 @@ fn target(t: &TargetArgs, rank: usize) -> Result<sptk_encoding::Target> {
         .map_err(|e| anyhow::anyhow!("--to: {e}"))
 }
 
+/// Converts the input into the target; returns the result and the time of the
+/// conversion (for a `.spt` input, validation included).
 fn do_convert(
-    entries: &Entries,
+    input: &files::Input,
     t: &TargetArgs,
     quiet: bool,
 ) -> Result<(Converted, std::time::Duration)> {
-    let target = target(t, entries.rank())?;
+    let target = target(t, input.dim_sizes().len())?;
     let opts = options(t)?;
     let bar = progress::spinner(quiet, "converting");
     let start = Instant::now();
-    let converted = sptk_tensor::convert(entries, &target, &opts)?;
+    let converted = match &input.content {
+        Content::Entries(entries) => sptk_tensor::convert(entries, &target, &opts)?,
+        Content::Stored(file) => {
+            let tensor = file.validate()?;
+            sptk_tensor::convert_tensor(&tensor, &target, &opts)?
+        }
+    };
     let elapsed = start.elapsed();
     progress::finish(bar);
     if let Some(choice) = &converted.choice {
@@ -119,7 +129,7 @@ fn convert(args: ConvertArgs) -> Result<()> {
     let read_start = Instant::now();
     let input = files::read_input(&args.input)?;
     let read_time = read_start.elapsed();
-    let (converted, convert_time) = do_convert(&input.entries, &args.target, quiet)?;
+    let (converted, convert_time) = do_convert(&input, &args.target, quiet)?;
     let tensor = &converted.tensor;
     if args.print {
         let stdout = std::io::stdout();
@@ -129,7 +139,7 @@ fn convert(args: ConvertArgs) -> Result<()> {
     }
     if let Some(path) = &args.output {
         let write_start = Instant::now();
-        files::write_output(path, tensor, &args)?;
+        files::write_output(path, tensor, &input.path, &args)?;
         if !quiet && path.as_os_str() != "-" {
             eprintln!(
                 "wrote {} in {:.3} s",
@@ -151,13 +161,15 @@ fn convert(args: ConvertArgs) -> Result<()> {
 fn info(args: InfoArgs) -> Result<()> {
     let input = files::read_input(&args.input)?;
     let converted = match &args.target.to {
-        Some(_) => Some(do_convert(&input.entries, &args.target, args.input.quiet)?.0),
+        Some(_) => Some(do_convert(&input, &args.target, args.input.quiet)?.0),
         None => None,
     };
+    // A `.spt` input without --to is described from its header alone: instant.
+    let summary = report::summary(&input, converted.as_ref().map(|c| &c.tensor));
     let text = if args.json {
-        report::info_json(&input, converted.as_ref().map(|c| &c.tensor))
+        report::info_json(&input, summary.as_ref())
     } else {
-        report::info_table(&input, converted.as_ref().map(|c| &c.tensor))
+        report::info_table(&input, summary.as_ref())
     };
     print!("{text}");
     std::io::stdout().flush()?;
@@ -175,4 +187,25 @@ fn encoding(args: EncodingArgs) -> Result<()> {
             bail!("{}", text.strip_prefix("error: ").unwrap_or(&text))
         }
     }
+}
+
+fn verify(args: VerifyArgs) -> Result<()> {
+    let start = Instant::now();
+    let file = if args.no_mmap {
+        sptk_store::SptFile::read(&args.input)?
+    } else {
+        sptk_store::SptFile::open(&args.input)?
+    };
+    let tensor = file.verify()?;
+    print!(
+        "{}",
+        report::verified(
+            &args.input.display().to_string(),
+            &file,
+            &tensor,
+            start.elapsed()
+        )
+    );
+    std::io::stdout().flush()?;
+    Ok(())
 }

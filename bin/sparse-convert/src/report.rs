@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::files::Input;
+use crate::files::{Content, Input};
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat, Target};
 use sptk_tensor::{AutoChoice, Tensor};
 
@@ -167,7 +167,7 @@ pub fn dry_run(input: &Input, t: &Tensor, read: Duration, convert: Duration) -> 
         "input      {} ({}, {} entries)",
         input.path,
         input.format.name(),
-        input.entries.len()
+        input.entry_count()
     );
     let _ = writeln!(out, "encoding   {}", t.encoding());
     let _ = writeln!(out, "dim        {}", list(t.dim_sizes()));
@@ -190,64 +190,128 @@ pub fn dry_run(input: &Input, t: &Tensor, read: Duration, convert: Duration) -> 
     out
 }
 
+/// What `info` describes about a layout: from a converted tensor, or from a `.spt`
+/// file's header and directory alone (no pass over the data).
+pub struct Summary {
+    encoding: Encoding,
+    lvl: Vec<u64>,
+    nse: u64,
+    nonzeros: u64,
+    padded: bool,
+    arrays: Vec<Vec<String>>,
+    bytes: u64,
+}
+
+impl Summary {
+    /// From a tensor (counts its nonzeros: one pass).
+    pub fn of_tensor(t: &Tensor) -> Summary {
+        Summary {
+            encoding: t.encoding().clone(),
+            lvl: t.lvl_sizes(),
+            nse: t.nse() as u64,
+            nonzeros: entries_in(t) as u64,
+            padded: t.layout().padded,
+            arrays: array_rows(t),
+            bytes: t.storage_bytes() as u64,
+        }
+    }
+
+    /// From a `.spt` header and directory only.
+    pub fn of_file(f: &sptk_store::SptFile) -> Summary {
+        let h = f.header();
+        let arrays: Vec<Vec<String>> = h
+            .arrays
+            .iter()
+            .map(|a| {
+                vec![
+                    a.name.clone(),
+                    a.dtype.name().to_string(),
+                    a.len.to_string(),
+                    a.nbytes.to_string(),
+                ]
+            })
+            .collect();
+        Summary {
+            encoding: h.encoding.clone(),
+            lvl: h.lvl_sizes(),
+            nse: h.nse,
+            nonzeros: h.entries,
+            padded: h.layout.padded,
+            bytes: h.arrays.iter().map(|a| a.nbytes as u64).sum(),
+            arrays,
+        }
+    }
+}
+
+/// The summary to show for `info`: the converted tensor's, or a `.spt` input's own.
+pub fn summary(input: &Input, t: Option<&Tensor>) -> Option<Summary> {
+    match (t, &input.content) {
+        (Some(t), _) => Some(Summary::of_tensor(t)),
+        (None, Content::Stored(f)) => Some(Summary::of_file(f)),
+        (None, Content::Entries(_)) => None,
+    }
+}
+
 /// `sparse-convert info` as a table.
-pub fn info_table(input: &Input, t: Option<&Tensor>) -> String {
-    let e = &input.entries;
+pub fn info_table(input: &Input, s: Option<&Summary>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "file        {}", input.path);
-    let _ = writeln!(
-        out,
-        "format      {}{}",
-        input.format.name(),
-        if input.header.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", input.header)
+    let header = if input.header.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", input.header)
+    };
+    let _ = writeln!(out, "format      {}{header}", input.format.name());
+    let _ = writeln!(out, "dimensions  {}", list(&input.dim_sizes()));
+    let _ = writeln!(out, "value type  {}", input.value_type());
+    let what = match input.content {
+        Content::Entries(_) => "as read, symmetric storage expanded",
+        Content::Stored(_) => "from the header; `verify` checks it",
+    };
+    let _ = writeln!(out, "entries     {} ({what})", input.entry_count());
+    if let Content::Stored(f) = &input.content {
+        let p = &f.header().provenance;
+        if let Some(src) = &p.source {
+            let _ = writeln!(out, "source      {src}");
         }
-    );
-    let _ = writeln!(out, "dimensions  {}", list(e.dim_sizes()));
-    let _ = writeln!(out, "value type  {}", e.value_type());
-    let _ = writeln!(
-        out,
-        "entries     {} (as read, symmetric storage expanded)",
-        e.len()
-    );
-    if let Some(t) = t {
-        let stored = entries_in(t);
+        for sl in &p.slices {
+            let _ = writeln!(
+                out,
+                "slice       dimension {}: slice({}, {}, {})",
+                sl.dim, sl.offset, sl.size, sl.stride
+            );
+        }
+    }
+    if let Some(s) = s {
         out.push('\n');
-        let _ = writeln!(out, "encoding    {}", t.encoding());
-        let _ = writeln!(out, "lvl         {}", list(&t.lvl_sizes()));
-        let _ = writeln!(out, "nse         {}", t.nse());
-        if t.layout().padded {
-            let ratio = if t.nse() == 0 {
+        let _ = writeln!(out, "encoding    {}", s.encoding);
+        let _ = writeln!(out, "lvl         {}", list(&s.lvl));
+        let _ = writeln!(out, "nse         {}", s.nse);
+        if s.padded {
+            let ratio = if s.nse == 0 {
                 1.0
             } else {
-                stored as f64 / t.nse() as f64
+                s.nonzeros as f64 / s.nse as f64
             };
             let _ = writeln!(
                 out,
-                "fill        {:.3} ({} nonzeros in {} stored values)",
-                ratio,
-                stored,
-                t.nse()
+                "fill        {ratio:.3} ({} nonzeros in {} stored values)",
+                s.nonzeros, s.nse
             );
         }
         let _ = writeln!(
             out,
             "bytes       {} ({})",
-            t.storage_bytes(),
-            human_bytes(t.storage_bytes())
+            s.bytes,
+            human_bytes(s.bytes as usize)
         );
         out.push('\n');
         out.push_str(&table(
             &["level", "expression", "format", "properties", "size"],
-            &level_rows(t.encoding(), Some(&t.lvl_sizes())),
+            &level_rows(&s.encoding, Some(&s.lvl)),
         ));
         out.push('\n');
-        out.push_str(&table(
-            &["array", "type", "length", "bytes"],
-            &array_rows(t),
-        ));
+        out.push_str(&table(&["array", "type", "length", "bytes"], &s.arrays));
     }
     out
 }
@@ -275,39 +339,36 @@ fn json_list(v: &[u64]) -> String {
 }
 
 /// `sparse-convert info --json`.
-pub fn info_json(input: &Input, t: Option<&Tensor>) -> String {
-    let e = &input.entries;
+pub fn info_json(input: &Input, s: Option<&Summary>) -> String {
     let mut out = String::from("{\n");
     let _ = writeln!(out, "  \"file\": {},", json_str(&input.path));
     let _ = writeln!(out, "  \"format\": {},", json_str(input.format.name()));
     let _ = writeln!(out, "  \"header\": {},", json_str(&input.header));
-    let _ = writeln!(out, "  \"dimensions\": {},", json_list(e.dim_sizes()));
+    let _ = writeln!(out, "  \"dimensions\": {},", json_list(&input.dim_sizes()));
     let _ = writeln!(
         out,
         "  \"value_type\": {},",
-        json_str(e.value_type().name())
+        json_str(input.value_type().name())
     );
-    let _ = write!(out, "  \"entries\": {}", e.len());
-    if let Some(t) = t {
-        let stored = entries_in(t);
+    let _ = write!(out, "  \"entries\": {}", input.entry_count());
+    if let Some(s) = s {
         let _ = write!(
             out,
             ",\n  \"encoding\": {},",
-            json_str(&t.encoding().to_string())
+            json_str(&s.encoding.to_string())
         );
-        let _ = write!(out, "\n  \"lvl\": {},", json_list(&t.lvl_sizes()));
-        let _ = write!(out, "\n  \"nse\": {},", t.nse());
-        let _ = write!(out, "\n  \"nonzeros\": {stored},");
-        let fill = if t.nse() == 0 {
+        let _ = write!(out, "\n  \"lvl\": {},", json_list(&s.lvl));
+        let _ = write!(out, "\n  \"nse\": {},", s.nse);
+        let _ = write!(out, "\n  \"nonzeros\": {},", s.nonzeros);
+        let fill = if s.nse == 0 {
             1.0
         } else {
-            stored as f64 / t.nse() as f64
+            s.nonzeros as f64 / s.nse as f64
         };
         let _ = write!(out, "\n  \"fill\": {fill},");
-        let _ = write!(out, "\n  \"bytes\": {},", t.storage_bytes());
+        let _ = write!(out, "\n  \"bytes\": {},", s.bytes);
         out.push_str("\n  \"arrays\": [");
-        let rows = array_rows(t);
-        for (i, r) in rows.iter().enumerate() {
+        for (i, r) in s.arrays.iter().enumerate() {
             let _ = write!(
                 out,
                 "{}\n    {{\"name\": {}, \"type\": {}, \"length\": {}, \"bytes\": {}}}",
@@ -322,4 +383,21 @@ pub fn info_json(input: &Input, t: Option<&Tensor>) -> String {
     }
     out.push_str("\n}\n");
     out
+}
+
+/// `sparse-convert verify`: what was checked.
+pub fn verified(path: &str, f: &sptk_store::SptFile, t: &Tensor, elapsed: Duration) -> String {
+    let h = f.header();
+    let bytes: usize = h.arrays.iter().map(|a| a.nbytes).sum();
+    format!(
+        "{path}: ok\n  encoding  {}\n  dim       {}\n  nse       {}\n  entries   {}\n  arrays    {} ({}), every checksum ({}) matches, every invariant holds\n  time      {:.3} s\n",
+        t.encoding(),
+        list(t.dim_sizes()),
+        t.nse(),
+        h.entries,
+        h.arrays.len(),
+        human_bytes(bytes),
+        sptk_store::CHECKSUM_ALGORITHM,
+        elapsed.as_secs_f64()
+    )
 }

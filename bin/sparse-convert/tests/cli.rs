@@ -431,3 +431,88 @@ fn dry_run_reports_nse_sizes_and_checksum() {
         assert!(s.contains(word), "{word} in {s}");
     }
 }
+
+#[test]
+fn spt_info_is_header_only_and_verify_names_a_corrupt_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("mtx/scipy_real_general.mtx");
+    let w = run(
+        &[
+            src.to_str().unwrap(),
+            "--to",
+            "CSR",
+            "-o",
+            "m.spt",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert!(w.status.success(), "{}", stderr(&w));
+    let info = run(&["info", "m.spt"], dir.path());
+    assert!(info.status.success(), "{}", stderr(&info));
+    let s = stdout(&info);
+    for word in [
+        "sptk storage file",
+        "scipy_real_general.mtx",
+        "pos[1]",
+        "crd[1]",
+        "values",
+        "nse",
+    ] {
+        assert!(s.contains(word), "{word} in {s}");
+    }
+    // Corrupt a byte inside the values array (the last array; at most 63 bytes of zero
+    // padding follow it): info still answers from the header,
+    // verify refuses naming the array, a conversion refuses too, and nothing is written.
+    let path = dir.path().join("m.spt");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.len() - 80;
+    bytes[at] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(run(&["info", "m.spt"], dir.path()).status.success());
+    let v = run(&["verify", "m.spt"], dir.path());
+    assert!(!v.status.success());
+    assert!(stderr(&v).contains("values"), "{}", stderr(&v));
+    assert!(stderr(&v).contains("m.spt"), "{}", stderr(&v));
+    let mut bytes2 = bytes.clone();
+    bytes2.truncate(bytes.len() - 100);
+    std::fs::write(dir.path().join("short.spt"), &bytes2).unwrap();
+    let c = run(&["short.spt", "--to", "CSC", "-o", "out.mtx"], dir.path());
+    assert!(!c.status.success());
+    assert!(!dir.path().join("out.mtx").exists());
+}
+
+#[test]
+fn spt_to_csc_and_bsr_match_the_text_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("mtx/fmm_real_symmetric.mtx");
+    let src = src.to_str().unwrap();
+    assert!(run(&[src, "--to", "CSR", "-o", "m.spt"], dir.path())
+        .status
+        .success());
+    for to in ["CSC", "BSR:4x4", "DCSC", "COO", "2:4", "ELL"] {
+        let a = run(
+            &[src, "--to", to, "--print", "--prune", "--quiet"],
+            dir.path(),
+        );
+        let b = run(
+            &[
+                "m.spt",
+                "--to",
+                to,
+                "--print",
+                "--prune",
+                "--quiet",
+                "--no-mmap",
+            ],
+            dir.path(),
+        );
+        assert!(
+            a.status.success() && b.status.success(),
+            "{to}: {}{}",
+            stderr(&a),
+            stderr(&b)
+        );
+        assert_eq!(stdout(&a), stdout(&b), "{to}");
+    }
+}

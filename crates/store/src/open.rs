@@ -336,6 +336,7 @@ impl SptFile {
             levels,
             values,
         )
+        .map(|t| t.with_applied_slices(self.header.provenance.slices.clone()))
         .map_err(|e| {
             self.err(StoreErrorKind::Invalid {
                 message: e.to_string(),

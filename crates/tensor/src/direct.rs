@@ -47,6 +47,13 @@ fn direct(
     if !plain {
         return Ok(None);
     }
+    if *enc == t.encoding {
+        // Already in the target encoding: share the arrays (no copy for stored files).
+        return Ok(Some(Converted {
+            tensor: t.clone(),
+            choice: None,
+        }));
+    }
     let layout = Layout::new(enc, t.dim_sizes())?;
     let Some((a, b)) = csr_like(&t.encoding, &t.layout) else {
         return Ok(None);
