@@ -73,7 +73,7 @@ pub enum Content {
     /// Entries of a text format.
     Entries(Entries),
     /// A `.spt` file: header and directory checked; `validate` gives the tensor.
-    Stored(SptFile),
+    Stored(Box<SptFile>),
 }
 
 impl Input {
@@ -138,7 +138,7 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
             path: path.display().to_string(),
             format,
             header: format!("version {}", sptk_store::VERSION),
-            content: Content::Stored(file),
+            content: Content::Stored(Box::new(file)),
         });
     }
     let bytes = if path.as_os_str() == "-" {
