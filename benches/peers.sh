@@ -10,9 +10,10 @@ root="$(dirname "$here")"
 venv="$here/.venv"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet numpy scipy fast_matrix_market
+    "$venv/bin/pip" install --quiet numpy scipy fast_matrix_market h5py
 fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sptk-target}"
 cargo build --release --quiet -p sparse-convert --manifest-path "$root/Cargo.toml"
+cargo build --release --quiet -p sptk-store --example open_row --manifest-path "$root/Cargo.toml"
 command -v /usr/bin/time >/dev/null || { echo "peers.sh: /usr/bin/time is needed (apt-get install time)" >&2; exit 1; }
-exec "$venv/bin/python" "$here/peers.py" --bin "$CARGO_TARGET_DIR/release/sparse-convert" "$@"
+exec "$venv/bin/python" "$here/peers.py" --bin "$CARGO_TARGET_DIR/release/sparse-convert" --open-row "$CARGO_TARGET_DIR/release/examples/open_row" "$@"
