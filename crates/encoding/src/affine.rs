@@ -28,6 +28,9 @@ impl AffineExpr {
                 AffineExpr::Const(x + y)
             }
             (AffineExpr::Const(0), e) | (e, AffineExpr::Const(0)) => e,
+            // Sums associate to the left, as the printed text `a + b + c` reads back, so
+            // `a + (b + c)` and `(a + b) + c` are one expression (found by fuzzing).
+            (a, AffineExpr::Add(x, y)) => AffineExpr::plus(AffineExpr::plus(a, *x), *y),
             (c @ AffineExpr::Const(_), e) => {
                 let (l, r) = boxed(e, c);
                 AffineExpr::Add(l, r)

@@ -346,3 +346,13 @@ fn overflowing_constant_products_do_not_recurse() {
     );
     assert!(matches!(big, sptk_encoding::AffineExpr::Mul(..)));
 }
+
+/// Found by the `encoding_parse` fuzz target: `d0 + (s0 - 1)` printed as `d0 + s0 - 1`,
+/// which read back as a different tree.
+#[test]
+fn nested_sums_print_and_read_back_as_one_expression() {
+    let text = "map = [s0](d0, d1) -> (d0 + (s0 - 1) : dense, d0 : dense, d1 : compressed)";
+    let e = parse(text).unwrap().encoding;
+    let again = parse(&e.to_string()).unwrap().encoding;
+    assert_eq!(again, e, "{e}");
+}
