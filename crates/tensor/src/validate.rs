@@ -495,7 +495,33 @@ fn compressed_ok<P: Index, C: Index>(
     if pos.last().map(|p| p.to_u64()) != Some(crd.len() as u64) {
         return false;
     }
-    let mut prev = 0usize;
+    segments_ok(pos, crd, size, nonunique, nonordered)
+}
+
+/// Parents per task below which a segment check runs on one thread.
+const PARENTS_PER_TASK: usize = 1 << 16;
+
+/// Segments `pos[i]..pos[i + 1]` of `crd`, checked in parallel halves: the halves share
+/// the middle position, so every boundary is checked by exactly one of them.
+fn segments_ok<P: Index, C: Index>(
+    pos: &[P],
+    crd: &[C],
+    size: u64,
+    nonunique: bool,
+    nonordered: bool,
+) -> bool {
+    if pos.len() > 2 * PARENTS_PER_TASK {
+        let mid = pos.len() / 2;
+        let (a, b) = rayon::join(
+            || segments_ok(&pos[..=mid], crd, size, nonunique, nonordered),
+            || segments_ok(&pos[mid..], crd, size, nonunique, nonordered),
+        );
+        return a && b;
+    }
+    let mut prev = match pos.first() {
+        Some(p) => p.to_u64() as usize,
+        None => return true,
+    };
     for p in &pos[1..] {
         let p = p.to_u64() as usize;
         // `p <= crd.len()` follows from monotonicity and the last position.

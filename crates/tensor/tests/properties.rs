@@ -602,6 +602,9 @@ proptest! {
         let direct = sptk_tensor::convert_tensor(&t, &target, &ConvertOptions::default());
         let general = sptk_tensor::convert(&t.to_entries(), &target, &ConvertOptions::default());
         match (direct, general) {
+            // Into its own encoding a stored tensor stays exactly as it is (padded formats
+            // keep their stored zero blocks, which the coordinate path would drop).
+            (Ok(a), Ok(_)) if target.encoding() == Some(t.encoding()) => prop_assert_eq!(a.tensor, t),
             (Ok(a), Ok(b)) => prop_assert_eq!(a.tensor, b.tensor),
             (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
             (a, b) => prop_assert!(false, "{:?} vs {:?}", a.err(), b.err()),
