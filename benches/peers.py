@@ -27,6 +27,7 @@ PY = sys.executable
 CHECKSUM_PY = textwrap.dedent("""
     import zlib, numpy as np
     def checksum_csr(A):
+        # CSR, CSC and BSR alike: pointers and indices widened to u64, then the data bytes.
         A.sum_duplicates(); A.sort_indices()
         c = zlib.crc32(A.indptr.astype('<u8').tobytes())
         c = zlib.crc32(A.indices.astype('<u8').tobytes(), c)
@@ -102,6 +103,65 @@ def case_mtx_to_csr(args, quick):
     return f".mtx -> CSR, {n} x {n}, {nnz} uniform nonzeros (target: ours <= 0.55x, peak RSS below)", rows
 
 
+def generate_mtx(path, code):
+    """Runs `code` (which defines A) and writes A with fast_matrix_market, once."""
+    if os.path.exists(path):
+        return
+    full = textwrap.dedent("""
+        import numpy as np, scipy.sparse as sp, fast_matrix_market as fmm
+    """) + textwrap.dedent(code) + f"\nfmm.mmwrite({path!r} + '.tmp.mtx', A, parallelism=2)\n"
+    subprocess.run([PY, "-c", full], check=True)
+    os.replace(path + ".tmp.mtx", path)
+
+
+def spt_of(args, mtx):
+    """Our CSR .spt of a Matrix Market file (made once)."""
+    spt = mtx[:-4] + ".csr.spt"
+    if not os.path.exists(spt):
+        subprocess.run([args.bin, mtx, "--to", "CSR", "-o", spt, "--quiet"], check=True)
+    return spt
+
+
+def case_csr_to_csc(args, quick):
+    n, nnz = (100_000, 1_000_000) if quick else (1_000_000, 10_000_000)
+    mtx = os.path.join(DATA, f"uniform_{n}_{nnz}.mtx")
+    generate_mtx(mtx, f"""
+        rng = np.random.default_rng(2)
+        A = sp.coo_matrix((rng.random({nnz}), (rng.integers(0, {n}, {nnz}), rng.integers(0, {n}, {nnz}))), shape=({n}, {n}))
+    """)
+    spt = spt_of(args, mtx)
+    ours = [time_ours([args.bin, spt, "--to", "CSC", "--threads", "2", "--quiet"]) for _ in range(RUNS)]
+    peer = [time_peer(f"import fast_matrix_market as fmm; A = fmm.mmread({mtx!r}, parallelism=2).tocsr(); A.sum_duplicates(); A.sort_indices()",
+                      "B = A.tocsc()", "print('NNZ', B.nnz, 'CRC', checksum_csr(B))") for _ in range(RUNS)]
+    check_ours = lambda o: f"nse {field(o, 'nse')} crc {field(o, 'checksum')}"
+    return (f"CSR -> CSC, {n} x {n}, {nnz} uniform nonzeros (target: ours, whole process, <= 0.5x)",
+            [("ours: sparse-convert m.spt --to CSC (whole process)", ours, check_ours),
+             ("scipy: A.tocsc() (in memory)", peer, lambda o: " ".join(o.split()[-4:]))])
+
+
+def case_csr_to_bsr(args, quick):
+    nb, band = (25_000, 50) if quick else (250_000, 50)
+    blocks = nb * 5 // 2  # 2.5 blocks per block row: 625k at full size
+    mtx = os.path.join(DATA, f"banded4_{nb}.mtx")
+    generate_mtx(mtx, f"""
+        rng = np.random.default_rng(3)
+        nb = {nb}; k = {blocks}
+        bi = rng.integers(0, nb, k); bj = np.clip(bi + rng.integers(-{band}, {band} + 1, k), 0, nb - 1)
+        key = np.unique(bi * nb + bj); bi = key // nb; bj = key % nb
+        ii, jj = np.meshgrid(np.arange(4), np.arange(4), indexing='ij')
+        r = (bi[:, None] * 4 + ii.ravel()[None, :]).ravel(); c = (bj[:, None] * 4 + jj.ravel()[None, :]).ravel()
+        A = sp.coo_matrix((rng.random(r.size) + 0.5, (r, c)), shape=(4 * nb, 4 * nb))
+    """)
+    spt = spt_of(args, mtx)
+    ours = [time_ours([args.bin, spt, "--to", "BSR:4x4", "--threads", "2", "--quiet"]) for _ in range(RUNS)]
+    peer = [time_peer(f"import fast_matrix_market as fmm; A = fmm.mmread({mtx!r}, parallelism=2).tocsr(); A.sum_duplicates(); A.sort_indices()",
+                      "B = A.tobsr((4, 4))", "print('NNZ', B.nnz, 'CRC', checksum_csr(B))") for _ in range(RUNS)]
+    check_ours = lambda o: f"nse {field(o, 'nse')} crc {field(o, 'checksum')}"
+    return (f"CSR -> BSR(4x4), {4 * nb} x {4 * nb}, dense 4x4 blocks within +-{band} block columns (target: ours, whole process, <= 1.0x)",
+            [("ours: sparse-convert m.spt --to BSR:4x4 (whole process)", ours, check_ours),
+             ("scipy: A.tobsr((4, 4)) (in memory)", peer, lambda o: " ".join(o.split()[-4:]))])
+
+
 def time_open_row(exe, path, row):
     """Our in-process open + one row (the example prints its own timing)."""
     p = subprocess.run([exe, path, str(row)], capture_output=True, text=True, check=True)
@@ -169,7 +229,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(DATA, exist_ok=True)
     print(f"# sptk peers, {RUNS} runs each, data in {DATA}")
-    for case in [case_mtx_to_csr, case_open_row]:
+    for case in [case_mtx_to_csr, case_csr_to_csc, case_csr_to_bsr, case_open_row]:
         try:
             report(*case(args, args.quick))
         except Exception as e:  # a benchmark reports; it never fails
