@@ -156,26 +156,12 @@ fn width_err(
     }
 }
 
-trait Out: Index + Default {
-    fn wrap(v: Vec<Self>) -> IndexVec;
-}
-impl Out for u32 {
-    fn wrap(v: Vec<u32>) -> IndexVec {
-        IndexVec::U32(v.into())
-    }
-}
-impl Out for u64 {
-    fn wrap(v: Vec<u64>) -> IndexVec {
-        IndexVec::U64(v.into())
-    }
-}
-
 /// Transposes CSR arrays (`pos` over source rows, `crd` columns) into arrays over the
 /// columns. Target rows are split into ranges of about equal size; each range is filled
 /// by one task scanning the whole source, so tasks write disjoint slices and the result
 /// does not depend on the number of threads. Source rows are visited in order, so each
 /// new segment comes out sorted.
-fn transpose<C: Index, O: Out, V: Value>(
+fn transpose<C: Index, O: Index, V: Value>(
     pos: &[u64],
     crd: &[C],
     vals: &[V],
@@ -191,15 +177,8 @@ fn transpose<C: Index, O: Out, V: Value>(
     }
     let mut out_crd: Vec<O> = vec![O::default(); n];
     let mut out_val: Vec<V> = vec![V::default(); n];
-    let parts = rayon::current_num_threads().clamp(1, 8);
-    let mut bounds = vec![0usize];
-    for p in 1..parts {
-        let target = (n / parts * p) as u64;
-        let b = start.partition_point(|&s| s < target).min(cols);
-        bounds.push(b.max(*bounds.last().unwrap_or(&0)));
-    }
-    bounds.push(cols);
-    let mut tasks = Vec::with_capacity(parts);
+    let bounds = crate::fast::balanced_bounds(cols, n as u64, |c| start[c]);
+    let mut tasks = Vec::with_capacity(bounds.len());
     let (mut crd_rest, mut val_rest): (&mut [O], &mut [V]) = (&mut out_crd, &mut out_val);
     for w in bounds.windows(2) {
         let (lo, hi) = (w[0], w[1]);

@@ -65,31 +65,7 @@ pub(crate) fn build_csr<V: Value>(
     }
 }
 
-trait Wrap: Index {
-    fn wrap(v: Vec<Self>) -> IndexVec;
-}
-impl Wrap for u8 {
-    fn wrap(v: Vec<u8>) -> IndexVec {
-        IndexVec::U8(v.into())
-    }
-}
-impl Wrap for u16 {
-    fn wrap(v: Vec<u16>) -> IndexVec {
-        IndexVec::U16(v.into())
-    }
-}
-impl Wrap for u32 {
-    fn wrap(v: Vec<u32>) -> IndexVec {
-        IndexVec::U32(v.into())
-    }
-}
-impl Wrap for u64 {
-    fn wrap(v: Vec<u64>) -> IndexVec {
-        IndexVec::U64(v.into())
-    }
-}
-
-fn build_typed<V: Value, C: Wrap + Default>(
+fn build_typed<V: Value, C: Index>(
     entries: &Entries,
     vals: &[V],
     outer: usize,
@@ -204,7 +180,7 @@ fn build_typed<V: Value, C: Wrap + Default>(
 /// The rows are split into ranges holding about equal numbers of entries; each range is
 /// filled by one task that scans the whole input and takes its own rows, so tasks write
 /// disjoint slices and the result does not depend on the number of threads.
-fn scatter<R: Index, K: Index, C: Index + Default, V: Value>(
+fn scatter<R: Index, K: Index, C: Index, V: Value>(
     row: &[R],
     col: &[K],
     vals: &[V],
@@ -222,16 +198,8 @@ fn scatter<R: Index, K: Index, C: Index + Default, V: Value>(
     let mut val: Vec<V> = vec![V::default(); n];
     huge_pages(&mut crd);
     huge_pages(&mut val);
-    let parts = rayon::current_num_threads().clamp(1, 8);
-    // Row boundaries of the parts, balanced by entry count.
-    let mut bounds = vec![0usize];
-    for p in 1..parts {
-        let target = n / parts * p;
-        let b = start.partition_point(|&s| s < target).min(rows);
-        bounds.push(b.max(*bounds.last().unwrap_or(&0)));
-    }
-    bounds.push(rows);
-    let mut tasks = Vec::with_capacity(parts);
+    let bounds = balanced_bounds(rows, n as u64, |r| start[r] as u64);
+    let mut tasks = Vec::with_capacity(bounds.len());
     let (mut crd_rest, mut val_rest): (&mut [C], &mut [V]) = (&mut crd, &mut val);
     for w in bounds.windows(2) {
         let (lo, hi) = (w[0], w[1]);
@@ -257,6 +225,35 @@ fn scatter<R: Index, K: Index, C: Index + Default, V: Value>(
         }
     });
     (start, crd, val)
+}
+
+/// Boundaries `0 = b0 <= b1 <= ... = segments` splitting segments into one part per
+/// worker (at most 8), with about equal numbers of entries; `start(i)` is where segment
+/// `i` begins (`start(segments)` is the total). The split depends on the thread count,
+/// but every part's work is fixed by its segments, so results do not.
+pub(crate) fn balanced_bounds(
+    segments: usize,
+    total: u64,
+    start: impl Fn(usize) -> u64,
+) -> Vec<usize> {
+    let parts = rayon::current_num_threads().clamp(1, 8) as u64;
+    let mut bounds = vec![0usize];
+    for p in 1..parts {
+        let target = total / parts * p;
+        // The first segment starting at or after `target` (binary search on `start`).
+        let (mut lo, mut hi) = (0usize, segments);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if start(mid) < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        bounds.push(lo.max(*bounds.last().unwrap_or(&0)));
+    }
+    bounds.push(segments);
+    bounds
 }
 
 /// Sorts one row by coordinate (stably), sums duplicates in order, drops zeros if asked;

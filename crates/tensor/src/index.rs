@@ -79,17 +79,19 @@ pub enum IndexVec {
 }
 
 /// An index type of a typed slice: `u8`, `u16`, `u32`, `u64`.
-pub trait Index: Copy + Send + Sync + Ord + fmt::Debug + 'static {
+pub trait Index: Copy + Send + Sync + Ord + Default + fmt::Debug + 'static {
     /// Widens to `u64`.
     fn to_u64(self) -> u64;
     /// Narrows from `u64`; the caller has checked the range.
     fn from_u64_unchecked(x: u64) -> Self;
     /// The width.
     const WIDTH: IndexWidth;
+    /// An index array holding `v`.
+    fn wrap(v: Vec<Self>) -> IndexVec;
 }
 
 macro_rules! index_impl {
-    ($t:ty, $w:ident) => {
+    ($t:ty, $w:ident, $w2:ident) => {
         impl Index for $t {
             #[inline(always)]
             fn to_u64(self) -> u64 {
@@ -100,13 +102,16 @@ macro_rules! index_impl {
                 x as $t
             }
             const WIDTH: IndexWidth = IndexWidth::$w;
+            fn wrap(v: Vec<Self>) -> IndexVec {
+                IndexVec::$w2(v.into())
+            }
         }
     };
 }
-index_impl!(u8, W8);
-index_impl!(u16, W16);
-index_impl!(u32, W32);
-index_impl!(u64, W64);
+index_impl!(u8, W8, U8);
+index_impl!(u16, W16, U16);
+index_impl!(u32, W32, U32);
+index_impl!(u64, W64, U64);
 
 /// A value that does not fit the width of its array.
 #[derive(Clone, Debug, PartialEq, Eq)]
