@@ -518,34 +518,109 @@ fn segments_ok<P: Index, C: Index>(
         );
         return a && b;
     }
-    let mut prev = match pos.first() {
-        Some(p) => p.to_u64() as usize,
-        None => return true,
+    let (Some(first), Some(last)) = (pos.first(), pos.last()) else {
+        return true;
     };
-    for p in &pos[1..] {
-        let p = p.to_u64() as usize;
-        // `p <= crd.len()` follows from monotonicity and the last position.
-        if p < prev {
-            return false;
-        }
-        let Some(seg) = crd.get(prev..p) else {
-            return false;
-        };
-        let ok = if nonordered {
-            seg.iter().all(|c| c.to_u64() < size)
-        } else {
-            let sorted = if nonunique {
-                seg.windows(2).all(|w| w[0] <= w[1])
-            } else {
-                seg.windows(2).all(|w| w[0] < w[1])
-            };
-            // Sorted: only the last coordinate needs the bound check.
-            sorted && seg.last().is_none_or(|c| c.to_u64() < size)
-        };
-        if !ok {
-            return false;
-        }
-        prev = p;
+    let (lo, hi) = (first.to_u64() as usize, last.to_u64() as usize);
+    // Positions never decrease (so every segment lies inside `lo..hi`).
+    if pos.windows(2).any(|w| w[0] > w[1]) {
+        return false;
     }
-    true
+    let Some(region) = crd.get(lo..hi) else {
+        return false;
+    };
+    if region.is_empty() {
+        return true;
+    }
+    // Every coordinate below the level size: one vectorizable pass.
+    let max = region.iter().copied().max().map_or(0, |m| m.to_u64());
+    if max >= size {
+        return false;
+    }
+    if nonordered {
+        return true;
+    }
+    // Sorted inside every segment: count the places where the order breaks over the
+    // whole region, and the ones that fall on a boundary between segments (where it may).
+    // They are equal exactly when no segment breaks it.
+    let breaks = |a: C, b: C| if nonunique { a > b } else { a >= b };
+    let total: usize = region[..region.len() - 1]
+        .iter()
+        .zip(&region[1..])
+        .map(|(&a, &b)| breaks(a, b) as usize)
+        .sum();
+    if total == 0 {
+        return true;
+    }
+    let mut at_boundaries = 0usize;
+    let mut prev_boundary = lo;
+    for p in pos {
+        let p = p.to_u64() as usize;
+        // Distinct boundaries strictly inside the region (empty segments repeat one).
+        if p > prev_boundary && p < hi {
+            at_boundaries += breaks(crd[p - 1], crd[p]) as usize;
+            prev_boundary = p;
+        }
+    }
+    total == at_boundaries
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The plain definition: every segment inside `crd`, below `size`, sorted as promised.
+    fn naive(pos: &[u32], crd: &[u32], size: u64, nonunique: bool, nonordered: bool) -> bool {
+        if pos.first() != Some(&0) || pos.last().map(|&p| p as usize) != Some(crd.len()) {
+            return false;
+        }
+        pos.windows(2).all(|w| {
+            w[0] <= w[1]
+                && crd[w[0] as usize..w[1] as usize]
+                    .iter()
+                    .all(|&c| (c as u64) < size)
+                && (nonordered
+                    || crd[w[0] as usize..w[1] as usize].windows(2).all(|x| {
+                        if nonunique {
+                            x[0] <= x[1]
+                        } else {
+                            x[0] < x[1]
+                        }
+                    }))
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn fast_compressed_check_is_the_plain_definition(
+            lens in proptest::collection::vec(0usize..5, 0..12),
+            crd in proptest::collection::vec(0u32..8, 0..40),
+            size in 1u64..9,
+            nonunique in any::<bool>(),
+            nonordered in any::<bool>(),
+            shuffle in any::<bool>(),
+        ) {
+            let mut pos = vec![0u32];
+            for l in &lens {
+                pos.push(pos[pos.len() - 1] + *l as u32);
+            }
+            let n = *pos.last().unwrap() as usize;
+            let mut crd: Vec<u32> = crd.into_iter().cycle().take(n).collect();
+            if crd.len() < n {
+                crd.resize(n, 0);
+            }
+            if !shuffle {
+                // Mostly-valid inputs too: sort each segment.
+                for w in pos.windows(2) {
+                    crd[w[0] as usize..w[1] as usize].sort_unstable();
+                }
+            }
+            let parents = (pos.len() - 1) as u64;
+            prop_assert_eq!(
+                compressed_ok(&pos, &crd, parents, size, nonunique, nonordered),
+                naive(&pos, &crd, size, nonunique, nonordered)
+            );
+        }
+    }
 }
