@@ -518,51 +518,36 @@ fn segments_ok<P: Index, C: Index>(
         );
         return a && b;
     }
-    let (Some(first), Some(last)) = (pos.first(), pos.last()) else {
-        return true;
+    let mut prev = match pos.first() {
+        Some(p) => p.to_u64() as usize,
+        None => return true,
     };
-    let (lo, hi) = (first.to_u64() as usize, last.to_u64() as usize);
-    // Positions never decrease (so every segment lies inside `lo..hi`).
-    if pos.windows(2).any(|w| w[0] > w[1]) {
-        return false;
-    }
-    let Some(region) = crd.get(lo..hi) else {
-        return false;
-    };
-    if region.is_empty() {
-        return true;
-    }
-    // Every coordinate below the level size: one vectorizable pass.
-    let max = region.iter().copied().max().map_or(0, |m| m.to_u64());
-    if max >= size {
-        return false;
-    }
-    if nonordered {
-        return true;
-    }
-    // Sorted inside every segment: count the places where the order breaks over the
-    // whole region, and the ones that fall on a boundary between segments (where it may).
-    // They are equal exactly when no segment breaks it.
-    let breaks = |a: C, b: C| if nonunique { a > b } else { a >= b };
-    let total: usize = region[..region.len() - 1]
-        .iter()
-        .zip(&region[1..])
-        .map(|(&a, &b)| breaks(a, b) as usize)
-        .sum();
-    if total == 0 {
-        return true;
-    }
-    let mut at_boundaries = 0usize;
-    let mut prev_boundary = lo;
-    for p in pos {
+    for p in &pos[1..] {
         let p = p.to_u64() as usize;
-        // Distinct boundaries strictly inside the region (empty segments repeat one).
-        if p > prev_boundary && p < hi {
-            at_boundaries += breaks(crd[p - 1], crd[p]) as usize;
-            prev_boundary = p;
+        // `p <= crd.len()` follows from monotonicity and the last position.
+        if p < prev {
+            return false;
         }
+        let Some(seg) = crd.get(prev..p) else {
+            return false;
+        };
+        let ok = if nonordered {
+            seg.iter().all(|c| c.to_u64() < size)
+        } else {
+            let sorted = if nonunique {
+                seg.windows(2).all(|w| w[0] <= w[1])
+            } else {
+                seg.windows(2).all(|w| w[0] < w[1])
+            };
+            // Sorted: only the last coordinate needs the bound check.
+            sorted && seg.last().is_none_or(|c| c.to_u64() < size)
+        };
+        if !ok {
+            return false;
+        }
+        prev = p;
     }
-    total == at_boundaries
+    true
 }
 
 #[cfg(test)]
