@@ -168,34 +168,14 @@ fn transpose<C: Index, O: Index, V: Value>(
     cols: usize,
 ) -> (Vec<u64>, IndexVec, Vec<V>) {
     let n = crd.len();
-    let mut start = vec![0u64; cols + 1];
-    for c in crd {
-        start[c.to_u64() as usize + 1] += 1;
-    }
-    for c in 0..cols {
-        start[c + 1] += start[c];
-    }
-    let mut out_crd: Vec<O> = vec![O::default(); n];
-    let mut out_val: Vec<V> = vec![V::default(); n];
-    let bounds = crate::fast::balanced_bounds(cols, n as u64, |c| start[c]);
-    let mut tasks = Vec::with_capacity(bounds.len());
-    let (mut crd_rest, mut val_rest): (&mut [O], &mut [V]) = (&mut out_crd, &mut out_val);
-    for w in bounds.windows(2) {
-        let (lo, hi) = (w[0], w[1]);
-        let span = (start[hi] - start[lo]) as usize;
-        let (c, ct) = crd_rest.split_at_mut(span);
-        let (v, vt) = val_rest.split_at_mut(span);
-        tasks.push((lo, hi, c, v));
-        crd_rest = ct;
-        val_rest = vt;
-    }
+    let start = crate::fast::bucket_starts(crd.iter().map(|c| c.to_u64()), cols);
+    let (mut out_crd, mut out_val) = crate::fast::scatter_outputs::<O, V>(n);
+    let bounds = crate::fast::balanced_bounds(cols, n as u64, |c| start[c] as u64);
+    let tasks = crate::fast::split_tasks(&mut out_crd, &mut out_val, &bounds, &start);
     let start_ref = &start;
     tasks.into_par_iter().for_each(|(lo, hi, oc, ov)| {
         let base = start_ref[lo];
-        let mut next: Vec<usize> = start_ref[lo..hi]
-            .iter()
-            .map(|s| (s - base) as usize)
-            .collect();
+        let mut next: Vec<usize> = start_ref[lo..hi].iter().map(|s| s - base).collect();
         for (r, w) in pos.windows(2).enumerate() {
             for q in w[0] as usize..w[1] as usize {
                 let c = crd[q].to_u64() as usize;
@@ -208,7 +188,8 @@ fn transpose<C: Index, O: Index, V: Value>(
             }
         }
     });
-    (start, O::wrap(out_crd), out_val)
+    let pos = start.into_iter().map(|s| s as u64).collect();
+    (pos, O::wrap(out_crd), out_val)
 }
 
 /// `(R, C)` if `enc` is BSR over the source's (outer `a`, inner `b`) dimensions:

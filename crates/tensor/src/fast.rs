@@ -187,29 +187,10 @@ fn scatter<R: Index, K: Index, C: Index, V: Value>(
     rows: usize,
 ) -> (Vec<usize>, Vec<C>, Vec<V>) {
     let n = vals.len();
-    let mut start = vec![0usize; rows + 1];
-    for r in row {
-        start[r.to_u64() as usize + 1] += 1;
-    }
-    for r in 0..rows {
-        start[r + 1] += start[r];
-    }
-    let mut crd: Vec<C> = vec![C::default(); n];
-    let mut val: Vec<V> = vec![V::default(); n];
-    huge_pages(&mut crd);
-    huge_pages(&mut val);
+    let start = bucket_starts(row.iter().map(|r| r.to_u64()), rows);
+    let (mut crd, mut val) = scatter_outputs::<C, V>(n);
     let bounds = balanced_bounds(rows, n as u64, |r| start[r] as u64);
-    let mut tasks = Vec::with_capacity(bounds.len());
-    let (mut crd_rest, mut val_rest): (&mut [C], &mut [V]) = (&mut crd, &mut val);
-    for w in bounds.windows(2) {
-        let (lo, hi) = (w[0], w[1]);
-        let span = start[hi] - start[lo];
-        let (c, ct) = crd_rest.split_at_mut(span);
-        let (v, vt) = val_rest.split_at_mut(span);
-        tasks.push((lo, hi, c, v));
-        crd_rest = ct;
-        val_rest = vt;
-    }
+    let tasks = split_tasks(&mut crd, &mut val, &bounds, &start);
     let start_ref = &start;
     tasks.into_par_iter().for_each(|(lo, hi, c, v)| {
         let base = start_ref[lo];
@@ -225,6 +206,51 @@ fn scatter<R: Index, K: Index, C: Index, V: Value>(
         }
     });
     (start, crd, val)
+}
+
+/// Starts of the buckets of a counting sort: bucket `b` is `start[b]..start[b + 1]`.
+pub(crate) fn bucket_starts(keys: impl Iterator<Item = u64>, buckets: usize) -> Vec<usize> {
+    let mut start = vec![0usize; buckets + 1];
+    for k in keys {
+        start[k as usize + 1] += 1;
+    }
+    for b in 0..buckets {
+        start[b + 1] += start[b];
+    }
+    start
+}
+
+/// Zeroed output arrays for a scatter of `n` entries, backed by huge pages where possible.
+pub(crate) fn scatter_outputs<C: Index, V: Value>(n: usize) -> (Vec<C>, Vec<V>) {
+    let mut crd: Vec<C> = vec![C::default(); n];
+    let mut val: Vec<V> = vec![V::default(); n];
+    huge_pages(&mut crd);
+    huge_pages(&mut val);
+    (crd, val)
+}
+
+/// One scatter task of [`split_tasks`]: buckets `lo..hi` and their output slices.
+pub(crate) type Task<'a, C, V> = (usize, usize, &'a mut [C], &'a mut [V]);
+
+/// Splits the output arrays into disjoint slices, one task per part of `bounds`.
+pub(crate) fn split_tasks<'a, C, V>(
+    crd: &'a mut [C],
+    val: &'a mut [V],
+    bounds: &[usize],
+    start: &[usize],
+) -> Vec<Task<'a, C, V>> {
+    let mut tasks = Vec::with_capacity(bounds.len());
+    let (mut crd_rest, mut val_rest) = (crd, val);
+    for w in bounds.windows(2) {
+        let (lo, hi) = (w[0], w[1]);
+        let span = start[hi] - start[lo];
+        let (c, ct) = crd_rest.split_at_mut(span);
+        let (v, vt) = val_rest.split_at_mut(span);
+        tasks.push((lo, hi, c, v));
+        crd_rest = ct;
+        val_rest = vt;
+    }
+    tasks
 }
 
 /// Boundaries `0 = b0 <= b1 <= ... = segments` splitting segments into one part per
