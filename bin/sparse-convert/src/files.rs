@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use crate::cli::{ConvertArgs, InputArgs};
 use crate::progress;
+use sptk_encoding::Target;
 use sptk_store::SptFile;
-use sptk_tensor::{Entries, Tensor, ValueType};
+use sptk_tensor::{ConvertOptions, Entries, Tensor, ValueType};
 
 /// File formats the command line reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +75,15 @@ pub enum Content {
     Entries(Entries),
     /// A `.spt` file: header and directory checked; `validate` gives the tensor.
     Stored(Box<SptFile>),
+    /// A Matrix Market file parsed straight into the target (no coordinate list kept).
+    Direct {
+        /// Dimension sizes.
+        dims: Vec<u64>,
+        /// Value type.
+        value_type: ValueType,
+        /// Entries read, symmetric storage expanded.
+        entries: u64,
+    },
 }
 
 impl Input {
@@ -82,6 +92,7 @@ impl Input {
         match &self.content {
             Content::Entries(e) => e.dim_sizes().to_vec(),
             Content::Stored(f) => f.header().dim_sizes().to_vec(),
+            Content::Direct { dims, .. } => dims.clone(),
         }
     }
     /// Value type.
@@ -89,6 +100,7 @@ impl Input {
         match &self.content {
             Content::Entries(e) => e.value_type(),
             Content::Stored(f) => f.header().value_type,
+            Content::Direct { value_type, .. } => *value_type,
         }
     }
     /// Entries (padding excluded) as read or as the file's header says.
@@ -96,6 +108,7 @@ impl Input {
         match &self.content {
             Content::Entries(e) => e.len() as u64,
             Content::Stored(f) => f.header().entries,
+            Content::Direct { entries, .. } => *entries,
         }
     }
 }
@@ -117,6 +130,55 @@ fn choose(path: &Path, flag: &Option<String>, what: &str) -> Result<Format> {
             if what == "input" { "from" } else { "format" }
         )
     })
+}
+
+/// Reads a Matrix Market input straight into `target` when that route applies (a regular
+/// uncompressed `coordinate` file, a CSR- or CSC-like target, no slices, value type or
+/// kept duplicates); `None` means: read it with [`read_input`] and convert.
+pub fn read_direct(
+    args: &InputArgs,
+    target: &Target,
+    opts: &ConvertOptions,
+) -> Result<Option<(Input, Tensor)>> {
+    let Some(path) = &args.input else {
+        return Ok(None);
+    };
+    let Target::Fixed(encoding) = target else {
+        return Ok(None);
+    };
+    let plain = opts.dtype.is_none() && !opts.keep_duplicates && opts.slice_values.is_empty();
+    if !plain || encoding.has_slices() || path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    if choose(path, &args.from, "input")? != Format::Mtx {
+        return Ok(None);
+    }
+    let bytes = std::fs::metadata(path)
+        .with_context(|| format!("{}", path.display()))?
+        .len();
+    let bar = progress::bytes(args.quiet, bytes, "reading");
+    let tick = bar.clone();
+    let ropts = sptk_mtx::ReadOptions {
+        threads: args.threads,
+        progress: Some(Arc::new(move |done: u64| tick.set_position(done))),
+        ..Default::default()
+    };
+    let direct = sptk_mtx::read_direct(path, encoding, opts.drop_zeros, &ropts)?;
+    progress::finish(bar);
+    Ok(direct.map(|d| {
+        let h = &d.header;
+        let input = Input {
+            path: path.display().to_string(),
+            format: Format::Mtx,
+            header: format!("{} {} {} {}", h.object, h.format, h.field, h.symmetry),
+            content: Content::Direct {
+                dims: vec![h.rows, h.cols],
+                value_type: d.tensor.value_type(),
+                entries: d.entries,
+            },
+        };
+        (input, d.tensor)
+    }))
 }
 
 /// Reads the input named on the command line.

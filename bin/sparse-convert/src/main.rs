@@ -109,6 +109,7 @@ fn do_convert(
     let start = Instant::now();
     let converted = match &input.content {
         Content::Entries(entries) => sptk_tensor::convert(entries, &target, &opts)?,
+        Content::Direct { .. } => bail!("internal error: a direct read is converted already"),
         Content::Stored(file) => {
             let tensor = file.validate()?;
             sptk_tensor::convert_tensor(&tensor, &target, &opts)?
@@ -127,9 +128,27 @@ fn do_convert(
 fn convert(args: ConvertArgs) -> Result<()> {
     let quiet = args.input.quiet;
     let read_start = Instant::now();
-    let input = files::read_input(&args.input)?;
-    let read_time = read_start.elapsed();
-    let (converted, convert_time) = do_convert(&input, &args.target, quiet)?;
+    // Matrix Market into CSR / CSC: parsed straight into the output when it can be. A
+    // target or option that does not resolve here takes the ordinary path, which reports it.
+    let direct = match (target(&args.target, 2), options(&args.target)) {
+        (Ok(t), Ok(opts)) => files::read_direct(&args.input, &t, &opts)?,
+        _ => None,
+    };
+    let (input, converted, read_time, convert_time) = match direct {
+        Some((input, tensor)) => {
+            let converted = Converted {
+                tensor,
+                choice: None,
+            };
+            (input, converted, read_start.elapsed(), None)
+        }
+        None => {
+            let input = files::read_input(&args.input)?;
+            let read_time = read_start.elapsed();
+            let (converted, convert_time) = do_convert(&input, &args.target, quiet)?;
+            (input, converted, read_time, Some(convert_time))
+        }
+    };
     let tensor = &converted.tensor;
     if args.print {
         let stdout = std::io::stdout();

@@ -160,7 +160,8 @@ fn array_rows(t: &Tensor) -> Vec<Vec<String>> {
 }
 
 /// The summary of a conversion that writes nothing (what the benchmarks time).
-pub fn dry_run(input: &Input, t: &Tensor, read: Duration, convert: Duration) -> String {
+/// `convert` is `None` when the input was parsed straight into the output (one step).
+pub fn dry_run(input: &Input, t: &Tensor, read: Duration, convert: Option<Duration>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -179,8 +180,19 @@ pub fn dry_run(input: &Input, t: &Tensor, read: Duration, convert: Duration) -> 
         t.storage_bytes(),
         human_bytes(t.storage_bytes())
     );
-    let _ = writeln!(out, "read       {:.3} s", read.as_secs_f64());
-    let _ = writeln!(out, "convert    {:.3} s", convert.as_secs_f64());
+    match convert {
+        Some(convert) => {
+            let _ = writeln!(out, "read       {:.3} s", read.as_secs_f64());
+            let _ = writeln!(out, "convert    {:.3} s", convert.as_secs_f64());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "read       {:.3} s (parsed straight into the output arrays)",
+                read.as_secs_f64()
+            );
+        }
+    }
     let _ = writeln!(out, "checksum   {:08x}", t.checksum());
     out.push('\n');
     out.push_str(&table(
@@ -248,7 +260,7 @@ pub fn summary(input: &Input, t: Option<&Tensor>) -> Option<Summary> {
     match (t, &input.content) {
         (Some(t), _) => Some(Summary::of_tensor(t)),
         (None, Content::Stored(f)) => Some(Summary::of_file(f)),
-        (None, Content::Entries(_)) => None,
+        (None, Content::Entries(_)) | (None, Content::Direct { .. }) => None,
     }
 }
 
@@ -265,7 +277,7 @@ pub fn info_table(input: &Input, s: Option<&Summary>) -> String {
     let _ = writeln!(out, "dimensions  {}", list(&input.dim_sizes()));
     let _ = writeln!(out, "value type  {}", input.value_type());
     let what = match input.content {
-        Content::Entries(_) => "as read, symmetric storage expanded",
+        Content::Entries(_) | Content::Direct { .. } => "as read, symmetric storage expanded",
         Content::Stored(_) => "from the header; `verify` checks it",
     };
     let _ = writeln!(out, "entries     {} ({what})", input.entry_count());

@@ -427,9 +427,66 @@ fn dry_run_reports_nse_sizes_and_checksum() {
     let out = run(&[src.to_str().unwrap(), "--to", "CSR"], dir.path());
     assert!(out.status.success());
     let s = stdout(&out);
-    for word in ["nse", "checksum", "convert", "pos[1]"] {
+    // CSR from a Matrix Market file is parsed straight into the output arrays.
+    for word in [
+        "nse",
+        "checksum",
+        "parsed straight into the output",
+        "pos[1]",
+    ] {
         assert!(s.contains(word), "{word} in {s}");
     }
+    let out = run(&[src.to_str().unwrap(), "--to", "DCSR"], dir.path());
+    assert!(out.status.success());
+    let s = stdout(&out);
+    for word in ["nse", "checksum", "convert", "pos[0]"] {
+        assert!(s.contains(word), "{word} in {s}");
+    }
+}
+
+/// The direct route (a mapped .mtx file into CSR / CSC) prints what the ordinary route
+/// (standard input, read then converted) prints, for every shared Matrix Market file.
+#[test]
+fn direct_mtx_route_matches_the_ordinary_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for entry in std::fs::read_dir(testdata().join("mtx")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "mtx") {
+            continue;
+        }
+        let text = std::fs::read(&path).unwrap();
+        for to in ["CSR", "CSC", "CSR --drop-zeros"] {
+            let mut args = vec![
+                path.to_str().unwrap().to_string(),
+                "--print".into(),
+                "--to".into(),
+            ];
+            args.extend(to.split(' ').map(String::from));
+            let direct = bin().args(&args).current_dir(dir.path()).output().unwrap();
+            args[0] = "-".into();
+            args.extend(["--from".into(), "mtx".into()]);
+            let mut child = bin()
+                .args(&args)
+                .current_dir(dir.path())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(&text).unwrap();
+            let ordinary = child.wait_with_output().unwrap();
+            assert_eq!(
+                direct.status.success(),
+                ordinary.status.success(),
+                "{path:?} {to}"
+            );
+            assert_eq!(stdout(&direct), stdout(&ordinary), "{path:?} {to}");
+            n += 1;
+        }
+    }
+    assert!(n >= 21, "{n} runs");
 }
 
 #[test]

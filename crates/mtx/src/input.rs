@@ -175,6 +175,15 @@ impl<'a> Source<'a> {
         }
     }
 
+    /// For a mapped input, the offset of the next unread byte (after the header lines
+    /// read so far); `None` for streams.
+    pub(crate) fn map_position(&self) -> Option<usize> {
+        match &self.kind {
+            SourceKind::Map { pos, .. } => Some(*pos),
+            SourceKind::Stream { .. } => None,
+        }
+    }
+
     /// A parse error at `(line, column)`.
     pub(crate) fn error_at(&self, line: u64, column: u64, msg: String) -> MtxError {
         MtxError::Parse {

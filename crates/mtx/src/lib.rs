@@ -36,6 +36,7 @@
 //! );
 //! ```
 
+mod direct;
 mod error;
 mod format;
 mod header;
@@ -46,6 +47,7 @@ mod scan;
 mod tns;
 mod write;
 
+pub use direct::{read_direct, DirectRead};
 pub use error::MtxError;
 pub use format::{write_f32, write_f64};
 pub use header::{Field, Format, MtxHeader, Object, Symmetry};

@@ -274,6 +274,26 @@ pub(crate) fn parse_coo_chunk<R: Idx, C: Idx, F: FieldKind>(
     sym: Symmetry,
     out: &mut CooBuf<R, C, F::V>,
 ) -> Result<(), RawError> {
+    parse_coo_lines::<F, _>(t, rows, cols, sym, |i, j, v| {
+        out.rows.push(R::from_u64(i));
+        out.cols.push(C::from_u64(j));
+        out.vals.push(v);
+        true
+    })
+    .map(|_| ())
+}
+
+/// Parses the coordinate lines of `t` and hands each entry, 0-based, to `put` in order;
+/// stops when `put` returns `false` (then returns `Ok(false)`). Errors carry offsets into
+/// `t`.
+#[inline(always)]
+pub(crate) fn parse_coo_lines<F: FieldKind, P: FnMut(u64, u64, F::V) -> bool>(
+    t: &[u8],
+    rows: u64,
+    cols: u64,
+    sym: Symmetry,
+    mut put: P,
+) -> Result<bool, RawError> {
     let n = t.len();
     let mut p = 0;
     while p < n {
@@ -335,11 +355,66 @@ pub(crate) fn parse_coo_chunk<R: Idx, C: Idx, F: FieldKind>(
                 }
             }
         }
-        out.rows.push(R::from_u64(i));
-        out.cols.push(C::from_u64(j));
-        out.vals.push(v);
+        if !put(i, j, v) {
+            return Ok(false);
+        }
     }
-    Ok(())
+    Ok(true)
+}
+
+/// The first pass of the direct conversion: for every entry line of `t`, adds one to
+/// `counts[c >> shift]`, `c` being the entry's coordinate in dimension `dim` (and, for
+/// symmetric storage, the mirrored entry's, off the diagonal). Reads only the indices it needs; returns the
+/// number of entry lines and of entries (mirrors included), or `None` at the first line
+/// whose indices it cannot read (the full parser then reports it). Counts wrap; the caller
+/// checks their sum.
+#[inline(never)]
+pub(crate) fn count_coo_lines(
+    t: &[u8],
+    rows: u64,
+    cols: u64,
+    sym: Symmetry,
+    dim: usize,
+    shift: u32,
+    counts: &mut [u32],
+) -> Option<(u64, u64)> {
+    let n = t.len();
+    let mut p = 0;
+    let (mut lines, mut entries) = (0u64, 0u64);
+    let both = dim == 1 || sym != Symmetry::General;
+    while p < n {
+        skip_blanks(t, &mut p);
+        match at(t, p) {
+            b'\n' => {
+                p += 1;
+                continue;
+            }
+            b'%' => {
+                p = find_newline(t, p) + 1;
+                continue;
+            }
+            _ => {}
+        }
+        let i = parse_u64(t, &mut p).ok().filter(|&i| i >= 1 && i <= rows)? - 1;
+        let j = if both {
+            skip_blanks(t, &mut p);
+            parse_u64(t, &mut p).ok().filter(|&j| j >= 1 && j <= cols)? - 1
+        } else {
+            0
+        };
+        let (a, b) = if dim == 0 { (i, j) } else { (j, i) };
+        let c = counts.get_mut((a >> shift) as usize)?;
+        *c = c.wrapping_add(1);
+        entries += 1;
+        if sym != Symmetry::General && i != j {
+            let c = counts.get_mut((b >> shift) as usize)?;
+            *c = c.wrapping_add(1);
+            entries += 1;
+        }
+        lines += 1;
+        p = find_newline(t, p) + 1;
+    }
+    Some((lines, entries))
 }
 
 /// Parses the value lines of an `array` body chunk into `out` (every value, zeros included).

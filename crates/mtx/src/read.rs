@@ -86,6 +86,11 @@ impl Workers {
         })
     }
 
+    /// Number of worker threads.
+    pub(crate) fn threads(&self) -> usize {
+        self.threads
+    }
+
     /// Runs `f` on the pool.
     pub(crate) fn install<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
         match &self.pool {
@@ -174,7 +179,7 @@ fn read_input(input: &mut Input<'_>, name: &str, opts: &ReadOptions) -> Result<M
     Ok(MtxData { header, entries })
 }
 
-fn read_header(src: &mut Source<'_>) -> Result<MtxHeader, MtxError> {
+pub(crate) fn read_header(src: &mut Source<'_>) -> Result<MtxHeader, MtxError> {
     let mut hp = HeaderParser::default();
     while let Some((line, no)) = src.next_line()? {
         match hp.feed(&line) {

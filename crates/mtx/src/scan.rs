@@ -53,10 +53,7 @@ pub(crate) fn describe_token(t: &[u8], p: usize) -> String {
 #[inline]
 pub(crate) fn find_newline(t: &[u8], p: usize) -> usize {
     match t.get(p..) {
-        Some(rest) => rest
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(t.len(), |i| p + i),
+        Some(rest) => memchr::memchr(b'\n', rest).map_or(t.len(), |i| p + i),
         None => t.len(),
     }
 }

@@ -43,25 +43,24 @@ pub(crate) fn build_csr<V: Value>(
     layout: &Layout,
     drop_zeros: bool,
 ) -> Result<(Vec<LevelArrays>, Vec<V>), ConvertError> {
-    let inner_size = entries.dim_sizes()[inner];
-    // Work in the target width when every coordinate fits it, else in 32/64 bits and
-    // narrow at the end (reporting the first value that does not fit).
-    let w = layout.crd_width;
+    match work_width(entries.dim_sizes()[inner], layout.crd_width) {
+        IndexWidth::W8 => build_typed::<V, u8>(entries, vals, outer, inner, layout, drop_zeros),
+        IndexWidth::W16 => build_typed::<V, u16>(entries, vals, outer, inner, layout, drop_zeros),
+        IndexWidth::W32 => build_typed::<V, u32>(entries, vals, outer, inner, layout, drop_zeros),
+        _ => build_typed::<V, u64>(entries, vals, outer, inner, layout, drop_zeros),
+    }
+}
+
+/// The width to build coordinates in: the target width `w` when every coordinate below
+/// `inner_size` fits it, else 32 or 64 bits (narrowed at the end, which reports the first
+/// value that does not fit).
+pub(crate) fn work_width(inner_size: u64, w: IndexWidth) -> IndexWidth {
     if inner_size.saturating_sub(1) <= w.max() && w != IndexWidth::W2 {
-        match w {
-            IndexWidth::W8 => build_typed::<V, u8>(entries, vals, outer, inner, layout, drop_zeros),
-            IndexWidth::W16 => {
-                build_typed::<V, u16>(entries, vals, outer, inner, layout, drop_zeros)
-            }
-            IndexWidth::W32 => {
-                build_typed::<V, u32>(entries, vals, outer, inner, layout, drop_zeros)
-            }
-            _ => build_typed::<V, u64>(entries, vals, outer, inner, layout, drop_zeros),
-        }
+        w
     } else if inner_size <= u32::MAX as u64 + 1 {
-        build_typed::<V, u32>(entries, vals, outer, inner, layout, drop_zeros)
+        IndexWidth::W32
     } else {
-        build_typed::<V, u64>(entries, vals, outer, inner, layout, drop_zeros)
+        IndexWidth::W64
     }
 }
 
@@ -76,7 +75,7 @@ fn build_typed<V: Value, C: Index>(
     let n = entries.len();
     let rows = usize::try_from(entries.dim_sizes()[outer])
         .map_err(|_| ConvertError::TooLarge("too many rows".into()))?;
-    let (start, mut crd, mut val) = match (entries.coords(outer), entries.coords(inner)) {
+    let (start, crd, val) = match (entries.coords(outer), entries.coords(inner)) {
         (IndexVec::U32(r), IndexVec::U32(c)) => scatter::<u32, u32, C, V>(r, c, vals, rows),
         (IndexVec::U32(r), IndexVec::U64(c)) => scatter::<u32, u64, C, V>(r, c, vals, rows),
         (IndexVec::U64(r), IndexVec::U32(c)) => scatter::<u64, u32, C, V>(r, c, vals, rows),
@@ -88,6 +87,21 @@ fn build_typed<V: Value, C: Index>(
         }
     };
     debug_assert_eq!(crd.len(), n);
+    finish_rows(&start, crd, val, outer, layout, drop_zeros)
+}
+
+/// Finishes rows scattered into `start[r]..start[r + 1]`: sorts each by coordinate, sums
+/// duplicates in the order they came, drops zeros if asked, compacts, and narrows the
+/// arrays to the layout's widths.
+pub(crate) fn finish_rows<V: Value, C: Index>(
+    start: &[usize],
+    mut crd: Vec<C>,
+    mut val: Vec<V>,
+    outer: usize,
+    layout: &Layout,
+    drop_zeros: bool,
+) -> Result<(Vec<LevelArrays>, Vec<V>), ConvertError> {
+    let rows = start.len() - 1;
 
     // Sort, sum and drop zeros inside each row; `len[r]` is what the row keeps.
     let mut len = vec![0usize; rows];
@@ -126,7 +140,19 @@ fn build_typed<V: Value, C: Index>(
             Ok::<(), ConvertError>(())
         })?;
     }
-    // Compact: move each row's kept prefix left; positions from the kept lengths.
+    compact_rows(start, &len, crd, val, layout)
+}
+
+/// Moves each row's kept prefix (`len[r]` entries from `start[r]`) left so rows follow
+/// each other, builds the positions, and narrows the arrays to the layout's widths.
+pub(crate) fn compact_rows<V: Value, C: Index>(
+    start: &[usize],
+    len: &[usize],
+    mut crd: Vec<C>,
+    mut val: Vec<V>,
+    layout: &Layout,
+) -> Result<(Vec<LevelArrays>, Vec<V>), ConvertError> {
+    let rows = start.len() - 1;
     let mut pos: Vec<u64> = Vec::with_capacity(rows + 1);
     pos.push(0);
     let mut w = 0usize;
@@ -284,7 +310,7 @@ pub(crate) fn balanced_bounds(
 
 /// Sorts one row by coordinate (stably), sums duplicates in order, drops zeros if asked;
 /// returns the kept length, or the coordinate whose integer sum overflowed.
-fn sum_row<C: Index, V: Value>(
+pub(crate) fn sum_row<C: Index, V: Value>(
     crd: &mut [C],
     val: &mut [V],
     drop_zeros: bool,

@@ -25,6 +25,7 @@ pub mod format;
 mod index;
 mod layout;
 mod order;
+mod parts;
 mod print;
 mod tensor;
 mod validate;
@@ -41,6 +42,7 @@ pub use entries::{
 pub use error::ConvertError;
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
 pub use layout::{Layout, LevelPlan};
+pub use parts::{convert_parts, EntryParts};
 pub use tensor::{AppliedSlice, LevelArrays, Tensor};
 pub use value::{Complex, Scalar, Value, ValueType, ValueVec, ValueVecAccess, C128, C64};
 pub use view::{IndexSlice, OuterView};

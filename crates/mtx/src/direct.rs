@@ -1,0 +1,264 @@
+//! Matrix Market straight into CSR or CSC: the body of a memory-mapped `coordinate` file is
+//! cut into parts at line ends and handed to [`sptk_tensor::convert_parts`], which counts
+//! each part's entries per row in a first pass and parses them into their final places in a
+//! second. No coordinate list is built, so the nonzeros exist once, in the output.
+//!
+//! This route only accelerates: when it does not apply (streams, gzip, `array` files, other
+//! encodings) or when anything goes wrong (a malformed line, a count that differs from the
+//! size line, a conversion error), it answers `None` and the caller reads the file the
+//! ordinary way, which reports the problem with its exact location.
+
+use crate::header::{Field, Format, MtxHeader, Symmetry};
+use crate::input::{open_path, Input, Progress, Source};
+use crate::parse::{
+    count_coo_lines, parse_coo_lines, ComplexField, FieldKind, IntField, PatternField, RealField,
+};
+use crate::read::{read_header, ReadOptions, Workers};
+use crate::scan::find_newline;
+use crate::MtxError;
+use memmap2::Mmap;
+use sptk_encoding::Encoding;
+use sptk_tensor::{convert_parts, EntryParts, SourceError, Tensor};
+use std::marker::PhantomData;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A Matrix Market file converted without an intermediate coordinate list.
+#[derive(Debug)]
+pub struct DirectRead {
+    /// What the header says.
+    pub header: MtxHeader,
+    /// The entries read, symmetric storage expanded (duplicates counted).
+    pub entries: u64,
+    /// The converted tensor.
+    pub tensor: Tensor,
+}
+
+/// Reads `path` straight into `encoding` if it is CSR-like (`(a : dense, b : compressed)`)
+/// and the file is a regular, uncompressed `coordinate` file; duplicates are summed in
+/// file order and zeros dropped if `drop_zeros`, byte for byte as reading the entries and
+/// converting them would. `Ok(None)` means "read it the ordinary way": the route does not
+/// apply, or the file has a problem that the ordinary reader reports precisely. Standard
+/// input (`-`) is never touched.
+pub fn read_direct(
+    path: &Path,
+    encoding: &Encoding,
+    drop_zeros: bool,
+    opts: &ReadOptions,
+) -> Result<Option<DirectRead>, MtxError> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    let name = path.display().to_string();
+    let mut input = open_path(path)?;
+    let (header, body_start) = {
+        let mut src = Source::new(&mut input, &name, None);
+        let header = read_header(&mut src)?;
+        match src.map_position() {
+            Some(pos) => (header, pos),
+            None => return Ok(None),
+        }
+    };
+    let Input::Mapped(map) = &input else {
+        return Ok(None);
+    };
+    if header.format != Format::Coordinate {
+        return Ok(None);
+    }
+    let workers = Workers::new(opts.threads, opts.chunk_size)?;
+    let threads = workers.threads();
+    let (h, enc) = (&header, encoding);
+    let result = workers.install(|| match h.field {
+        Field::Real => direct::<RealField>(map, body_start, h, enc, drop_zeros, opts, threads),
+        Field::Integer => direct::<IntField>(map, body_start, h, enc, drop_zeros, opts, threads),
+        Field::Complex => {
+            direct::<ComplexField>(map, body_start, h, enc, drop_zeros, opts, threads)
+        }
+        Field::Pattern => {
+            direct::<PatternField>(map, body_start, h, enc, drop_zeros, opts, threads)
+        }
+    });
+    Ok(match result {
+        Some((tensor, lines, entries)) if lines == header.nnz_stored => Some(DirectRead {
+            header,
+            entries,
+            tensor,
+        }),
+        _ => None,
+    })
+}
+
+/// Runs the conversion; `(tensor, entry lines, entries after expansion)` or `None`.
+fn direct<F: FieldKind>(
+    map: &Mmap,
+    body_start: usize,
+    header: &MtxHeader,
+    encoding: &Encoding,
+    drop_zeros: bool,
+    opts: &ReadOptions,
+    threads: usize,
+) -> Option<(Tensor, u64, u64)> {
+    let data: &[u8] = map;
+    let body = data.get(body_start..)?;
+    let parts = threads.max(1);
+    let source = MappedParts::<F> {
+        map,
+        body_start,
+        ranges: split_lines(body, parts),
+        header,
+        progress: opts.progress.clone(),
+        done: AtomicU64::new(0),
+        lines: AtomicU64::new(0),
+        entries: AtomicU64::new(0),
+        _field: PhantomData,
+    };
+    let tensor = convert_parts(&source, encoding, drop_zeros).ok()??;
+    Some((
+        tensor,
+        source.lines.load(Ordering::Relaxed),
+        source.entries.load(Ordering::Relaxed),
+    ))
+}
+
+/// `parts` byte ranges of `t` of about equal size, cut after line ends.
+fn split_lines(t: &[u8], parts: usize) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::with_capacity(parts);
+    let mut s = 0;
+    for p in 1..=parts {
+        let mut e = t.len() / parts * p;
+        if p == parts {
+            e = t.len();
+        } else if e > s {
+            e = (find_newline(t, e) + 1).min(t.len());
+        }
+        let e = e.max(s);
+        ranges.push((s, e));
+        s = e;
+    }
+    ranges
+}
+
+/// Bytes read between progress reports and page releases.
+const WINDOW: usize = 8 << 20;
+const PAGE: usize = 4096;
+
+/// The body of a mapped file, as parts for `convert_parts`.
+struct MappedParts<'a, F> {
+    map: &'a Mmap,
+    body_start: usize,
+    /// Part ranges, relative to the body.
+    ranges: Vec<(usize, usize)>,
+    header: &'a MtxHeader,
+    progress: Option<Progress>,
+    /// Bytes read over both passes.
+    done: AtomicU64,
+    /// Entry lines seen by the first pass.
+    lines: AtomicU64,
+    /// Entries after symmetric expansion seen by the first pass.
+    entries: AtomicU64,
+    _field: PhantomData<F>,
+}
+
+impl<F: FieldKind> MappedParts<'_, F> {
+    /// Calls `f` on windows of complete lines of `part`, releasing the pages read and
+    /// reporting progress (half the file per pass) after each.
+    fn windows(
+        &self,
+        part: usize,
+        f: &mut dyn FnMut(&[u8]) -> Result<(), SourceError>,
+    ) -> Result<(), SourceError> {
+        let data: &[u8] = self.map;
+        let &(s, e) = self.ranges.get(part).ok_or("no such part")?;
+        let (s, e) = (self.body_start + s, self.body_start + e);
+        let mut pos = s;
+        while pos < e {
+            let mut end = pos.saturating_add(WINDOW).min(e);
+            if end < e {
+                end = (find_newline(&data[..e], end) + 1).min(e);
+            }
+            f(&data[pos..end])?;
+            // Pages wholly read are given back: the second pass maps them in again from
+            // the page cache, and the peak resident set stays near the output's size.
+            let (a, b) = (pos.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+            if b > a {
+                // SAFETY: the range lies inside the read-only file mapping; after
+                // MADV_DONTNEED the kernel re-reads these pages from the file if they are
+                // touched again, so the contents seen through `data` do not change.
+                let _ = unsafe {
+                    self.map
+                        .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, a, b - a)
+                };
+            }
+            let done =
+                self.done.fetch_add((end - pos) as u64, Ordering::Relaxed) + (end - pos) as u64;
+            if let Some(p) = &self.progress {
+                p(self.body_start as u64 + done / 2);
+            }
+            pos = end;
+        }
+        Ok(())
+    }
+}
+
+impl<F: FieldKind> EntryParts for MappedParts<'_, F> {
+    type Value = F::V;
+
+    fn dim_sizes(&self) -> [u64; 2] {
+        [self.header.rows, self.header.cols]
+    }
+
+    fn part_count(&self) -> usize {
+        self.ranges.len()
+    }
+
+    fn len_hint(&self) -> u64 {
+        match self.header.symmetry {
+            Symmetry::General => self.header.nnz_stored,
+            _ => self.header.nnz_stored.saturating_mul(2),
+        }
+    }
+
+    fn count(
+        &self,
+        part: usize,
+        dim: usize,
+        shift: u32,
+        counts: &mut [u32],
+    ) -> Result<u64, SourceError> {
+        let h = self.header;
+        let (mut lines, mut entries) = (0u64, 0u64);
+        self.windows(part, &mut |t| {
+            let (l, e) = count_coo_lines(t, h.rows, h.cols, h.symmetry, dim, shift, counts)
+                .ok_or("a line without readable indices")?;
+            lines += l;
+            entries += e;
+            Ok(())
+        })?;
+        self.lines.fetch_add(lines, Ordering::Relaxed);
+        self.entries.fetch_add(entries, Ordering::Relaxed);
+        Ok(entries)
+    }
+
+    fn visit<P: FnMut(u64, u64, F::V) -> bool>(
+        &self,
+        part: usize,
+        mut put: P,
+    ) -> Result<(), SourceError> {
+        let h = self.header;
+        let sym = h.symmetry;
+        self.windows(part, &mut |t| {
+            let whole = parse_coo_lines::<F, _>(t, h.rows, h.cols, sym, |i, j, v| {
+                // Mirrors can interleave with stored entries here: in a valid symmetric
+                // file a stored entry (i >= j) and a mirrored one (j < i) never share a
+                // position, so the order of duplicates inside a row is unchanged.
+                put(i, j, v) && (sym == Symmetry::General || i == j || put(j, i, F::mirror(v, sym)))
+            })
+            .map_err(|e| e.msg)?;
+            if whole {
+                Ok(())
+            } else {
+                Err("stopped".into())
+            }
+        })
+    }
+}
