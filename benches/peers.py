@@ -226,10 +226,13 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--open-row", required=True, help="the open_row example binary")
     ap.add_argument("--quick", action="store_true", help="10x smaller inputs")
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this (mtx_to_csr, csr_to_csc, ...)")
     args = ap.parse_args()
     os.makedirs(DATA, exist_ok=True)
     print(f"# sptk peers, {RUNS} runs each, data in {DATA}")
     for case in [case_mtx_to_csr, case_csr_to_csc, case_csr_to_bsr, case_open_row]:
+        if args.only not in case.__name__:
+            continue
         try:
             report(*case(args, args.quick))
         except Exception as e:  # a benchmark reports; it never fails

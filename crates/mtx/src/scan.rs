@@ -72,6 +72,45 @@ pub(crate) enum NumErr {
 /// Parses an unsigned decimal integer at `p` that must end at a blank or newline.
 #[inline(always)]
 pub(crate) fn parse_u64(t: &[u8], p: &mut usize) -> Result<u64, NumErr> {
+    // The common case, 1 to 7 digits and their terminator within 8 readable bytes, in a
+    // few word operations; everything else (and every error) takes the byte loop.
+    if let Some(&word) = t.get(*p..).and_then(|r| r.first_chunk::<8>()) {
+        let w = u64::from_le_bytes(word);
+        let k = digit_run(w);
+        if (1..8).contains(&k) {
+            let next = word[k];
+            if is_blank(next) || next == b'\n' {
+                *p += k;
+                return Ok(eight_digits((w & 0x0F0F_0F0F_0F0F_0F0F) << (8 * (8 - k))));
+            }
+        }
+    }
+    parse_u64_bytes(t, p)
+}
+
+/// Number of ASCII digits at the start of the little-endian word `w` (0 to 8).
+#[inline(always)]
+fn digit_run(w: u64) -> usize {
+    // A byte is a digit iff its high nibble is 3 and its low nibble plus 6 stays below
+    // 16; neither sum carries into the next byte.
+    let high = (w & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
+    let low = ((w & 0x0F0F_0F0F_0F0F_0F0F) + 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0;
+    ((high | low).trailing_zeros() / 8) as usize
+}
+
+/// The value of eight digit nibbles (first digit in the lowest byte) by three
+/// multiply-and-shift steps; leading zero bytes are leading zeros.
+#[inline(always)]
+fn eight_digits(mut v: u64) -> u64 {
+    // Each step's wanted lanes stay below their width; what overflows is shifted out.
+    v = (v.wrapping_mul(10 << 8 | 1) >> 8) & 0x00FF_00FF_00FF_00FF;
+    v = (v.wrapping_mul(100 << 16 | 1) >> 16) & 0x0000_FFFF_0000_FFFF;
+    v.wrapping_mul(10000 << 32 | 1) >> 32
+}
+
+/// [`parse_u64`] a byte at a time.
+#[inline(always)]
+fn parse_u64_bytes(t: &[u8], p: &mut usize) -> Result<u64, NumErr> {
     let start = *p;
     let mut q = start;
     let mut v: u64 = 0;
@@ -279,5 +318,45 @@ mod tests {
         assert_eq!(nth_data_line(t, 1, b"%"), Some(11));
         assert_eq!(nth_data_line(t, 2, b"%"), Some(15));
         assert_eq!(nth_data_line(t, 3, b"%"), None);
+    }
+
+    #[test]
+    fn word_parse_agrees_with_the_byte_loop() {
+        let mut cases: Vec<String> = Vec::new();
+        for n in [
+            0u64,
+            1,
+            9,
+            10,
+            99,
+            1234567,
+            9999999,
+            10000000,
+            12345678,
+            u64::MAX,
+        ] {
+            cases.push(n.to_string());
+        }
+        let mut state = 7u64;
+        for _ in 0..20000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let digits = (state >> 60) as usize % 10 + 1;
+            let n = (state >> 8) % 10u64.pow(digits as u32);
+            cases.push(format!("{n:0digits$}"));
+        }
+        for c in &cases {
+            for tail in [" 1\n", "\t", "\r\n", "\n", "", "x", "-", ".5", "99999999 2"] {
+                let text = format!("{c}{tail}");
+                let t = text.as_bytes();
+                let (mut a, mut b) = (0, 0);
+                assert_eq!(parse_u64(t, &mut a), parse_u64_bytes(t, &mut b), "{text:?}");
+                assert_eq!(a, b, "{text:?}");
+            }
+        }
+        for bytes in [[b'/'; 8], [b':'; 8], [0xFA; 8], [0xFF; 8], *b"12\xFA4 567"] {
+            let (mut a, mut b) = (0, 0);
+            assert_eq!(parse_u64(&bytes, &mut a), parse_u64_bytes(&bytes, &mut b));
+            assert_eq!(a, b);
+        }
     }
 }
