@@ -1,7 +1,8 @@
 //! Conversions that start from a stored tensor, by direct paths where the source order
 //! already gives the target's (a valid source is sorted and unique, so no sort is needed):
-//! - CSR <-> CSC (any CSR-like pair with the dimensions swapped): a transpose, one
-//!   counting pass over the coordinates and one scatter;
+//! - CSR <-> CSC (any CSR-like pair with the dimensions swapped): a transpose by the
+//!   two-pass builder of `parts.rs` (counts per row block, then appends to cache-sized
+//!   block stretches, then a counting sort inside each block);
 //! - CSR -> BSR / BSC-ordered blocks of the same outer dimension: each block row merges
 //!   its rows' sorted coordinates into blocks, block rows in parallel.
 //!
@@ -13,7 +14,7 @@ use sptk_encoding::Target;
 use crate::convert::{convert, ConvertOptions, Converted};
 use crate::error::ConvertError;
 use crate::fast::csr_like;
-use crate::index::{Index, IndexVec, IndexWidth};
+use crate::index::{Index, IndexVec};
 use crate::layout::Layout;
 use crate::tensor::{LevelArrays, Tensor};
 use crate::value::{Value, ValueVecAccess};
@@ -77,71 +78,140 @@ fn direct(
     if !(a2 == b && b2 == a) {
         return Ok(None);
     }
-    let (levels, values) = with_values!(t.values(), v => transpose_values(t, v, &layout)?);
+    let mut tensor = with_values!(t.values(), v => transpose_values(t, v, enc, a)?)
+        .ok_or_else(|| ConvertError::Invalid("transpose: not CSR-like".into()))?;
+    tensor.slices = t.slices.clone();
     Ok(Some(Converted {
-        tensor: Tensor {
-            encoding: enc.clone(),
-            layout,
-            levels,
-            values,
-            slices: t.slices.clone(),
-        },
+        tensor,
         choice: None,
     }))
 }
 
+/// A CSR-like tensor's entries as ordered parts (balanced row ranges) for the two-pass
+/// builder of [`crate::parts`], which then writes the transpose through cache-sized row
+/// blocks instead of scattering to random places.
+struct StoredParts<'a, C, V> {
+    pos: &'a [u64],
+    crd: &'a [C],
+    vals: &'a [V],
+    /// The source's (outer, inner) dimensions.
+    outer: usize,
+    dims: [u64; 2],
+    /// Part boundaries in source rows.
+    bounds: Vec<usize>,
+}
+
+impl<C: Index, V: Value + ValueVecAccess> crate::parts::EntryParts for StoredParts<'_, C, V> {
+    type Value = V;
+
+    fn dim_sizes(&self) -> [u64; 2] {
+        self.dims
+    }
+
+    fn part_count(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    fn len_hint(&self) -> u64 {
+        self.crd.len() as u64
+    }
+
+    fn sorted_unique(&self) -> bool {
+        // Read row by row, a valid CSR-like source gives every column its rows in
+        // increasing order, once each.
+        true
+    }
+
+    fn count(
+        &self,
+        part: usize,
+        dim: usize,
+        shift: u32,
+        counts: &mut [u32],
+    ) -> Result<u64, crate::SourceError> {
+        let (r0, r1) = (self.bounds[part], self.bounds[part + 1]);
+        let (q0, q1) = (self.pos[r0] as usize, self.pos[r1] as usize);
+        if dim == self.outer {
+            for r in r0..r1 {
+                let n = (self.pos[r + 1] - self.pos[r]) as u32;
+                let c = &mut counts[r >> shift];
+                *c = c.wrapping_add(n);
+            }
+        } else {
+            for c in &self.crd[q0..q1] {
+                let k = &mut counts[(c.to_u64() >> shift) as usize];
+                *k = k.wrapping_add(1);
+            }
+        }
+        Ok((q1 - q0) as u64)
+    }
+
+    fn visit<F: FnMut(u64, u64, V) -> bool>(
+        &self,
+        part: usize,
+        mut put: F,
+    ) -> Result<(), crate::SourceError> {
+        for r in self.bounds[part]..self.bounds[part + 1] {
+            let (q0, q1) = (self.pos[r] as usize, self.pos[r + 1] as usize);
+            for (c, &v) in self.crd[q0..q1].iter().zip(&self.vals[q0..q1]) {
+                let (i, j) = if self.outer == 0 {
+                    (r as u64, c.to_u64())
+                } else {
+                    (c.to_u64(), r as u64)
+                };
+                if !put(i, j, v) {
+                    return Err("stopped".into());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Transposes a validated CSR-like tensor into the CSR-like `enc` with the dimensions
+/// swapped.
 fn transpose_values<V: Value + ValueVecAccess>(
     t: &Tensor,
     vals: &[V],
-    layout: &Layout,
-) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
+    enc: &sptk_encoding::Encoding,
+    outer: usize,
+) -> Result<Option<Tensor>, ConvertError> {
     let pos: Vec<u64> = t.levels[1]
         .pos
         .as_ref()
         .map(|p| p.to_u64_vec())
         .unwrap_or_default();
-    let src_rows = t.layout.levels[0].size as usize;
-    let cols = t.layout.levels[1].size as usize;
     let crd = t.levels[1]
         .crd
         .as_ref()
         .ok_or_else(|| ConvertError::Invalid("crd[1] missing".into()))?;
-    // The new coordinates are source rows: 32 bits hold them when the target allows.
-    let narrow = layout.crd_width == IndexWidth::W32 && (src_rows as u64) <= u32::MAX as u64 + 1;
-    let (new_pos, new_crd, new_vals) = match (crd, narrow) {
-        (IndexVec::U32(c), true) => transpose::<u32, u32, V>(&pos, c, vals, cols),
-        (IndexVec::U32(c), false) => transpose::<u32, u64, V>(&pos, c, vals, cols),
-        (IndexVec::U64(c), true) => transpose::<u64, u32, V>(&pos, c, vals, cols),
-        (IndexVec::U64(c), false) => transpose::<u64, u64, V>(&pos, c, vals, cols),
-        (other, n) => {
-            let c = other.to_u64_vec();
-            if n {
-                transpose::<u64, u32, V>(&pos, &c, vals, cols)
-            } else {
-                transpose::<u64, u64, V>(&pos, &c, vals, cols)
-            }
-        }
-    };
-    let pos = IndexVec::from_vec_u64(new_pos, layout.pos_width)
-        .map_err(width_err("pos[1]", "posWidth"))?;
-    let crd = match new_crd {
-        IndexVec::U64(c) if layout.crd_width != IndexWidth::W64 => {
-            IndexVec::from_vec_u64(c.into_vec(), layout.crd_width)
-                .map_err(width_err("crd[1]", "crdWidth"))?
-        }
-        other => other,
-    };
-    let levels = vec![
-        LevelArrays {
-            pos: None,
-            crd: None,
-        },
-        LevelArrays {
-            pos: Some(pos),
-            crd: Some(crd),
-        },
-    ];
-    Ok((levels, V::wrap(new_vals)))
+    let rows = pos.len().saturating_sub(1);
+    let nnz = pos.last().copied().unwrap_or(0);
+    let bounds = crate::fast::balanced_bounds(rows, nnz, |r| pos[r]);
+    let dims = [t.dim_sizes()[0], t.dim_sizes()[1]];
+    macro_rules! go {
+        ($c:expr) => {
+            crate::parts::convert_parts(
+                &StoredParts {
+                    pos: &pos,
+                    crd: $c,
+                    vals,
+                    outer,
+                    dims,
+                    bounds,
+                },
+                enc,
+                false,
+            )
+        };
+    }
+    match crd {
+        IndexVec::U8(c) => go!(&c[..]),
+        IndexVec::U16(c) => go!(&c[..]),
+        IndexVec::U32(c) => go!(&c[..]),
+        IndexVec::U64(c) => go!(&c[..]),
+        other => go!(&other.to_u64_vec()),
+    }
 }
 
 fn width_err(
@@ -154,42 +224,6 @@ fn width_err(
         field,
         bits: o.width.bits(),
     }
-}
-
-/// Transposes CSR arrays (`pos` over source rows, `crd` columns) into arrays over the
-/// columns. Target rows are split into ranges of about equal size; each range is filled
-/// by one task scanning the whole source, so tasks write disjoint slices and the result
-/// does not depend on the number of threads. Source rows are visited in order, so each
-/// new segment comes out sorted.
-fn transpose<C: Index, O: Index, V: Value>(
-    pos: &[u64],
-    crd: &[C],
-    vals: &[V],
-    cols: usize,
-) -> (Vec<u64>, IndexVec, Vec<V>) {
-    let n = crd.len();
-    let start = crate::fast::bucket_starts(crd.iter().map(|c| c.to_u64()), cols);
-    let (mut out_crd, mut out_val) = crate::fast::scatter_outputs::<O, V>(n);
-    let bounds = crate::fast::balanced_bounds(cols, n as u64, |c| start[c] as u64);
-    let tasks = crate::fast::split_tasks(&mut out_crd, &mut out_val, &bounds, &start);
-    let start_ref = &start;
-    tasks.into_par_iter().for_each(|(lo, hi, oc, ov)| {
-        let base = start_ref[lo];
-        let mut next: Vec<usize> = start_ref[lo..hi].iter().map(|s| s - base).collect();
-        for (r, w) in pos.windows(2).enumerate() {
-            for q in w[0] as usize..w[1] as usize {
-                let c = crd[q].to_u64() as usize;
-                if c >= lo && c < hi {
-                    let slot = &mut next[c - lo];
-                    oc[*slot] = O::from_u64_unchecked(r as u64);
-                    ov[*slot] = vals[q];
-                    *slot += 1;
-                }
-            }
-        }
-    });
-    let pos = start.into_iter().map(|s| s as u64).collect();
-    (pos, O::wrap(out_crd), out_val)
 }
 
 /// `(R, C)` if `enc` is BSR over the source's (outer `a`, inner `b`) dimensions:

@@ -611,3 +611,48 @@ proptest! {
         }
     }
 }
+
+/// The transpose (CSR <-> CSC through row blocks) on matrices large enough for many
+/// blocks, and on a wide one whose blocks hit the 2^16-row cap, equals the coordinate path.
+#[test]
+fn large_transposes_cross_many_blocks() {
+    let mut state = 0x2545f4914f6cdd1du64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    for (rows, cols, n) in [
+        (50_000u64, 3_000u64, 400_000usize),
+        (300, 5_000_000, 40_000),
+    ] {
+        let mut e = Entries::new(vec![rows, cols], sptk_tensor::ValueType::F64);
+        for k in 0..n {
+            let i = if k % 4 == 0 { next(64) } else { next(rows) };
+            let j = if k % 5 == 0 { next(100) } else { next(cols) };
+            e.push(&[i, j], (next(1000) as f64) / 8.0).unwrap();
+        }
+        for (src, dst) in [("CSR", "CSC"), ("CSC", "CSR")] {
+            for cw in [None, Some(32u8)] {
+                let s = sptk_encoding::resolve_target(src, 2).unwrap();
+                let t = sptk_tensor::convert(&e, &s, &ConvertOptions::default())
+                    .unwrap()
+                    .tensor;
+                let target = sptk_encoding::resolve_target(dst, 2)
+                    .unwrap()
+                    .with_widths(None, cw)
+                    .unwrap();
+                let direct =
+                    sptk_tensor::convert_tensor(&t, &target, &ConvertOptions::default()).unwrap();
+                let general =
+                    sptk_tensor::convert(&t.to_entries(), &target, &ConvertOptions::default())
+                        .unwrap();
+                assert_eq!(
+                    direct.tensor, general.tensor,
+                    "{rows}x{cols} {src} -> {dst} {cw:?}"
+                );
+            }
+        }
+    }
+}
