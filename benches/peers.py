@@ -162,6 +162,46 @@ def case_csr_to_bsr(args, quick):
              ("scipy: A.tobsr((4, 4)) (in memory)", peer, lambda o: " ".join(o.split()[-4:]))])
 
 
+BODY_CRC_PY = textwrap.dedent("""
+    import zlib
+    def body_crc(path):
+        # CRC-32 of the entry lines (comments and the size line skipped) and their count.
+        c, n, seen_size = 0, 0, False
+        with open(path, 'rb') as f:
+            for line in f:
+                if line.startswith(b'%'):
+                    continue
+                if not seen_size:
+                    seen_size = True
+                    continue
+                c = zlib.crc32(line, c); n += 1
+        return n, '%08x' % c
+""")
+
+
+def case_csr_to_mtx(args, quick):
+    """Write the 20M matrix as .mtx: ours from its CSR .spt (whole process), fmm.mmwrite
+    from a SciPy CSR in memory. The entry lines of both files must be the same bytes."""
+    n, nnz = (200_000, 2_000_000) if quick else (2_000_000, 20_000_000)
+    mtx = os.path.join(DATA, f"uniform_{n}_{nnz}.mtx")
+    generate_uniform_mtx(mtx, n, nnz, seed=1)
+    spt = spt_of(args, mtx)
+    ours_out = os.path.join(DATA, "written_ours.mtx")
+    peer_out = os.path.join(DATA, "written_fmm.mtx")
+    ours = [time_ours([args.bin, spt, "-o", ours_out, "--threads", "2", "--quiet"]) for _ in range(RUNS)]
+    peer = [time_peer(f"import fast_matrix_market as fmm; A = fmm.mmread({mtx!r}, parallelism=2).tocsr(); A.sum_duplicates(); A.sort_indices()",
+                      f"fmm.mmwrite({peer_out!r}, A, parallelism=2)", "") for _ in range(RUNS)]
+    exec(BODY_CRC_PY, globals())
+    ours_crc = body_crc(ours_out)
+    peer_crc = body_crc(peer_out if os.path.exists(peer_out) else peer_out + ".mtx")
+    for p in (ours_out, peer_out):
+        if os.path.exists(p):
+            os.remove(p)
+    return (f"CSR -> .mtx file, {n} x {n}, {nnz} nonzeros (target: ours, whole process, <= 0.5x)",
+            [("ours: sparse-convert m.spt -o m.mtx (whole process, fsync included)", ours, lambda o: f"lines {ours_crc[0]} crc {ours_crc[1]}"),
+             ("fast_matrix_market.mmwrite(parallelism=2) (in memory)", peer, lambda o: f"lines {peer_crc[0]} crc {peer_crc[1]}")])
+
+
 def time_open_row(exe, path, row):
     """Our in-process open + one row (the example prints its own timing)."""
     p = subprocess.run([exe, path, str(row)], capture_output=True, text=True, check=True)
@@ -230,7 +270,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(DATA, exist_ok=True)
     print(f"# sptk peers, {RUNS} runs each, data in {DATA}")
-    for case in [case_mtx_to_csr, case_csr_to_csc, case_csr_to_bsr, case_open_row]:
+    for case in [case_mtx_to_csr, case_csr_to_csc, case_csr_to_bsr, case_csr_to_mtx, case_open_row]:
         if args.only not in case.__name__:
             continue
         try:

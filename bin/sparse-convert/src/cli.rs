@@ -65,7 +65,8 @@ pub struct InputArgs {
 /// Options of a conversion into an encoding.
 #[derive(Debug, Args, Clone, Default)]
 pub struct TargetArgs {
-    /// Target encoding: a preset (CSR, BSR:4x4, 2:4, ELL, ...) or encoding text.
+    /// Target encoding: a preset (CSR, BSR:4x4, 2:4, ELL, ...) or encoding text. A `.spt`
+    /// input keeps its own encoding when this is left out.
     #[arg(long, value_name = "ENCODING")]
     pub to: Option<String>,
     /// Convert values to this type (f16, bf16, f32, f64, i8..i64, u8..u64, bool, complex64, complex128).

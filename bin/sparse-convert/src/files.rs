@@ -271,8 +271,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, source: &str, args: &ConvertAr
         progress::finish(bar);
         return Ok(());
     }
-    let entries = tensor.to_entries();
-    let bar = progress::count(quiet, entries.len() as u64, "writing");
+    let bar = progress::count(quiet, tensor.nse() as u64, "writing");
     let tick = bar.clone();
     let progress: sptk_mtx::Progress = Arc::new(move |done: u64| tick.set_position(done));
     match format {
@@ -287,7 +286,8 @@ pub fn write_output(path: &Path, tensor: &Tensor, source: &str, args: &ConvertAr
                 progress: Some(progress),
                 ..Default::default()
             };
-            sptk_mtx::write_path(path, &entries, &opts)?;
+            // CSR / CSC are written straight from their arrays.
+            sptk_mtx::write_tensor_path(path, tensor, &opts)?;
         }
         Format::Tns => {
             if args.symmetry.is_some() {
@@ -298,7 +298,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, source: &str, args: &ConvertAr
                 progress: Some(progress),
                 ..Default::default()
             };
-            sptk_mtx::write_tns_path(path, &entries, &opts)?;
+            sptk_mtx::write_tns_path(path, &tensor.to_entries(), &opts)?;
         }
         Format::Spt => unreachable!("handled above"),
     }

@@ -103,7 +103,15 @@ fn do_convert(
     t: &TargetArgs,
     quiet: bool,
 ) -> Result<(Converted, std::time::Duration)> {
-    let target = target(t, input.dim_sizes().len())?;
+    let target = match (&t.to, &input.content) {
+        // Without --to a stored tensor keeps its encoding (to write it as text, say).
+        (None, Content::Stored(file)) => {
+            sptk_encoding::Target::Fixed(file.header().encoding.clone())
+                .with_widths(t.pos_width, t.crd_width)
+                .map_err(|e| anyhow::anyhow!("--pos-width / --crd-width: {e}"))?
+        }
+        _ => target(t, input.dim_sizes().len())?,
+    };
     let opts = options(t)?;
     let bar = progress::spinner(quiet, "converting");
     let start = Instant::now();

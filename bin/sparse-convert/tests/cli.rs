@@ -573,3 +573,26 @@ fn spt_to_csc_and_bsr_match_the_text_path() {
         assert_eq!(stdout(&a), stdout(&b), "{to}");
     }
 }
+
+/// A `.spt` input without --to keeps its encoding: written as .mtx it gives the bytes the
+/// same matrix gives when converted from text.
+#[test]
+fn spt_without_to_keeps_its_encoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("mtx/scipy_real_general.mtx");
+    let src = src.to_str().unwrap();
+    for to in ["CSR", "CSC", "COO"] {
+        let run_ok = |args: &[&str]| {
+            let o = run(args, dir.path());
+            assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        };
+        run_ok(&[src, "--to", to, "-o", "m.spt"]);
+        run_ok(&["m.spt", "-o", "from_spt.mtx"]);
+        run_ok(&[src, "--to", to, "-o", "from_text.mtx"]);
+        let a = std::fs::read(dir.path().join("from_spt.mtx")).unwrap();
+        let b = std::fs::read(dir.path().join("from_text.mtx")).unwrap();
+        assert!(a == b, "{to}");
+    }
+    let o = run(&[src, "-o", "x.mtx"], dir.path());
+    assert!(!o.status.success(), "a text input still needs --to");
+}

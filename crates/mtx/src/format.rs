@@ -7,9 +7,81 @@
 use half::{bf16, f16};
 use sptk_tensor::{Complex, Value};
 
+/// Rewrites ryu's decimal notation (`[-]int.frac`, no exponent) in the style of
+/// [`push_scientific`], a slice at a time; `false` (nothing written) for other shapes.
+#[inline]
+fn push_scientific_decimal(s: &[u8], out: &mut Vec<u8>) -> bool {
+    let (neg, body) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    let Some(point) = body.iter().position(|&b| b == b'.') else {
+        return false;
+    };
+    let (int, frac) = (&body[..point], &body[point + 1..]);
+    if int.is_empty() || !int.iter().chain(frac).all(u8::is_ascii_digit) {
+        return false;
+    }
+    let mut b = itoa::Buffer::new();
+    if int == b"0" {
+        // 0.000ddd: the digits after the zeros, exponent -(zeros + 1).
+        let zeros = frac.iter().take_while(|&&d| d == b'0').count();
+        let digits = &frac[zeros..];
+        let digits =
+            &digits[..digits.len() - digits.iter().rev().take_while(|&&d| d == b'0').count()];
+        let Some((first, rest)) = digits.split_first() else {
+            return false;
+        };
+        if neg {
+            out.push(b'-');
+        }
+        out.push(*first);
+        if !rest.is_empty() {
+            out.push(b'.');
+            out.extend_from_slice(rest);
+        }
+        out.extend_from_slice(b"E-");
+        out.extend_from_slice(b.format(zeros + 1).as_bytes());
+        return true;
+    }
+    if int[0] == b'0' {
+        return false;
+    }
+    // int.frac: significant digits are int then frac less trailing zeros, exponent
+    // len(int) - 1.
+    let frac = &frac[..frac.len() - frac.iter().rev().take_while(|&&d| d == b'0').count()];
+    let int_kept = if frac.is_empty() {
+        &int[..int.len() - int.iter().rev().take_while(|&&d| d == b'0').count()]
+    } else {
+        int
+    };
+    if neg {
+        out.push(b'-');
+    }
+    out.push(int_kept[0]);
+    if int_kept.len() > 1 || !frac.is_empty() {
+        out.push(b'.');
+        out.extend_from_slice(&int_kept[1..]);
+        out.extend_from_slice(frac);
+    }
+    if int.len() > 1 {
+        out.push(b'E');
+        out.extend_from_slice(b.format(int.len() - 1).as_bytes());
+    }
+    true
+}
+
 /// Rewrites a decimal `[-]digits[.digits][e[-]digits]` as fast_matrix_market does:
 /// `d[.ddd]E<exp>`, `E0` left out, trailing zeros removed.
 fn push_scientific(s: &[u8], out: &mut Vec<u8>) {
+    if push_scientific_decimal(s, out) {
+        return;
+    }
+    push_scientific_general(s, out);
+}
+
+/// [`push_scientific`] for every shape, a byte at a time.
+fn push_scientific_general(s: &[u8], out: &mut Vec<u8>) {
     let (neg, s) = match s.first() {
         Some(b'-') => (true, &s[1..]),
         _ => (false, s),
@@ -230,5 +302,49 @@ mod tests {
         let mut v = Vec::new();
         write_f32(0.1f32, &mut v);
         assert_eq!(String::from_utf8(v).unwrap(), "1E-1");
+    }
+
+    #[test]
+    fn decimal_fast_path_equals_the_general_rewrite() {
+        let mut state = 0x853c49e6748fea9bu64;
+        let check = |x: f64| {
+            let mut b = ryu::Buffer::new();
+            let s = b.format_finite(x).as_bytes().to_vec();
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            if super::push_scientific_decimal(&s, &mut fast) {
+                super::push_scientific_general(&s, &mut slow);
+                assert_eq!(fast, slow, "{x:e} ({})", String::from_utf8_lossy(&s));
+            }
+        };
+        for x in [
+            0.0,
+            -0.0,
+            1.0,
+            10.0,
+            100.0,
+            120.5,
+            0.5,
+            0.001,
+            0.0015,
+            1e15,
+            1.5e15,
+            -3.25,
+            7e-5,
+            123456789.0,
+        ] {
+            check(x);
+        }
+        for _ in 0..200_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let x = f64::from_bits(state);
+            if x.is_finite() {
+                check(x);
+            }
+            // Values of every decimal magnitude ryu prints without an exponent.
+            let e = (state >> 58) as i32 - 8;
+            check((state >> 11) as f64 / (1u64 << 53) as f64 * 10f64.powi(e));
+        }
     }
 }

@@ -46,6 +46,7 @@ mod read;
 mod scan;
 mod tns;
 mod write;
+mod write_tensor;
 
 pub use direct::{read_direct, DirectRead};
 pub use error::MtxError;
@@ -57,3 +58,4 @@ pub use tns::{
     read_tns_from, read_tns_path, write_tns_path, write_tns_to, TnsData, TnsReadOptions,
 };
 pub use write::{write_path, write_to, WriteOptions};
+pub use write_tensor::{write_tensor_path, write_tensor_to};

@@ -43,7 +43,7 @@ impl std::fmt::Debug for WriteOptions {
 }
 
 /// Entries per formatting chunk.
-const CHUNK_ENTRIES: usize = 1 << 15;
+pub(crate) const CHUNK_ENTRIES: usize = 1 << 15;
 
 /// Coordinates of one dimension, typed once per call rather than per entry.
 #[derive(Clone, Copy)]
@@ -139,6 +139,32 @@ pub(crate) fn write_body<W: Write, V: WriteValue>(
     name: &str,
 ) -> Result<(), MtxError> {
     let n = vals.len();
+    let chunks = n.div_ceil(CHUNK_ENTRIES);
+    let range = |k: usize| k * CHUNK_ENTRIES..((k + 1) * CHUNK_ENTRIES).min(n);
+    write_chunks(
+        w,
+        chunks,
+        threads,
+        &|k, out| format_entries(coords, vals, range(k), keep, pattern, out),
+        &|k| range(k).end as u64,
+        progress,
+        name,
+    )
+}
+
+/// Formats chunks `0..chunks` with `fill` in parallel, a window of a few per thread at a
+/// time, and writes them in order (so the bytes do not depend on the thread count);
+/// `done(k)` is the entries written once chunk `k` is out, for progress.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_chunks<W: Write>(
+    w: &mut W,
+    chunks: usize,
+    threads: usize,
+    fill: &(dyn Fn(usize, &mut Vec<u8>) + Sync),
+    done: &dyn Fn(usize) -> u64,
+    progress: Option<&Progress>,
+    name: &str,
+) -> Result<(), MtxError> {
     let pool = if threads == 0 {
         None
     } else {
@@ -154,37 +180,51 @@ pub(crate) fn write_body<W: Write, V: WriteValue>(
         .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
         .max(1);
     let per_window = nthreads * 4;
-    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); per_window];
-    let mut start = 0;
-    while start < n {
-        let ranges: Vec<std::ops::Range<usize>> = (0..per_window)
-            .map(|k| {
-                let s = (start + k * CHUNK_ENTRIES).min(n);
-                s..(s + CHUNK_ENTRIES).min(n)
-            })
-            .filter(|r| !r.is_empty())
-            .collect();
-        let end = ranges.last().map_or(n, |r| r.end);
-        let fill = |(b, r): (&mut Vec<u8>, &std::ops::Range<usize>)| {
+    // Two sets of buffers: while this thread writes one window, the workers format the
+    // next into the other.
+    let mut ready: Vec<Vec<u8>> = vec![Vec::new(); per_window];
+    let mut spare: Vec<Vec<u8>> = vec![Vec::new(); per_window];
+    let format = |first: usize, bufs: &mut [Vec<u8>]| {
+        let one = |(k, b): (usize, &mut Vec<u8>)| {
             b.clear();
-            format_entries(coords, vals, r.clone(), keep, pattern, b);
+            fill(first + k, b);
         };
-        if nthreads == 1 || ranges.len() == 1 {
-            bufs.iter_mut().zip(ranges.iter()).for_each(fill);
+        if nthreads == 1 || bufs.len() == 1 {
+            bufs.iter_mut().enumerate().for_each(one);
         } else {
-            let mut go = || bufs.par_iter_mut().zip(ranges.par_iter()).for_each(fill);
-            match &pool {
-                Some(p) => p.install(go),
-                None => go(),
+            bufs.par_iter_mut().enumerate().for_each(one);
+        }
+    };
+    let format_on_pool = |first: usize, bufs: &mut [Vec<u8>]| match &pool {
+        Some(p) => p.install(|| format(first, bufs)),
+        None => format(first, bufs),
+    };
+    let window = |first: usize| (first + per_window).min(chunks) - first;
+    let mut first = 0;
+    format_on_pool(0, &mut ready[..window(0)]);
+    while first < chunks {
+        let n = window(first);
+        let next = first + n;
+        let m = if next < chunks { window(next) } else { 0 };
+        let spare_now = &mut spare[..m];
+        let written = std::thread::scope(|sc| {
+            let formatting = (m > 0).then(|| sc.spawn(|| format_on_pool(next, spare_now)));
+            let written = ready[..n]
+                .iter()
+                .try_for_each(|b| w.write_all(b).map_err(|e| MtxError::io(name, e)));
+            if let Some(h) = formatting {
+                if h.join().is_err() {
+                    return Err(MtxError::unsupported("a formatting thread failed"));
+                }
             }
-        }
-        for b in bufs.iter().take(ranges.len()) {
-            w.write_all(b).map_err(|e| MtxError::io(name, e))?;
-        }
+            written
+        });
+        written?;
         if let Some(p) = progress {
-            p(end as u64);
+            p(done(next - 1));
         }
-        start = end;
+        std::mem::swap(&mut ready, &mut spare);
+        first = next;
     }
     Ok(())
 }
@@ -301,7 +341,29 @@ pub(crate) fn check_symmetry<V: Value>(
     Ok(())
 }
 
-fn field_of(t: ValueType) -> &'static str {
+/// The banner, comment lines and size line.
+pub(crate) fn header_text(
+    field: &str,
+    sym: Symmetry,
+    [rows, cols, written]: [u64; 3],
+    opts: &WriteOptions,
+) -> String {
+    let mut head = format!("{BANNER} matrix coordinate {field} {}\n", sym.name());
+    match &opts.comment {
+        None => head.push_str("%\n"),
+        Some(c) => {
+            for line in c.split('\n') {
+                head.push('%');
+                head.push_str(line);
+                head.push('\n');
+            }
+        }
+    }
+    head.push_str(&format!("{rows} {cols} {written}\n"));
+    head
+}
+
+pub(crate) fn field_of(t: ValueType) -> &'static str {
     match t {
         ValueType::F16 | ValueType::BF16 | ValueType::F32 | ValueType::F64 => "real",
         ValueType::C64 | ValueType::C128 => "complex",
@@ -323,7 +385,7 @@ pub fn write_to<W: Write>(w: W, entries: &Entries, opts: &WriteOptions) -> Resul
     write_named(w, entries, opts, "-")
 }
 
-fn write_named<W: Write>(
+pub(crate) fn write_named<W: Write>(
     w: W,
     entries: &Entries,
     opts: &WriteOptions,
@@ -387,18 +449,7 @@ fn write_named<W: Write>(
             .count() as u64
     };
     let io = |e: io::Error| MtxError::io(name, e);
-    let mut head = format!("{BANNER} matrix coordinate {field} {}\n", sym.name());
-    match &opts.comment {
-        None => head.push_str("%\n"),
-        Some(c) => {
-            for line in c.split('\n') {
-                head.push('%');
-                head.push_str(line);
-                head.push('\n');
-            }
-        }
-    }
-    head.push_str(&format!("{rows} {cols} {written}\n"));
+    let head = header_text(field, sym, [rows, cols, written], opts);
     w.write_all(head.as_bytes()).map_err(io)?;
     with_values!(entries.values(), v => write_body(
         &mut w,

@@ -328,3 +328,74 @@ fn frostt_errors_have_locations() {
         assert!(msg.contains(phrase), "{msg}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// A CSR or CSC tensor written straight from its arrays gives the bytes its entries
+    /// give through `write_to` (storage order), for several value types, widths, pattern
+    /// output and thread counts.
+    #[test]
+    fn tensors_write_like_their_entries(
+        rows in 1u64..60,
+        cols in 1u64..60,
+        t in proptest::collection::vec((0u64..60, 0u64..60, any::<u64>()), 0..400),
+        preset in prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("COO")],
+        dtype in prop_oneof![Just(None), Just(Some("f32")), Just(Some("i32")), Just(Some("complex128"))],
+        cw in prop_oneof![Just(None), Just(Some(8u8)), Just(Some(32))],
+        pattern in any::<bool>(),
+        threads in 1usize..4,
+    ) {
+        let mut e = Entries::new(vec![rows, cols], sptk_tensor::ValueType::F64);
+        for &(i, j, bits) in &t {
+            // Small integers and arbitrary doubles alike.
+            let v = if bits % 3 == 0 { (bits % 7) as f64 } else { f64::from_bits(bits) };
+            if v.is_finite() {
+                e.push(&[i % rows, j % cols], v).unwrap();
+            }
+        }
+        let target = sptk_encoding::resolve_target(preset, 2).unwrap().with_widths(None, cw).unwrap();
+        let opts = sptk_tensor::ConvertOptions {
+            dtype: dtype.map(|d| d.parse().unwrap()),
+            ..Default::default()
+        };
+        let Ok(c) = sptk_tensor::convert(&e, &target, &opts) else { return Ok(()); };
+        let wopts = WriteOptions { pattern, threads, ..Default::default() };
+        let mut direct = Vec::new();
+        write_tensor_to(&mut direct, &c.tensor, &wopts).unwrap();
+        let mut plain = Vec::new();
+        write_to(&mut plain, &c.tensor.to_entries(), &wopts).unwrap();
+        prop_assert_eq!(String::from_utf8(direct).unwrap(), String::from_utf8(plain).unwrap());
+    }
+}
+
+/// More than one formatting window (chunks of 32768 entries, a few per thread), so the
+/// double-buffered writer hands windows over in order.
+#[test]
+fn large_tensor_writes_like_its_entries() {
+    let n = 300_000u64;
+    let mut e = Entries::new(vec![5000, 7000], sptk_tensor::ValueType::F64);
+    for k in 0..n {
+        e.push(&[(k * 7919) % 5000, (k * 104729) % 7000], k as f64 / 3.0)
+            .unwrap();
+    }
+    for preset in ["CSR", "CSC"] {
+        let t = sptk_tensor::convert(
+            &e,
+            &sptk_encoding::resolve_target(preset, 2).unwrap(),
+            &Default::default(),
+        )
+        .unwrap()
+        .tensor;
+        for threads in [1, 2, 3] {
+            let wopts = WriteOptions {
+                threads,
+                ..Default::default()
+            };
+            let mut direct = Vec::new();
+            write_tensor_to(&mut direct, &t, &wopts).unwrap();
+            let mut plain = Vec::new();
+            write_to(&mut plain, &t.to_entries(), &wopts).unwrap();
+            assert!(direct == plain, "{preset}, {threads} threads");
+        }
+    }
+}
