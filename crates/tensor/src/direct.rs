@@ -332,10 +332,13 @@ fn blocks<C: Index, V: Value>(
     let counts: Vec<usize> = (0..block_rows)
         .into_par_iter()
         .with_min_len(BLOCK_ROWS_PER_TASK)
-        .map_init(Vec::new, |scratch: &mut Vec<u64>, br| {
-            block_columns(pos, crd, row_range(br), c as u64, scratch);
-            scratch.len()
-        })
+        .map_init(
+            || (Vec::new(), Vec::new()),
+            |scratch, br| {
+                block_columns(pos, crd, row_range(br), c as u64, scratch);
+                scratch.0.len()
+            },
+        )
         .collect();
     let mut bpos = Vec::with_capacity(block_rows + 1);
     bpos.push(0u64);
@@ -366,12 +369,13 @@ fn blocks<C: Index, V: Value>(
         br0 = br1;
     }
     tasks.into_par_iter().for_each(|(br0, br1, cc, vv)| {
-        let mut cols: Vec<u64> = Vec::new();
+        let mut scratch = (Vec::new(), Vec::new());
         let mut at = 0usize;
         for br in br0..br1 {
-            block_columns(pos, crd, row_range(br), c as u64, &mut cols);
+            block_columns(pos, crd, row_range(br), c as u64, &mut scratch);
+            let cols = &scratch.0;
             let k = cols.len();
-            cc[at..at + k].copy_from_slice(&cols);
+            cc[at..at + k].copy_from_slice(cols);
             let blocks = &mut vv[at * bsize..(at + k) * bsize];
             for (ii, row) in row_range(br).enumerate() {
                 let mut b = 0usize;
@@ -390,19 +394,48 @@ fn blocks<C: Index, V: Value>(
     Ok((bpos, bcrd, bvals))
 }
 
-/// The sorted distinct column blocks (`col / c`) of rows `rows`, into `out`.
+/// The distinct column blocks (`column / c`) of `rows`, ascending, into `out`: each row's
+/// coordinates are sorted, so the rows' block lists are merged (no sort); `tmp` is
+/// scratch.
 fn block_columns<C: Index>(
     pos: &[u64],
     crd: &[C],
     rows: std::ops::Range<usize>,
     c: u64,
-    out: &mut Vec<u64>,
+    (out, tmp): &mut (Vec<u64>, Vec<u64>),
 ) {
     out.clear();
     for row in rows {
         let seg = &crd[pos[row] as usize..pos[row + 1] as usize];
-        out.extend(seg.iter().map(|x| x.to_u64() / c));
+        let mut blocks = seg.iter().map(|x| x.to_u64() / c).peekable();
+        if out.is_empty() {
+            for b in blocks {
+                if out.last() != Some(&b) {
+                    out.push(b);
+                }
+            }
+            continue;
+        }
+        tmp.clear();
+        let mut i = 0;
+        while let Some(&b) = blocks.peek() {
+            match out.get(i) {
+                Some(&o) if o < b => {
+                    tmp.push(o);
+                    i += 1;
+                }
+                Some(&o) if o == b => {
+                    blocks.next();
+                }
+                _ => {
+                    if tmp.last() != Some(&b) {
+                        tmp.push(b);
+                    }
+                    blocks.next();
+                }
+            }
+        }
+        tmp.extend_from_slice(&out[i..]);
+        std::mem::swap(out, tmp);
     }
-    out.sort_unstable();
-    out.dedup();
 }
