@@ -265,6 +265,24 @@ fn symmetry_error(t: &[u8], p: usize, i: u64, j: u64, sym: Symmetry) -> RawError
     RawError::new(p, msg)
 }
 
+/// Skips blanks at `p`; on a blank or comment (`%`) line moves past it and returns
+/// `false`, else returns `true` with `p` at the line's first token.
+#[inline(always)]
+fn at_data_line(t: &[u8], p: &mut usize) -> bool {
+    skip_blanks(t, p);
+    match at(t, *p) {
+        b'\n' => {
+            *p += 1;
+            false
+        }
+        b'%' => {
+            *p = find_newline(t, *p) + 1;
+            false
+        }
+        _ => true,
+    }
+}
+
 /// Parses the coordinate lines of `t` into `out`. Errors carry offsets into `t`.
 #[inline(never)]
 pub(crate) fn parse_coo_chunk<R: Idx, C: Idx, F: FieldKind>(
@@ -297,17 +315,8 @@ pub(crate) fn parse_coo_lines<F: FieldKind, P: FnMut(u64, u64, F::V) -> bool>(
     let n = t.len();
     let mut p = 0;
     while p < n {
-        skip_blanks(t, &mut p);
-        match at(t, p) {
-            b'\n' => {
-                p += 1;
-                continue;
-            }
-            b'%' => {
-                p = find_newline(t, p) + 1;
-                continue;
-            }
-            _ => {}
+        if !at_data_line(t, &mut p) {
+            continue;
         }
         let line_start = p;
         let i = index(t, &mut p, rows, "row")?;
@@ -383,17 +392,8 @@ pub(crate) fn count_coo_lines(
     let (mut lines, mut entries) = (0u64, 0u64);
     let both = dim == 1 || sym != Symmetry::General;
     while p < n {
-        skip_blanks(t, &mut p);
-        match at(t, p) {
-            b'\n' => {
-                p += 1;
-                continue;
-            }
-            b'%' => {
-                p = find_newline(t, p) + 1;
-                continue;
-            }
-            _ => {}
+        if !at_data_line(t, &mut p) {
+            continue;
         }
         let i = parse_u64(t, &mut p).ok().filter(|&i| i >= 1 && i <= rows)? - 1;
         let j = if both {
@@ -426,17 +426,8 @@ pub(crate) fn parse_array_chunk<F: FieldKind>(
     let n = t.len();
     let mut p = 0;
     while p < n {
-        skip_blanks(t, &mut p);
-        match at(t, p) {
-            b'\n' => {
-                p += 1;
-                continue;
-            }
-            b'%' => {
-                p = find_newline(t, p) + 1;
-                continue;
-            }
-            _ => {}
+        if !at_data_line(t, &mut p) {
+            continue;
         }
         let v = F::parse(t, &mut p)?;
         skip_blanks(t, &mut p);
