@@ -1,8 +1,7 @@
 //! Conversions that start from a stored tensor, by direct paths where the source order
 //! already gives the target's (a valid source is sorted and unique, so no sort is needed):
-//! - CSR <-> CSC (any CSR-like pair with the dimensions swapped): a transpose by the
-//!   two-pass builder of `parts.rs` (counts per row block, then appends to cache-sized
-//!   block stretches, then a counting sort inside each block);
+//! - CSR <-> CSC (any CSR-like pair with the dimensions swapped): the two-pass radix
+//!   transpose of `transpose.rs`;
 //! - CSR -> BSR / BSC-ordered blocks of the same outer dimension: each block row merges
 //!   its rows' sorted coordinates into blocks, block rows in parallel.
 //!
@@ -13,7 +12,7 @@ use sptk_encoding::Target;
 
 use crate::convert::{convert, ConvertOptions, Converted};
 use crate::error::ConvertError;
-use crate::fast::csr_like;
+use crate::fast::{csr_levels, csr_like};
 use crate::index::{Index, IndexVec};
 use crate::layout::Layout;
 use crate::tensor::{LevelArrays, Tensor};
@@ -59,123 +58,35 @@ fn direct(
     let Some((a, b)) = csr_like(&t.encoding, &t.layout) else {
         return Ok(None);
     };
-    if let Some((r, c)) = bsr_like(enc, a, b) {
-        let (levels, values) = with_values!(t.values(), v => blocks_values(t, v, &layout, r, c)?);
-        return Ok(Some(Converted {
-            tensor: Tensor {
-                encoding: enc.clone(),
-                layout,
-                levels,
-                values,
-                slices: t.slices.clone(),
-            },
-            choice: None,
-        }));
-    }
-    let Some((a2, b2)) = csr_like(enc, &layout) else {
-        return Ok(None);
+    let (levels, values) = if let Some((r, c)) = bsr_like(enc, a, b) {
+        with_values!(t.values(), v => blocks_values(t, v, &layout, r, c)?)
+    } else {
+        match csr_like(enc, &layout) {
+            Some((a2, b2)) if a2 == b && b2 == a => {
+                with_values!(t.values(), v => transpose_values(t, v, &layout)?)
+            }
+            _ => return Ok(None),
+        }
     };
-    if !(a2 == b && b2 == a) {
-        return Ok(None);
-    }
-    let mut tensor = with_values!(t.values(), v => transpose_values(t, v, enc, a)?)
-        .ok_or_else(|| ConvertError::Invalid("transpose: not CSR-like".into()))?;
-    tensor.slices = t.slices.clone();
     Ok(Some(Converted {
-        tensor,
+        tensor: Tensor {
+            encoding: enc.clone(),
+            layout,
+            levels,
+            values,
+            slices: t.slices.clone(),
+        },
         choice: None,
     }))
 }
 
-/// A CSR-like tensor's entries as ordered parts (balanced row ranges) for the two-pass
-/// builder of [`crate::parts`], which then writes the transpose through cache-sized row
-/// blocks instead of scattering to random places.
-struct StoredParts<'a, C, V> {
-    pos: &'a [u64],
-    crd: &'a [C],
-    vals: &'a [V],
-    /// The source's (outer, inner) dimensions.
-    outer: usize,
-    dims: [u64; 2],
-    /// Part boundaries in source rows.
-    bounds: Vec<usize>,
-}
-
-impl<C: Index, V: Value + ValueVecAccess> crate::parts::EntryParts for StoredParts<'_, C, V> {
-    type Value = V;
-
-    fn dim_sizes(&self) -> [u64; 2] {
-        self.dims
-    }
-
-    fn part_count(&self) -> usize {
-        self.bounds.len() - 1
-    }
-
-    fn len_hint(&self) -> u64 {
-        self.crd.len() as u64
-    }
-
-    fn sorted_unique(&self) -> bool {
-        // Read row by row, a valid CSR-like source gives every column its rows in
-        // increasing order, once each.
-        true
-    }
-
-    fn count(
-        &self,
-        part: usize,
-        dim: usize,
-        shift: u32,
-        counts: &mut [u32],
-    ) -> Result<u64, crate::SourceError> {
-        let (r0, r1) = (self.bounds[part], self.bounds[part + 1]);
-        let (q0, q1) = (self.pos[r0] as usize, self.pos[r1] as usize);
-        if dim == self.outer {
-            for r in r0..r1 {
-                let n = (self.pos[r + 1] - self.pos[r]) as u32;
-                let c = &mut counts[r >> shift];
-                *c = c.wrapping_add(n);
-            }
-        } else {
-            for c in &self.crd[q0..q1] {
-                let k = &mut counts[(c.to_u64() >> shift) as usize];
-                *k = k.wrapping_add(1);
-            }
-        }
-        Ok((q1 - q0) as u64)
-    }
-
-    fn visit<F: FnMut(u64, u64, V) -> bool>(
-        &self,
-        part: usize,
-        mut put: F,
-    ) -> Result<(), crate::SourceError> {
-        for r in self.bounds[part]..self.bounds[part + 1] {
-            let (q0, q1) = (self.pos[r] as usize, self.pos[r + 1] as usize);
-            for (c, &v) in self.crd[q0..q1].iter().zip(&self.vals[q0..q1]) {
-                let (i, j) = if self.outer == 0 {
-                    (r as u64, c.to_u64())
-                } else {
-                    (c.to_u64(), r as u64)
-                };
-                if !put(i, j, v) {
-                    return Err("stopped".into());
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Transposes a validated CSR-like tensor into the CSR-like `enc` with the dimensions
-/// swapped.
+/// Transposes a valid CSR-like tensor into the CSR-like `enc` with the dimensions swapped
+/// (see `transpose.rs`).
 fn transpose_values<V: Value + ValueVecAccess>(
     t: &Tensor,
     vals: &[V],
-    enc: &sptk_encoding::Encoding,
-    outer: usize,
-) -> Result<Option<Tensor>, ConvertError> {
+    layout: &Layout,
+) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
     let pos: Vec<u64> = t.levels[1]
         .pos
         .as_ref()
@@ -185,33 +96,29 @@ fn transpose_values<V: Value + ValueVecAccess>(
         .crd
         .as_ref()
         .ok_or_else(|| ConvertError::Invalid("crd[1] missing".into()))?;
-    let rows = pos.len().saturating_sub(1);
-    let nnz = pos.last().copied().unwrap_or(0);
-    let bounds = crate::fast::balanced_bounds(rows, nnz, |r| pos[r]);
-    let dims = [t.dim_sizes()[0], t.dim_sizes()[1]];
+    let inner = usize::try_from(t.layout.levels[1].size)
+        .map_err(|_| ConvertError::TooLarge("too many columns".into()))?;
+    let rows = pos.len().saturating_sub(1) as u64;
+    // Build the new coordinates in the target's width where it is 64 bits (no widening
+    // copy at the end), else in 32 bits (narrowed at the end if the target is narrower).
+    let wide = crate::fast::work_width(rows, layout.crd_width) == crate::IndexWidth::W64;
     macro_rules! go {
         ($c:expr) => {
-            crate::parts::convert_parts(
-                &StoredParts {
-                    pos: &pos,
-                    crd: $c,
-                    vals,
-                    outer,
-                    dims,
-                    bounds,
-                },
-                enc,
-                false,
-            )
+            if !wide {
+                let x = crate::transpose::transpose::<_, u32, V>(&pos, $c, vals, inner)?;
+                (csr_levels(x.pos, x.crd, layout)?, V::wrap(x.val))
+            } else {
+                let x = crate::transpose::transpose::<_, u64, V>(&pos, $c, vals, inner)?;
+                (csr_levels(x.pos, x.crd, layout)?, V::wrap(x.val))
+            }
         };
     }
-    match crd {
-        IndexVec::U8(c) => go!(&c[..]),
+    Ok(match crd {
         IndexVec::U16(c) => go!(&c[..]),
         IndexVec::U32(c) => go!(&c[..]),
         IndexVec::U64(c) => go!(&c[..]),
         other => go!(&other.to_u64_vec()),
-    }
+    })
 }
 
 fn width_err(
@@ -326,88 +233,149 @@ fn blocks<C: Index, V: Value>(
     r: usize,
     c: usize,
 ) -> Result<BlockArrays<V>, ConvertError> {
+    if c.is_power_of_two() {
+        blocks_by::<C, V, true>(pos, crd, vals, block_rows, r, Split::new(c as u64))
+    } else {
+        blocks_by::<C, V, false>(pos, crd, vals, block_rows, r, Split::new(c as u64))
+    }
+}
+
+/// A column as (block column, column inside the block): a shift and a mask when the block
+/// width is a power of two (`POW2`), as it nearly always is, else a division.
+#[derive(Clone, Copy)]
+struct Split<const POW2: bool> {
+    c: u64,
+    shift: u32,
+}
+
+impl<const POW2: bool> Split<POW2> {
+    fn new(c: u64) -> Self {
+        Split {
+            c,
+            shift: c.trailing_zeros(),
+        }
+    }
+
+    #[inline(always)]
+    fn block(self, x: u64) -> u64 {
+        if POW2 {
+            x >> self.shift
+        } else {
+            x / self.c
+        }
+    }
+
+    #[inline(always)]
+    fn inside(self, x: u64) -> u64 {
+        if POW2 {
+            x & (self.c - 1)
+        } else {
+            x % self.c
+        }
+    }
+}
+
+fn blocks_by<C: Index, V: Value, const POW2: bool>(
+    pos: &[u64],
+    crd: &[C],
+    vals: &[V],
+    block_rows: usize,
+    r: usize,
+    split: Split<POW2>,
+) -> Result<BlockArrays<V>, ConvertError> {
+    let changed = || ConvertError::Invalid("blocks: the source changed while read".into());
     let rows = pos.len().saturating_sub(1);
     let row_range = |br: usize| (br * r).min(rows)..((br + 1) * r).min(rows);
-    // Pass 1: blocks per block row (distinct column blocks of its rows).
-    let counts: Vec<usize> = (0..block_rows)
-        .into_par_iter()
-        .with_min_len(BLOCK_ROWS_PER_TASK)
-        .map_init(
-            || (Vec::new(), Vec::new()),
-            |scratch, br| {
-                block_columns(pos, crd, row_range(br), c as u64, scratch);
-                scratch.0.len()
-            },
-        )
+    let tasks: Vec<(usize, usize)> = (0..block_rows)
+        .step_by(BLOCK_ROWS_PER_TASK)
+        .map(|b| (b, (b + BLOCK_ROWS_PER_TASK).min(block_rows)))
         .collect();
+    // Pass 1: per task, its block rows' block columns (one list) and where each ends.
+    let lists: Vec<(Vec<u64>, Vec<usize>)> = tasks
+        .par_iter()
+        .map(|&(b0, b1)| {
+            let (mut cols, mut ends) = (Vec::new(), Vec::with_capacity(b1 - b0));
+            let mut scratch = (Vec::new(), Vec::new());
+            for br in b0..b1 {
+                block_columns(pos, crd, row_range(br), split, &mut scratch).ok_or_else(changed)?;
+                cols.extend_from_slice(&scratch.0);
+                ends.push(cols.len());
+            }
+            Ok((cols, ends))
+        })
+        .collect::<Result<_, ConvertError>>()?;
     let mut bpos = Vec::with_capacity(block_rows + 1);
     bpos.push(0u64);
-    for &k in &counts {
-        bpos.push(bpos[bpos.len() - 1] + k as u64);
+    let mut base = 0u64;
+    for (cols, ends) in &lists {
+        bpos.extend(ends.iter().map(|&e| base + e as u64));
+        base += cols.len() as u64;
     }
-    let nblocks = *bpos.last().unwrap_or(&0) as usize;
+    let nblocks = base as usize;
     let bsize = r
-        .checked_mul(c)
+        .checked_mul(split.c as usize)
         .ok_or_else(|| ConvertError::TooLarge("block too large".into()))?;
     let total = nblocks
         .checked_mul(bsize)
         .ok_or_else(|| ConvertError::TooLarge("the values array would be too large".into()))?;
     let mut bcrd = vec![0u64; nblocks];
-    let mut bvals = vec![V::default(); total];
-    // Pass 2: each task fills the blocks of its block rows, disjoint slices.
-    let mut tasks = Vec::new();
+    let mut bvals = crate::fast::big_zeroed::<V>(total);
+    // Pass 2: each task copies its block columns and fills its blocks: disjoint slices.
+    let mut work = Vec::with_capacity(tasks.len());
     let (mut crest, mut vrest): (&mut [u64], &mut [V]) = (&mut bcrd, &mut bvals);
-    let mut br0 = 0;
-    while br0 < block_rows {
-        let br1 = (br0 + BLOCK_ROWS_PER_TASK).min(block_rows);
-        let k = (bpos[br1] - bpos[br0]) as usize;
-        let (cc, ct) = crest.split_at_mut(k);
-        let (vv, vt) = vrest.split_at_mut(k * bsize);
-        tasks.push((br0, br1, cc, vv));
-        crest = ct;
-        vrest = vt;
-        br0 = br1;
+    for (&(b0, b1), (cols, ends)) in tasks.iter().zip(&lists) {
+        let (cc, ct) = crest.split_at_mut(cols.len());
+        let (vv, vt) = vrest.split_at_mut(cols.len() * bsize);
+        work.push((b0..b1, cols, ends, cc, vv));
+        (crest, vrest) = (ct, vt);
     }
-    tasks.into_par_iter().for_each(|(br0, br1, cc, vv)| {
-        let mut scratch = (Vec::new(), Vec::new());
-        let mut at = 0usize;
-        for br in br0..br1 {
-            block_columns(pos, crd, row_range(br), c as u64, &mut scratch);
-            let cols = &scratch.0;
-            let k = cols.len();
-            cc[at..at + k].copy_from_slice(cols);
-            let blocks = &mut vv[at * bsize..(at + k) * bsize];
-            for (ii, row) in row_range(br).enumerate() {
-                let mut b = 0usize;
-                for q in pos[row] as usize..pos[row + 1] as usize {
-                    let col = crd[q].to_u64();
-                    let jb = col / c as u64;
-                    while cols[b] < jb {
-                        b += 1;
+    work.into_par_iter()
+        .try_for_each(|(brs, cols, ends, cc, vv)| {
+            cc.copy_from_slice(cols);
+            let mut first = 0;
+            for (br, &end) in brs.zip(ends) {
+                let cols = &cols[first..end];
+                let blocks = &mut vv[first * bsize..end * bsize];
+                for (ii, row) in row_range(br).enumerate() {
+                    let (q0, q1) = (pos[row] as usize, pos[row + 1] as usize);
+                    let (Some(cs), Some(vs)) = (crd.get(q0..q1), vals.get(q0..q1)) else {
+                        return Err(changed());
+                    };
+                    let mut b = 0usize;
+                    for (&x, &v) in cs.iter().zip(vs) {
+                        let x = x.to_u64();
+                        let jb = split.block(x);
+                        while cols.get(b).is_some_and(|&k| k < jb) {
+                            b += 1;
+                        }
+                        let at = b * bsize + ii * split.c as usize + split.inside(x) as usize;
+                        match (cols.get(b), blocks.get_mut(at)) {
+                            (Some(&k), Some(slot)) if k == jb => *slot = v,
+                            _ => return Err(changed()),
+                        }
                     }
-                    blocks[b * bsize + ii * c + (col % c as u64) as usize] = vals[q];
                 }
+                first = end;
             }
-            at += k;
-        }
-    });
+            Ok(())
+        })?;
     Ok((bpos, bcrd, bvals))
 }
 
-/// The distinct column blocks (`column / c`) of `rows`, ascending, into `out`: each row's
-/// coordinates are sorted, so the rows' block lists are merged (no sort); `tmp` is
-/// scratch.
-fn block_columns<C: Index>(
+/// The distinct column blocks of `rows`, ascending, into `out`: each row's coordinates are
+/// sorted, so the rows' block lists are merged (no sort); `tmp` is scratch. `None` if a
+/// row's positions are out of range (only a source changed under us has that).
+fn block_columns<C: Index, const POW2: bool>(
     pos: &[u64],
     crd: &[C],
     rows: std::ops::Range<usize>,
-    c: u64,
+    split: Split<POW2>,
     (out, tmp): &mut (Vec<u64>, Vec<u64>),
-) {
+) -> Option<()> {
     out.clear();
     for row in rows {
-        let seg = &crd[pos[row] as usize..pos[row + 1] as usize];
-        let mut blocks = seg.iter().map(|x| x.to_u64() / c).peekable();
+        let seg = crd.get(pos[row] as usize..pos[row + 1] as usize)?;
+        let mut blocks = seg.iter().map(|x| split.block(x.to_u64())).peekable();
         if out.is_empty() {
             for b in blocks {
                 if out.last() != Some(&b) {
@@ -438,4 +406,5 @@ fn block_columns<C: Index>(
         tmp.extend_from_slice(&out[i..]);
         std::mem::swap(out, tmp);
     }
+    Some(())
 }

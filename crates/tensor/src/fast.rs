@@ -170,6 +170,16 @@ pub(crate) fn compact_rows<V: Value, C: Index>(
     val.truncate(w);
     crd.shrink_to_fit();
     val.shrink_to_fit();
+    Ok((csr_levels(pos, crd, layout)?, val))
+}
+
+/// The levels of a CSR-like tensor from its positions and coordinates, narrowed to the
+/// layout's widths (an error names the first value that does not fit).
+pub(crate) fn csr_levels<C: Index>(
+    pos: Vec<u64>,
+    crd: Vec<C>,
+    layout: &Layout,
+) -> Result<Vec<LevelArrays>, ConvertError> {
     let pos = IndexVec::from_vec_u64(pos, layout.pos_width).map_err(|o| ConvertError::Width {
         array: "pos[1]".into(),
         value: o.value,
@@ -197,7 +207,7 @@ pub(crate) fn compact_rows<V: Value, C: Index>(
             crd: Some(crd),
         },
     ];
-    Ok((levels, val))
+    Ok(levels)
 }
 
 /// Counting sort by row: returns `start` (row `r` is `start[r]..start[r + 1]`) and the
@@ -248,11 +258,15 @@ pub(crate) fn bucket_starts(keys: impl Iterator<Item = u64>, buckets: usize) -> 
 
 /// Zeroed output arrays for a scatter of `n` entries, backed by huge pages where possible.
 pub(crate) fn scatter_outputs<C: Index, V: Value>(n: usize) -> (Vec<C>, Vec<V>) {
-    let mut crd: Vec<C> = vec![C::default(); n];
-    let mut val: Vec<V> = vec![V::default(); n];
-    huge_pages(&mut crd);
-    huge_pages(&mut val);
-    (crd, val)
+    (big_zeroed(n), big_zeroed(n))
+}
+
+/// `n` default (all-zero) elements, on huge pages when large: the pages are faulted in by
+/// whichever thread writes them first.
+pub(crate) fn big_zeroed<T: Default + Clone>(n: usize) -> Vec<T> {
+    let mut v = vec![T::default(); n];
+    huge_pages(&mut v);
+    v
 }
 
 /// One scatter task of [`split_tasks`]: buckets `lo..hi` and their output slices.

@@ -28,6 +28,7 @@ mod order;
 mod parts;
 mod print;
 mod tensor;
+mod transpose;
 mod validate;
 mod value;
 mod view;

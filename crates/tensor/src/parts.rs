@@ -22,7 +22,7 @@ use sptk_encoding::Encoding;
 
 use crate::entries::SourceError;
 use crate::error::ConvertError;
-use crate::fast::{compact_rows, csr_like, scatter_outputs, sum_row, work_width};
+use crate::fast::{big_zeroed, compact_rows, csr_like, scatter_outputs, sum_row, work_width};
 use crate::index::{Index, IndexWidth};
 use crate::layout::Layout;
 use crate::tensor::Tensor;
@@ -53,12 +53,6 @@ pub trait EntryParts: Sync {
     ) -> Result<u64, SourceError>;
     /// About how many entries there are (for sizing only).
     fn len_hint(&self) -> u64;
-    /// True if, along every outer coordinate of any dimension order, the entries come in
-    /// increasing inner coordinate and without duplicates (a transposed CSR does): rows
-    /// then need no sort and no summing. Wrongly claimed, the result is not canonical.
-    fn sorted_unique(&self) -> bool {
-        false
-    }
     /// Calls `put(row, column, value)` for every entry of `part` in order; stops early,
     /// with an error, when `put` returns `false`.
     fn visit<F: FnMut(u64, u64, Self::Value) -> bool>(
@@ -152,13 +146,8 @@ fn build<P: EntryParts, C: Index>(
     // Pass 2: every part appends its entries to its slots, in batches: parsing fills a
     // small buffer, then a tight loop writes it out.
     let (mut crd, mut val) = scatter_outputs::<C, P::Value>(total);
-    let mut local = vec![0u16; total];
-    let out = SharedOut {
-        crd: crd.as_mut_ptr(),
-        val: val.as_mut_ptr(),
-        local: local.as_mut_ptr(),
-        len: total,
-    };
+    let mut local = big_zeroed::<u16>(total);
+    let out = SharedOut::new(&mut crd, &mut val, &mut local);
     let out = &out;
     slots
         .par_iter_mut()
@@ -192,7 +181,6 @@ fn build<P: EntryParts, C: Index>(
     let mut start = vec![0usize; rows + 1];
     start[rows] = total;
     let mut len = vec![0usize; rows];
-    let presorted = source.sorted_unique() && !drop_zeros;
     {
         let mut tasks = Vec::with_capacity(blocks);
         let (mut c_rest, mut v_rest, mut l_rest) = (&mut crd[..], &mut val[..], &local[..]);
@@ -219,7 +207,7 @@ fn build<P: EntryParts, C: Index>(
         }
         tasks.into_par_iter().try_for_each_init(
             || (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
-            |scratch, block| block.finish(outer, drop_zeros, presorted, scratch),
+            |scratch, block| block.finish(outer, drop_zeros, scratch),
         )?;
     }
     drop(local);
@@ -292,7 +280,6 @@ impl<C: Index, V: Value> Block<'_, C, V> {
         self,
         outer: usize,
         drop_zeros: bool,
-        presorted: bool,
         (next, c_tmp, v_tmp, pairs): &mut Scratch<C, V>,
     ) -> Result<(), ConvertError> {
         let Block {
@@ -339,11 +326,6 @@ impl<C: Index, V: Value> Block<'_, C, V> {
         for r in 0..starts.len() {
             let a = starts[r];
             let b = starts.get(r + 1).copied().unwrap_or(crd.len());
-            if presorted {
-                kept[r] = b - a;
-                starts[r] = base + a;
-                continue;
-            }
             kept[r] =
                 sum_row(&mut crd[a..b], &mut val[a..b], drop_zeros, pairs).map_err(|col| {
                     let row = (first_row + r) as u64;
@@ -362,11 +344,12 @@ impl<C: Index, V: Value> Block<'_, C, V> {
 }
 
 /// The output arrays, written from several tasks at disjoint indices.
-struct SharedOut<C, V> {
+pub(crate) struct SharedOut<C, V> {
     crd: *mut C,
     val: *mut V,
     local: *mut u16,
     len: usize,
+    local_len: usize,
 }
 
 // SAFETY: the pointers are only used through `write`, whose callers guarantee that tasks
@@ -374,13 +357,40 @@ struct SharedOut<C, V> {
 unsafe impl<C: Send, V: Send> Sync for SharedOut<C, V> {}
 
 impl<C, V> SharedOut<C, V> {
-    /// Writes element `i` of the three arrays.
+    /// Shares the coordinate and value arrays (`len`, the shorter's length) and the side
+    /// array (`local_len`, which may be 0 if only [`Self::write_pair`] is used).
+    pub(crate) fn new(crd: &mut [C], val: &mut [V], local: &mut [u16]) -> Self {
+        SharedOut {
+            crd: crd.as_mut_ptr(),
+            val: val.as_mut_ptr(),
+            local: local.as_mut_ptr(),
+            len: crd.len().min(val.len()),
+            local_len: local.len(),
+        }
+    }
+
+    /// Writes element `i` of the coordinate and value arrays only.
     ///
     /// # Safety
     /// `i < len`, and no other task reads or writes element `i` concurrently.
     #[inline(always)]
-    unsafe fn write(&self, i: usize, c: C, v: V, l: u16) {
+    pub(crate) unsafe fn write_pair(&self, i: usize, c: C, v: V) {
         debug_assert!(i < self.len);
+        // SAFETY: in bounds and unshared, by this function's contract.
+        unsafe {
+            self.crd.add(i).write(c);
+            self.val.add(i).write(v);
+        }
+    }
+
+    /// Writes element `i` of the three arrays.
+    ///
+    /// # Safety
+    /// `i < len` and `i < local_len`, and no other task reads or writes element `i`
+    /// concurrently.
+    #[inline(always)]
+    pub(crate) unsafe fn write(&self, i: usize, c: C, v: V, l: u16) {
+        debug_assert!(i < self.len && i < self.local_len);
         // SAFETY: in bounds and unshared, by this function's contract.
         unsafe {
             self.crd.add(i).write(c);

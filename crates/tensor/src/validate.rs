@@ -2,6 +2,7 @@
 //! encoding checked once, so that readers holding CSR/CSC arrays hand them over without a
 //! round trip through coordinates.
 
+use rayon::prelude::*;
 use sptk_encoding::{Encoding, LevelFormat};
 
 use crate::error::ConvertError;
@@ -498,11 +499,18 @@ fn compressed_ok<P: Index, C: Index>(
     segments_ok(pos, crd, size, nonunique, nonordered)
 }
 
-/// Parents per task below which a segment check runs on one thread.
-const PARENTS_PER_TASK: usize = 1 << 16;
+/// Elements per parallel task in the whole-array scans below.
+const SCAN_CHUNK: usize = 1 << 18;
 
-/// Segments `pos[i]..pos[i + 1]` of `crd`, checked in parallel halves: the halves share
-/// the middle position, so every boundary is checked by exactly one of them.
+/// Segments `pos[i]..pos[i + 1]` of `crd` (`pos` starts at 0 and ends at `crd.len()`,
+/// checked by the caller): positions never decrease, coordinates are below `size` and,
+/// unless `nonordered`, increase (or, if `nonunique`, never decrease) inside each segment.
+///
+/// The order check runs over the whole coordinate array at once rather than segment by
+/// segment, so it streams at memory speed whatever the segment lengths: count the places
+/// where a coordinate does not exceed its predecessor ("descents"); every such place must
+/// be the start of a segment, so the count must equal the count taken at segment starts
+/// alone.
 fn segments_ok<P: Index, C: Index>(
     pos: &[P],
     crd: &[C],
@@ -510,44 +518,75 @@ fn segments_ok<P: Index, C: Index>(
     nonunique: bool,
     nonordered: bool,
 ) -> bool {
-    if pos.len() > 2 * PARENTS_PER_TASK {
-        let mid = pos.len() / 2;
-        let (a, b) = rayon::join(
-            || segments_ok(&pos[..=mid], crd, size, nonunique, nonordered),
-            || segments_ok(&pos[mid..], crd, size, nonunique, nonordered),
-        );
-        return a && b;
+    if !never_decreases(pos) {
+        return false;
     }
-    let mut prev = match pos.first() {
-        Some(p) => p.to_u64() as usize,
-        None => return true,
-    };
-    for p in &pos[1..] {
-        let p = p.to_u64() as usize;
-        // `p <= crd.len()` follows from monotonicity and the last position.
-        if p < prev {
-            return false;
-        }
-        let Some(seg) = crd.get(prev..p) else {
-            return false;
-        };
-        let ok = if nonordered {
-            seg.iter().all(|c| c.to_u64() < size)
-        } else {
-            let sorted = if nonunique {
-                seg.windows(2).all(|w| w[0] <= w[1])
+    let strict = !nonunique;
+    let (descents, max) = descents_and_max(crd, strict);
+    if crd.is_empty() {
+        return true;
+    }
+    if max >= size {
+        return false;
+    }
+    if nonordered {
+        return true;
+    }
+    // Descents at segment starts: the first coordinate of each non-empty segment after
+    // the first coordinate of all against the last of the segment before.
+    let at_starts: u64 = pos
+        .par_windows(2)
+        .with_min_len(SCAN_CHUNK)
+        .map(|w| {
+            let (a, b) = (w[0].to_u64() as usize, w[1].to_u64() as usize);
+            match (a > 0 && a < b, crd.get(a.wrapping_sub(1)), crd.get(a)) {
+                (true, Some(&x), Some(&y)) => descent(x, y, strict) as u64,
+                _ => 0,
+            }
+        })
+        .sum();
+    descents == at_starts
+}
+
+/// Whether `y` does not come strictly (or, if not `strict`, at all) after `x`.
+#[inline(always)]
+fn descent<C: Index>(x: C, y: C, strict: bool) -> bool {
+    if strict {
+        y <= x
+    } else {
+        y < x
+    }
+}
+
+/// Whether `v` never decreases; branch-free inside chunks so the compiler vectorizes it.
+fn never_decreases<P: Index>(v: &[P]) -> bool {
+    let n = v.len().saturating_sub(1);
+    (0..n.div_ceil(SCAN_CHUNK)).into_par_iter().all(|t| {
+        let (a, b) = (t * SCAN_CHUNK, ((t + 1) * SCAN_CHUNK).min(n));
+        let (x, y) = (&v[a..b], &v[a + 1..b + 1]);
+        x.iter().zip(y).fold(0u32, |k, (p, q)| k | (q < p) as u32) == 0
+    })
+}
+
+/// The number of places `k` where `crd[k]` is a descent after `crd[k - 1]`, and the
+/// largest coordinate (0 if none).
+fn descents_and_max<C: Index>(crd: &[C], strict: bool) -> (u64, u64) {
+    let n = crd.len();
+    (0..n.div_ceil(SCAN_CHUNK))
+        .into_par_iter()
+        .map(|t| {
+            let (a, b) = (t * SCAN_CHUNK, ((t + 1) * SCAN_CHUNK).min(n));
+            let max = crd[a..b].iter().copied().max().map_or(0, |m| m.to_u64());
+            // Pairs (k - 1, k) for k in a.max(1)..b.
+            let (x, y) = (&crd[a.max(1) - 1..b - 1], &crd[a.max(1)..b]);
+            let d = if strict {
+                x.iter().zip(y).fold(0u32, |k, (p, q)| k + (q <= p) as u32)
             } else {
-                seg.windows(2).all(|w| w[0] < w[1])
+                x.iter().zip(y).fold(0u32, |k, (p, q)| k + (q < p) as u32)
             };
-            // Sorted: only the last coordinate needs the bound check.
-            sorted && seg.last().is_none_or(|c| c.to_u64() < size)
-        };
-        if !ok {
-            return false;
-        }
-        prev = p;
-    }
-    true
+            (d as u64, max)
+        })
+        .reduce(|| (0, 0), |(d1, m1), (d2, m2)| (d1 + d2, m1.max(m2)))
 }
 
 #[cfg(test)]
