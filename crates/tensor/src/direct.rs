@@ -87,11 +87,7 @@ fn transpose_values<V: Value + ValueVecAccess>(
     vals: &[V],
     layout: &Layout,
 ) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
-    let pos: Vec<u64> = t.levels[1]
-        .pos
-        .as_ref()
-        .map(|p| p.to_u64_vec())
-        .unwrap_or_default();
+    let pos = positions(t);
     let crd = t.levels[1]
         .crd
         .as_ref()
@@ -119,6 +115,15 @@ fn transpose_values<V: Value + ValueVecAccess>(
         IndexVec::U64(c) => go!(&c[..]),
         other => go!(&other.to_u64_vec()),
     })
+}
+
+/// Level 1's positions as `u64`: borrowed when stored so (no copy), else widened.
+fn positions(t: &Tensor) -> std::borrow::Cow<'_, [u64]> {
+    match &t.levels[1].pos {
+        Some(IndexVec::U64(p)) => std::borrow::Cow::Borrowed(&p[..]),
+        Some(p) => std::borrow::Cow::Owned(p.to_u64_vec()),
+        None => std::borrow::Cow::Owned(Vec::new()),
+    }
 }
 
 fn width_err(
@@ -175,11 +180,7 @@ fn blocks_values<V: Value + ValueVecAccess>(
     r: u64,
     c: u64,
 ) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
-    let pos: Vec<u64> = t.levels[1]
-        .pos
-        .as_ref()
-        .map(|p| p.to_u64_vec())
-        .unwrap_or_default();
+    let pos = positions(t);
     let crd = t.levels[1]
         .crd
         .as_ref()

@@ -163,5 +163,17 @@ fn hash_values<V: Copy>(h: &mut crc32fast::Hasher, v: &[V]) {
     // bytes; this project only builds for little-endian targets (checked in lib.rs).
     let bytes =
         unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
-    h.update(bytes);
+    // Large arrays: CRCs of 4 MiB pieces in parallel, combined in order.
+    use rayon::prelude::*;
+    let pieces: Vec<crc32fast::Hasher> = bytes
+        .par_chunks(4 << 20)
+        .map(|piece| {
+            let mut p = crc32fast::Hasher::new();
+            p.update(piece);
+            p
+        })
+        .collect();
+    for p in &pieces {
+        h.combine(p);
+    }
 }

@@ -246,10 +246,12 @@ impl<O: Index, V: Value> ColumnBlock<'_, O, V> {
             *n = acc;
             acc += c;
         }
-        c_tmp.clear();
-        c_tmp.resize(crd.len(), O::default());
-        v_tmp.clear();
-        v_tmp.resize(val.len(), V::default());
+        // Every place of the scratch is written once below: grow it, never clear it.
+        if c_tmp.len() < crd.len() {
+            c_tmp.resize(crd.len(), O::default());
+            v_tmp.resize(crd.len(), V::default());
+        }
+        let (c_tmp, v_tmp) = (&mut c_tmp[..crd.len()], &mut v_tmp[..crd.len()]);
         for (k, &v) in val.iter().enumerate() {
             // The column was checked by the count above; `n` stays below the block's
             // length.
