@@ -7,6 +7,7 @@
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use rayon::prelude::*;
 use sptk_store::{SptFile, WriteOptions};
 use sptk_tensor::{IndexVec, LevelArrays, Tensor, ValueVec};
 use std::hint::black_box;
@@ -118,6 +119,28 @@ fn store(c: &mut Criterion) {
         g.bench_function(format!("verify/{mb}MiB"), |b| {
             b.iter(|| black_box(f.verify().expect("verifies")))
         });
+        // Validation reads the index arrays only (values carry no invariant): the same
+        // work per byte it checks, next to a plain read of those bytes on as many threads.
+        let checked: Vec<&[u8]> = ["pos[1]", "crd[1]"]
+            .iter()
+            .filter_map(|n| f.array_bytes(n))
+            .collect();
+        g.throughput(Throughput::Bytes(
+            checked.iter().map(|a| a.len() as u64).sum(),
+        ));
+        g.bench_function(format!("parallel_read_of_index_arrays/{mb}MiB"), |b| {
+            b.iter(|| {
+                let sum: u64 = checked
+                    .iter()
+                    .map(|a| a.par_chunks(1 << 18).map(read_all).sum::<u64>())
+                    .sum();
+                black_box(sum)
+            })
+        });
+        g.bench_function(format!("validate_per_index_byte/{mb}MiB"), |b| {
+            b.iter(|| black_box(f.validate().expect("valid")))
+        });
+        g.throughput(Throughput::Bytes(len));
         g.bench_function(format!("read_into_memory_and_validate/{mb}MiB"), |b| {
             b.iter(|| {
                 black_box(
