@@ -7,16 +7,17 @@
 //!    counters. Prefix sums over (block, range) give every range its own slots in every
 //!    block's stretch of the output.
 //! 2. Each range copies its entries to their blocks' next slots: the row becomes the
-//!    coordinate, the value follows, and the column inside the block goes to a 16-bit side
-//!    array. The writes go to a few hundred sequential fronts, not to random places as a
-//!    one-pass scatter's do.
+//!    coordinate, the value follows, and the column inside the block is kept for the sort
+//!    (in the low 16 bits of a 64-bit coordinate, else in a 16-bit side array). The writes
+//!    go to a few hundred sequential fronts, not to random places as a one-pass scatter's
+//!    do.
 //! 3. Each block is put in column order by a stable counting sort through a cache-sized
 //!    scratch buffer, which also gives the output positions of its columns.
 //!
 //! Ranges are in row order and each reads its rows in order, so every column receives its
 //! rows in increasing order, once each: the output is sorted and unique with no sort, and
-//! the same bytes for any thread count. The nonzeros exist once, in the output, plus two
-//! bytes per entry for the columns inside blocks while the transpose runs.
+//! the same bytes for any thread count. The nonzeros exist once, in the output (plus, for
+//! coordinates narrower than 64 bits, two bytes an entry while the transpose runs).
 
 use rayon::prelude::*;
 
