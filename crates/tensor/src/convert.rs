@@ -395,18 +395,7 @@ fn fit_groups<W: Value>(
                     m,
                 )));
             }
-            // Largest magnitude first, the lower offset (earlier item) on a tie.
-            let mut ranked = group.clone();
-            ranked.sort_by(|&a, &b| {
-                vals[b]
-                    .magnitude()
-                    .partial_cmp(&vals[a].magnitude())
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then(a.cmp(&b))
-            });
-            ranked.truncate(n as usize);
-            ranked.sort_unstable();
-            group = ranked;
+            crate::padded::keep_largest(|i| vals[i], &mut group, n as usize);
         }
         for i in group {
             out_idx.push(idx[i]);
@@ -432,10 +421,7 @@ fn group_message(
         .last()
         .and_then(|l| l.expr.dim())
         .unwrap_or(entries.rank().saturating_sub(1));
-    let c = entries.coord(e, split_dim);
-    let g = c / m as u64;
-    let first = g * m as u64;
-    let what = format!("group {g} (columns {first}..{})", first + m as u64 - 1);
+    let g = entries.coord(e, split_dim) / m as u64;
     let at = if entries.rank() == 2 {
         format!("row {}", entries.coord(e, 1 - split_dim.min(1)))
     } else {
@@ -450,9 +436,7 @@ fn group_message(
             .collect();
         format!("entry ({})", parts.join(", "))
     };
-    format!(
-        "{at}, {what} has {count} nonzeros; structured[{n}, {m}] holds at most {n} (prune to keep the largest)"
-    )
+    crate::padded::overflow_message(&at, g, count, n, m)
 }
 
 /// `--keep-duplicates`: a COO target's innermost singleton becomes nonunique; an innermost

@@ -10,7 +10,7 @@
 use rayon::prelude::*;
 use sptk_encoding::Target;
 
-use crate::convert::{convert, ConvertOptions, Converted};
+use crate::convert::{convert, AutoChoice, ConvertOptions, Converted};
 use crate::error::ConvertError;
 use crate::fast::{csr_levels, csr_like};
 use crate::index::{Index, IndexVec};
@@ -36,32 +36,55 @@ fn direct(
     target: &Target,
     opts: &ConvertOptions,
 ) -> Result<Option<Converted>, ConvertError> {
-    let Target::Fixed(enc) = target else {
-        return Ok(None);
-    };
     let plain = !opts.drop_zeros
         && !opts.keep_duplicates
         && opts.slice_values.is_empty()
-        && !enc.has_slices()
         && opts.dtype.is_none_or(|d| d == t.value_type());
     if !plain {
         return Ok(None);
     }
-    if *enc == t.encoding {
+    // `ELL` alone: K is the longest row of a CSR source.
+    let (enc, choice) = match target {
+        Target::Fixed(enc) => (enc.clone(), None),
+        Target::AutoEll {
+            pos_width,
+            crd_width,
+        } if csr_like(&t.encoding, &t.layout) == Some((0, 1)) => {
+            let k = crate::padded::longest_row(&positions(t)).max(1);
+            let mut enc = sptk_encoding::ell(k);
+            enc.pos_width = *pos_width;
+            enc.crd_width = *crd_width;
+            (enc, Some(AutoChoice::Ell { k }))
+        }
+        _ => return Ok(None),
+    };
+    if enc.has_slices() {
+        return Ok(None);
+    }
+    if enc == t.encoding {
         // Already in the target encoding: share the arrays (no copy for stored files).
         return Ok(Some(Converted {
             tensor: t.clone(),
             choice: None,
         }));
     }
-    let layout = Layout::new(enc, t.dim_sizes())?;
+    let layout = Layout::new(&enc, t.dim_sizes())?;
     let Some((a, b)) = csr_like(&t.encoding, &t.layout) else {
         return Ok(None);
     };
-    let (levels, values) = if let Some((r, c)) = bsr_like(enc, a, b) {
+    let (levels, values) = if let Some((r, c)) = bsr_like(&enc, a, b) {
         with_values!(t.values(), v => blocks_values(t, v, &layout, r, c)?)
+    } else if crate::padded::ell_like(&enc, a, b) {
+        with_values!(t.values(), v => ell_values(t, v, &layout)?)
+    } else if let Some((n, m)) = crate::padded::nm_like(&enc, a, b) {
+        let built =
+            with_values!(t.values(), v => structured_values(t, v, &layout, (n, m), opts.prune)?);
+        match built {
+            Some(x) => x,
+            None => return Ok(None),
+        }
     } else {
-        match csr_like(enc, &layout) {
+        match csr_like(&enc, &layout) {
             Some((a2, b2)) if a2 == b && b2 == a => {
                 with_values!(t.values(), v => transpose_values(t, v, &layout)?)
             }
@@ -70,13 +93,13 @@ fn direct(
     };
     Ok(Some(Converted {
         tensor: Tensor {
-            encoding: enc.clone(),
+            encoding: enc,
             layout,
             levels,
             values,
             slices: t.slices.clone(),
         },
-        choice: None,
+        choice,
     }))
 }
 
@@ -115,6 +138,66 @@ fn transpose_values<V: Value + ValueVecAccess>(
         IndexVec::U64(c) => go!(&c[..]),
         other => go!(&other.to_u64_vec()),
     })
+}
+
+/// Runs `$body` with `$c` bound to level 1's coordinates as a typed slice.
+macro_rules! with_crd {
+    ($t:expr, $c:ident => $body:expr) => {{
+        let crd = $t.levels[1]
+            .crd
+            .as_ref()
+            .ok_or_else(|| ConvertError::Invalid("crd[1] missing".into()))?;
+        match crd {
+            IndexVec::U8(x) => {
+                let $c: &[u8] = x;
+                $body
+            }
+            IndexVec::U16(x) => {
+                let $c: &[u16] = x;
+                $body
+            }
+            IndexVec::U32(x) => {
+                let $c: &[u32] = x;
+                $body
+            }
+            IndexVec::U64(x) => {
+                let $c: &[u64] = x;
+                $body
+            }
+            other => {
+                let wide = other.to_u64_vec();
+                let $c: &[u64] = &wide;
+                $body
+            }
+        }
+    }};
+}
+
+/// A valid CSR into ELL (see `padded.rs`).
+fn ell_values<V: Value + ValueVecAccess>(
+    t: &Tensor,
+    vals: &[V],
+    layout: &Layout,
+) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
+    let pos = positions(t);
+    let k = layout.levels[0].size;
+    let (levels, out) = with_crd!(t, c => crate::padded::ell(&pos, c, vals, k, layout)?);
+    Ok((levels, V::wrap(out)))
+}
+
+/// A valid CSR into n:m (see `padded.rs`); None where the general path must decide.
+fn structured_values<V: Value + ValueVecAccess>(
+    t: &Tensor,
+    vals: &[V],
+    layout: &Layout,
+    (n, m): (u32, u32),
+    prune: bool,
+) -> Result<Option<(Vec<LevelArrays>, crate::ValueVec)>, ConvertError> {
+    let pos = positions(t);
+    let cols = layout.levels[1].size.saturating_mul(u64::from(m));
+    let built =
+        with_crd!(t, c => crate::padded::structured(&pos, c, vals, cols, n, m, prune, layout)?);
+    Ok(built.map(|(levels, out)| (levels, V::wrap(out))))
 }
 
 /// Level 1's positions as `u64`: borrowed when stored so (no copy), else widened.

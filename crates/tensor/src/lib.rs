@@ -25,6 +25,7 @@ pub mod format;
 mod index;
 mod layout;
 mod order;
+mod padded;
 mod parts;
 mod print;
 mod tensor;
