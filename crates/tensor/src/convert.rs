@@ -75,7 +75,30 @@ pub fn convert_to(
     Ok(convert(entries, &Target::Fixed(encoding.clone()), opts)?.tensor)
 }
 
+/// [`convert`] by the general path alone (sort into level order, then build the levels),
+/// never through CSR: the oracle that tests and benchmarks compare the direct paths with.
+#[doc(hidden)]
+pub fn convert_general(
+    entries: &Entries,
+    target: &Target,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    with_values!(entries.values(), v => general(entries, v, target, opts))
+}
+
 fn convert_typed<V: Value + ValueVecAccess>(
+    entries: &Entries,
+    vals: &[V],
+    target: &Target,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    if let Some(done) = crate::direct::via_csr(entries, vals, target, opts)? {
+        return Ok(done);
+    }
+    general(entries, vals, target, opts)
+}
+
+fn general<V: Value + ValueVecAccess>(
     entries: &Entries,
     vals: &[V],
     target: &Target,
@@ -125,7 +148,13 @@ fn convert_typed<V: Value + ValueVecAccess>(
             }
             let csr = csr_encoding();
             let staged = stage(entries, vals, &csr, opts)?;
-            let choice = choose_block(entries, &staged, *column_blocks, *pos_width, *crd_width);
+            let choice = choose_block(
+                entries.dim_sizes(),
+                V::TYPE.size() as u64,
+                *column_blocks,
+                (*pos_width, *crd_width),
+                |r, c| count_blocks(entries, &staged.0, r, c),
+            );
             let (r, c, bytes) = choice;
             let mut enc = if *column_blocks {
                 sptk_encoding::bsc(r, c)
@@ -564,25 +593,26 @@ fn gather<V: Value + ValueVecAccess>(v: &[V], keep: &[usize]) -> ValueVec {
     V::wrap(keep.iter().map(|&e| v[e]).collect())
 }
 
-/// Chooses the BSR / BSC block with the fewest bytes. Items are in row-major order.
-fn choose_block<V: Value>(
-    entries: &Entries,
-    staged: &Staged<V>,
+/// Chooses the BSR / BSC block (R, C in 1, 2, 4, 8; not 1x1) that stores the fewest bytes,
+/// the larger block on a tie, then the taller; `count(r, c)` counts the blocks holding an
+/// entry. Returns the block and its bytes.
+pub(crate) fn choose_block(
+    dims: &[u64],
+    vsize: u64,
     column_blocks: bool,
-    pos_width: u8,
-    crd_width: u8,
+    (pos_width, crd_width): (u8, u8),
+    count: impl Fn(u64, u64) -> u64,
 ) -> (u64, u64, u64) {
-    let (rows, cols) = (entries.dim_sizes()[0], entries.dim_sizes()[1]);
+    let (rows, cols) = (dims[0], dims[1]);
     let pos_bytes = IndexWidth::from_bits(pos_width).map_or(8, |w| w.bits() as u64 / 8);
     let crd_bytes = IndexWidth::from_bits(crd_width).map_or(8, |w| w.bits() as u64 / 8);
-    let vsize = V::TYPE.size() as u64;
     let mut best: Option<(u64, u64, u64)> = None;
     for r in [1u64, 2, 4, 8] {
         for c in [1u64, 2, 4, 8] {
             if r == 1 && c == 1 {
                 continue;
             }
-            let blocks = count_blocks(entries, &staged.0, r, c);
+            let blocks = count(r, c);
             let outer = if column_blocks {
                 cols.div_ceil(c)
             } else {

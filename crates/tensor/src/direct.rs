@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use sptk_encoding::Target;
 
 use crate::convert::{convert, AutoChoice, ConvertOptions, Converted};
+use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::fast::{csr_levels, csr_like};
 use crate::index::{Index, IndexVec};
@@ -29,6 +30,77 @@ pub fn convert_tensor(
         return Ok(converted);
     }
     convert(&t.to_entries(), target, opts)
+}
+
+/// The CSR-like orientation `(outer, inner)` from which `target` has a direct path other
+/// than CSR / CSC themselves: BSR, ELL and n:m over those dimensions, automatic `ELL` and
+/// `BSR`. Readers that can build CSR straight from a file use it to skip the coordinate
+/// list; [`convert`] uses it to skip the global sort.
+pub fn csr_route(target: &Target) -> Option<(usize, usize)> {
+    match target {
+        Target::Fixed(enc) => [(0, 1), (1, 0)].into_iter().find(|&(a, b)| {
+            bsr_like(enc, a, b).is_some()
+                || crate::padded::ell_like(enc, a, b)
+                || crate::padded::nm_like(enc, a, b).is_some()
+        }),
+        Target::AutoEll { .. } => Some((0, 1)),
+        Target::AutoBlock { column_blocks, .. } => (!column_blocks).then_some((0, 1)),
+    }
+}
+
+/// Converts a coordinate list into a target of [`csr_route`] through CSR built by counting
+/// sort, then the direct path: no global sort. None where that route does not apply.
+pub(crate) fn via_csr<V: Value + ValueVecAccess>(
+    entries: &Entries,
+    vals: &[V],
+    target: &Target,
+    opts: &ConvertOptions,
+) -> Result<Option<Converted>, ConvertError> {
+    let Some((a, b)) = csr_route(target) else {
+        return Ok(None);
+    };
+    let plain = !opts.keep_duplicates
+        && opts.slice_values.is_empty()
+        && opts.dtype.is_none_or(|d| d == V::TYPE)
+        && target.encoding().is_none_or(|e| !e.has_slices());
+    if !plain || entries.rank() != 2 {
+        return Ok(None);
+    }
+    let t = csr_of(entries, vals, a, b, opts.drop_zeros)?;
+    // Zeros are already dropped.
+    let rest = ConvertOptions {
+        drop_zeros: false,
+        ..opts.clone()
+    };
+    direct(&t, target, &rest)
+}
+
+/// CSR-like `(a : dense, b : compressed)` of a coordinate list, with 32-bit coordinates
+/// where they fit.
+pub(crate) fn csr_of<V: Value + ValueVecAccess>(
+    entries: &Entries,
+    vals: &[V],
+    a: usize,
+    b: usize,
+    drop_zeros: bool,
+) -> Result<Tensor, ConvertError> {
+    let mut enc = if a == 0 {
+        sptk_encoding::csr()
+    } else {
+        sptk_encoding::csc()
+    };
+    if entries.dim_sizes()[b] <= u64::from(u32::MAX) + 1 {
+        enc.crd_width = 32;
+    }
+    let layout = Layout::new(&enc, entries.dim_sizes())?;
+    let (levels, out) = crate::fast::build_csr(entries, vals, a, b, &layout, drop_zeros)?;
+    Ok(Tensor {
+        encoding: enc,
+        layout,
+        levels,
+        values: V::wrap(out),
+        slices: Vec::new(),
+    })
 }
 
 fn direct(
@@ -55,6 +127,23 @@ fn direct(
             enc.pos_width = *pos_width;
             enc.crd_width = *crd_width;
             (enc, Some(AutoChoice::Ell { k }))
+        }
+        Target::AutoBlock {
+            column_blocks: false,
+            pos_width,
+            crd_width,
+        } if csr_like(&t.encoding, &t.layout) == Some((0, 1)) => {
+            let widths = (*pos_width, *crd_width);
+            let (r, c, bytes) = with_values!(t.values(), v => choose_block_csr(t, v, widths)?);
+            let mut enc = sptk_encoding::bsr(r, c);
+            enc.pos_width = *pos_width;
+            enc.crd_width = *crd_width;
+            let choice = AutoChoice::Block {
+                rows: r,
+                cols: c,
+                bytes,
+            };
+            (enc, Some(choice))
         }
         _ => return Ok(None),
     };
@@ -281,6 +370,9 @@ fn blocks_values<V: Value + ValueVecAccess>(
             c as usize,
         )?,
     };
+    if let Some(e) = crate::fast::first_overflow(&bpos, &bcrd, layout, 1) {
+        return Err(e);
+    }
     let pos =
         IndexVec::from_vec_u64(bpos, layout.pos_width).map_err(width_err("pos[1]", "posWidth"))?;
     let crd =
@@ -491,4 +583,56 @@ fn block_columns<C: Index, const POW2: bool>(
         std::mem::swap(out, tmp);
     }
     Some(())
+}
+
+/// Chooses the BSR block for a valid CSR, as the coordinate path does.
+fn choose_block_csr<V: Value>(
+    t: &Tensor,
+    _vals: &[V],
+    widths: (u8, u8),
+) -> Result<(u64, u64, u64), ConvertError> {
+    let pos = positions(t);
+    let cols = t.dim_sizes()[1];
+    with_crd!(t, crd => Ok(crate::convert::choose_block(
+        t.dim_sizes(),
+        V::TYPE.size() as u64,
+        false,
+        widths,
+        |r, c| count_blocks(&pos, crd, cols, r, c),
+    )))
+}
+
+/// Number of distinct `r x c` blocks holding an entry of a valid CSR.
+fn count_blocks<C: Index>(pos: &[u64], crd: &[C], cols: u64, r: u64, c: u64) -> u64 {
+    let rows = pos.len().saturating_sub(1) as u64;
+    let block_rows = rows.div_ceil(r);
+    let width = cols.div_ceil(c) as usize;
+    let per_task = (BLOCK_ROWS_PER_TASK as u64).max(1);
+    (0..block_rows.div_ceil(per_task))
+        .into_par_iter()
+        .map_init(
+            || vec![u64::MAX; width],
+            |marker, task| {
+                let mut blocks = 0u64;
+                let b0 = task * per_task;
+                for br in b0..(b0 + per_task).min(block_rows) {
+                    let lo = pos.get((br * r) as usize).copied().unwrap_or(0);
+                    let hi = pos
+                        .get(((br + 1) * r).min(rows) as usize)
+                        .copied()
+                        .unwrap_or(lo);
+                    let row_crd = crd.get(lo as usize..hi as usize).unwrap_or(&[]);
+                    for x in row_crd {
+                        if let Some(m) = marker.get_mut((x.to_u64() / c) as usize) {
+                            if *m != br {
+                                *m = br;
+                                blocks += 1;
+                            }
+                        }
+                    }
+                }
+                blocks
+            },
+        )
+        .sum()
 }

@@ -180,6 +180,9 @@ pub(crate) fn csr_levels<C: Index>(
     crd: Vec<C>,
     layout: &Layout,
 ) -> Result<Vec<LevelArrays>, ConvertError> {
+    if let Some(e) = first_overflow(&pos, &crd, layout, 1) {
+        return Err(e);
+    }
     let pos = IndexVec::from_vec_u64(pos, layout.pos_width).map_err(|o| ConvertError::Width {
         array: "pos[1]".into(),
         value: o.value,
@@ -208,6 +211,38 @@ pub(crate) fn csr_levels<C: Index>(
         },
     ];
     Ok(levels)
+}
+
+/// If level `l`'s positions do not fit the position width, the width error that building
+/// the level in order meets first: `pos[p]` is stored right after the coordinates before
+/// it, so a coordinate among `crd[..pos[p]]` that does not fit is reported instead.
+/// (Positions never decrease, so the last one tells whether any overflows.)
+pub(crate) fn first_overflow<C: Index>(
+    pos: &[u64],
+    crd: &[C],
+    layout: &Layout,
+    l: usize,
+) -> Option<ConvertError> {
+    let (pw, cw) = (layout.pos_width, layout.crd_width);
+    if pos.last().is_none_or(|&last| last <= pw.max()) {
+        return None;
+    }
+    let p = pos.partition_point(|&x| x <= pw.max());
+    let before = pos.get(p).map_or(0, |&x| x as usize).min(crd.len());
+    Some(match crd[..before].iter().find(|c| c.to_u64() > cw.max()) {
+        Some(c) => ConvertError::Width {
+            array: format!("crd[{l}]"),
+            value: c.to_u64(),
+            field: "crdWidth",
+            bits: cw.bits(),
+        },
+        None => ConvertError::Width {
+            array: format!("pos[{l}]"),
+            value: pos[p],
+            field: "posWidth",
+            bits: pw.bits(),
+        },
+    })
 }
 
 /// Counting sort by row: returns `start` (row `r` is `start[r]..start[r + 1]`) and the

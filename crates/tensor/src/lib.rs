@@ -36,8 +36,8 @@ mod view;
 mod walk;
 
 pub use buffer::{Buf, Owner, Pod, ViewError};
-pub use convert::{convert, convert_to, AutoChoice, ConvertOptions, Converted};
-pub use direct::convert_tensor;
+pub use convert::{convert, convert_general, convert_to, AutoChoice, ConvertOptions, Converted};
+pub use direct::{convert_tensor, csr_route};
 pub use entries::{
     coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,
 };

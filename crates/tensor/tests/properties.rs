@@ -565,7 +565,7 @@ proptest! {
     /// The CSR/CSC direct path equals the general path (reached through `nonordered`,
     /// which stores the same arrays) and the reference builder, for every width.
     #[test]
-    fn csr_direct_path_equals_general_path(input in big_matrix(), csc in any::<bool>(), drop in any::<bool>(), cw in prop_oneof![Just(0u8), Just(8), Just(16), Just(32)], pw in prop_oneof![Just(0u8), Just(16), Just(32)]) {
+    fn csr_direct_path_equals_general_path(input in big_matrix(), csc in any::<bool>(), drop in any::<bool>(), cw in prop_oneof![Just(0u8), Just(8), Just(16), Just(32)], pw in prop_oneof![Just(0u8), Just(8), Just(16), Just(32)]) {
         let (a, b) = if csc { ("d1", "d0") } else { ("d0", "d1") };
         let fast: Encoding = format!("map = (d0, d1) -> ({a} : dense, {b} : compressed), posWidth = {pw}, crdWidth = {cw}").parse().unwrap();
         let general: Encoding = format!("map = (d0, d1) -> ({a} : dense, {b} : compressed(nonordered)), posWidth = {pw}, crdWidth = {cw}").parse().unwrap();
@@ -585,6 +585,42 @@ proptest! {
     }
 }
 
+/// Targets with direct paths from CSR (and a few without), for the route properties.
+fn targets() -> impl Strategy<Value = &'static str> {
+    prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("ELL"), Just("BSR"), Just("BSC"), Just("ELL:3"), Just("ELL:40"), Just("BSR:2x2"), Just("BSR:4x1"), Just("BSR:3x5"), Just("BSC:2x2"), Just("map = (i, j) -> (j floordiv 2 : dense, i floordiv 4 : compressed, j mod 2 : dense, i mod 4 : dense)"), Just("2:4"), Just("1:2"), Just("3:8"), Just("5:5"), Just("map = (i, j) -> (j : dense, i floordiv 4 : dense, i mod 4 : structured[2, 4])"), Just("map = (i, j) -> (j floordiv 4 : dense, i : dense, j mod 4 : structured[2, 4])"), Just("map = [s0](i, j) -> (j * (s0 * 4) : dense, j : dense, i : compressed)")]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Coordinates into BSR, ELL and n:m through CSR (counting sort, then the direct path)
+    /// equal the general path, errors included.
+    #[test]
+    fn coordinate_routes_through_csr_equal_the_general_path(
+        input in big_matrix(),
+        dst in targets(),
+        cw in prop_oneof![Just(None), Just(Some(32u8)), Just(Some(16)), Just(Some(8)), Just(Some(2))],
+        pw in prop_oneof![Just(None), Just(Some(8u8)), Just(Some(16))],
+        prune in any::<bool>(),
+        drop_zeros in any::<bool>(),
+    ) {
+        let Ok(target) = sptk_encoding::resolve_target(dst, 2).unwrap().with_widths(pw, cw) else {
+            return Ok(());
+        };
+        let opts = ConvertOptions { prune, drop_zeros, ..Default::default() };
+        let routed = sptk_tensor::convert(&input.entries(), &target, &opts);
+        let general = sptk_tensor::convert_general(&input.entries(), &target, &opts);
+        match (routed, general) {
+            (Ok(a), Ok(b)) => {
+                prop_assert_eq!(a.choice, b.choice);
+                prop_assert_eq!(a.tensor, b.tensor);
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => prop_assert!(false, "{:?} vs {:?}", a.err(), b.err()),
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -594,7 +630,7 @@ proptest! {
     fn stored_tensor_conversions_equal_the_coordinate_path(
         input in big_matrix(),
         src in prop_oneof![Just("CSR"), Just("CSC"), Just("BSR:2x2"), Just("COO")],
-        dst in prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("ELL"), Just("ELL:3"), Just("ELL:40"), Just("BSR:2x2"), Just("BSR:4x1"), Just("BSR:3x5"), Just("BSC:2x2"), Just("map = (i, j) -> (j floordiv 2 : dense, i floordiv 4 : compressed, j mod 2 : dense, i mod 4 : dense)"), Just("2:4"), Just("1:2"), Just("3:8"), Just("5:5"), Just("map = (i, j) -> (j : dense, i floordiv 4 : dense, i mod 4 : structured[2, 4])"), Just("map = (i, j) -> (j floordiv 4 : dense, i : dense, j mod 4 : structured[2, 4])")],
+        dst in targets(),
         cw in prop_oneof![Just(None), Just(Some(32u8)), Just(Some(16)), Just(Some(8)), Just(Some(2))],
         prune in any::<bool>(),
     ) {
@@ -604,7 +640,7 @@ proptest! {
         };
         let opts = ConvertOptions { prune, ..Default::default() };
         let direct = sptk_tensor::convert_tensor(&t, &target, &opts);
-        let general = sptk_tensor::convert(&t.to_entries(), &target, &opts);
+        let general = sptk_tensor::convert_general(&t.to_entries(), &target, &opts);
         match (direct, general) {
             // Into its own encoding a stored tensor stays exactly as it is (padded formats
             // keep their stored zero blocks, which the coordinate path would drop).
