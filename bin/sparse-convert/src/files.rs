@@ -4,12 +4,13 @@
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::cli::{ConvertArgs, InputArgs};
 use crate::progress;
 use sptk_encoding::Target;
 use sptk_store::SptFile;
-use sptk_tensor::{ConvertOptions, Entries, Tensor, ValueType};
+use sptk_tensor::{ConvertOptions, Converted, Entries, Tensor, ValueType};
 
 /// File formats the command line reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,19 +133,45 @@ fn choose(path: &Path, flag: &Option<String>, what: &str) -> Result<Format> {
     })
 }
 
-/// Reads a Matrix Market input straight into `target` when that route applies (a regular
-/// uncompressed `coordinate` file, a CSR- or CSC-like target, no slices, value type or
-/// kept duplicates); `None` means: read it with [`read_input`] and convert.
+/// A Matrix Market input read without a coordinate list, and its conversion time where a
+/// second step converted it.
+pub struct DirectInput {
+    /// The input.
+    pub input: Input,
+    /// The converted tensor.
+    pub converted: Converted,
+    /// Time of the step after reading (BSR, ELL, n:m from the CSR read).
+    pub convert_time: Option<Duration>,
+}
+
+/// Reads a Matrix Market input without a coordinate list when that route applies (a
+/// regular uncompressed `coordinate` file, no slices, value type or kept duplicates): a
+/// CSR- or CSC-like target is parsed straight into its arrays; BSR, ELL and n:m targets
+/// (also automatic `BSR` / `ELL`) are parsed into CSR, then converted by the core's
+/// direct paths. `None` means: read it with [`read_input`] and convert.
 pub fn read_direct(
     args: &InputArgs,
     target: &Target,
     opts: &ConvertOptions,
-) -> Result<Option<(Input, Tensor)>> {
+) -> Result<Option<DirectInput>> {
     let Some(path) = &args.input else {
         return Ok(None);
     };
-    let Target::Fixed(encoding) = target else {
-        return Ok(None);
+    let route = sptk_tensor::csr_route(target);
+    let encoding = match (target, route) {
+        (_, Some((a, _))) => {
+            let mut csr = if a == 0 {
+                sptk_encoding::csr()
+            } else {
+                sptk_encoding::csc()
+            };
+            // 32-bit coordinates halve the intermediate's; a wider file is read the
+            // ordinary way.
+            csr.crd_width = 32;
+            csr
+        }
+        (Target::Fixed(encoding), None) => encoding.clone(),
+        _ => return Ok(None),
     };
     let plain = opts.dtype.is_none() && !opts.keep_duplicates && opts.slice_values.is_empty();
     if !plain || encoding.has_slices() || path.as_os_str() == "-" {
@@ -163,21 +190,47 @@ pub fn read_direct(
         progress: Some(Arc::new(move |done: u64| tick.set_position(done))),
         ..Default::default()
     };
-    let direct = sptk_mtx::read_direct(path, encoding, opts.drop_zeros, &ropts)?;
+    let direct = sptk_mtx::read_direct(path, &encoding, opts.drop_zeros, &ropts)?;
     progress::finish(bar);
-    Ok(direct.map(|d| {
-        let h = &d.header;
-        let input = Input {
-            path: path.display().to_string(),
-            format: Format::Mtx,
-            header: format!("{} {} {} {}", h.object, h.format, h.field, h.symmetry),
-            content: Content::Direct {
-                dims: vec![h.rows, h.cols],
-                value_type: d.tensor.value_type(),
-                entries: d.entries,
-            },
+    let Some(d) = direct else {
+        return Ok(None);
+    };
+    let h = &d.header;
+    let input = Input {
+        path: path.display().to_string(),
+        format: Format::Mtx,
+        header: format!("{} {} {} {}", h.object, h.format, h.field, h.symmetry),
+        content: Content::Direct {
+            dims: vec![h.rows, h.cols],
+            value_type: d.tensor.value_type(),
+            entries: d.entries,
+        },
+    };
+    if route.is_none() {
+        let converted = Converted {
+            tensor: d.tensor,
+            choice: None,
         };
-        (input, d.tensor)
+        return Ok(Some(DirectInput {
+            input,
+            converted,
+            convert_time: None,
+        }));
+    }
+    let bar = progress::spinner(args.quiet, "converting");
+    let start = Instant::now();
+    // Zeros were dropped while reading.
+    let rest = ConvertOptions {
+        drop_zeros: false,
+        ..opts.clone()
+    };
+    let converted = sptk_tensor::convert_tensor(&d.tensor, target, &rest)?;
+    let convert_time = start.elapsed();
+    progress::finish(bar);
+    Ok(Some(DirectInput {
+        input,
+        converted,
+        convert_time: Some(convert_time),
     }))
 }
 

@@ -136,19 +136,22 @@ fn do_convert(
 fn convert(args: ConvertArgs) -> Result<()> {
     let quiet = args.input.quiet;
     let read_start = Instant::now();
-    // Matrix Market into CSR / CSC: parsed straight into the output when it can be. A
-    // target or option that does not resolve here takes the ordinary path, which reports it.
+    // Matrix Market into CSR / CSC (and through CSR into BSR, ELL, n:m): parsed without a
+    // coordinate list when it can be. A target or option that does not resolve here takes
+    // the ordinary path, which reports it.
     let direct = match (target(&args.target, 2), options(&args.target)) {
         (Ok(t), Ok(opts)) => files::read_direct(&args.input, &t, &opts)?,
         _ => None,
     };
     let (input, converted, read_time, convert_time) = match direct {
-        Some((input, tensor)) => {
-            let converted = Converted {
-                tensor,
-                choice: None,
-            };
-            (input, converted, read_start.elapsed(), None)
+        Some(d) => {
+            let read_time = read_start.elapsed() - d.convert_time.unwrap_or_default();
+            if let Some(choice) = &d.converted.choice {
+                if !quiet {
+                    eprintln!("{}", report::choice_note(choice, &d.converted.tensor));
+                }
+            }
+            (d.input, d.converted, read_time, d.convert_time)
         }
         None => {
             let input = files::read_input(&args.input)?;

@@ -444,8 +444,9 @@ fn dry_run_reports_nse_sizes_and_checksum() {
     }
 }
 
-/// The direct route (a mapped .mtx file into CSR / CSC) prints what the ordinary route
-/// (standard input, read then converted) prints, for every shared Matrix Market file.
+/// The direct route (a mapped .mtx file into CSR / CSC, or through CSR into BSR, ELL and
+/// n:m) prints what the ordinary route (standard input, read then converted) prints, for
+/// every shared Matrix Market file, and reports the same automatic choice.
 #[test]
 fn direct_mtx_route_matches_the_ordinary_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -456,7 +457,18 @@ fn direct_mtx_route_matches_the_ordinary_one() {
             continue;
         }
         let text = std::fs::read(&path).unwrap();
-        for to in ["CSR", "CSC", "CSR --drop-zeros"] {
+        for to in [
+            "CSR",
+            "CSC",
+            "CSR --drop-zeros",
+            "BSR",
+            "BSR:2x3 --drop-zeros",
+            "ELL",
+            "ELL:2",
+            "2:4",
+            "2:4 --prune",
+            "1:2 --prune --crd-width 2",
+        ] {
             let mut args = vec![
                 path.to_str().unwrap().to_string(),
                 "--print".into(),
@@ -483,10 +495,13 @@ fn direct_mtx_route_matches_the_ordinary_one() {
                 "{path:?} {to}"
             );
             assert_eq!(stdout(&direct), stdout(&ordinary), "{path:?} {to}");
+            if direct.status.success() {
+                assert_eq!(stderr(&direct), stderr(&ordinary), "{path:?} {to}");
+            }
             n += 1;
         }
     }
-    assert!(n >= 21, "{n} runs");
+    assert!(n >= 70, "{n} runs");
 }
 
 #[test]

@@ -217,6 +217,7 @@ impl<W: Value> Builder<'_, '_, W> {
             let count = usize::try_from(count).map_err(|_| {
                 ConvertError::TooLarge("the values array would be too large".into())
             })?;
+            reserve_padding(&mut out.vals, count)?;
             out.vals.extend(std::iter::repeat_n(W::default(), count));
             return Ok(());
         }
@@ -237,6 +238,13 @@ impl<W: Value> Builder<'_, '_, W> {
             }
             LevelFormat::Singleton | LevelFormat::Batch => Ok(()),
             LevelFormat::Structured { n, .. } => {
+                let slots = count
+                    .checked_mul(u64::from(n))
+                    .and_then(|s| usize::try_from(s).ok())
+                    .ok_or_else(|| {
+                        ConvertError::TooLarge(format!("level {l}: too many n:m slots"))
+                    })?;
+                reserve_padding(&mut out.vals, slots)?;
                 for _ in 0..count {
                     for c in 0..n as u64 {
                         self.push_crd(out, l, c)?;
@@ -248,6 +256,16 @@ impl<W: Value> Builder<'_, '_, W> {
             }
         }
     }
+}
+
+/// Makes room for `count` more padding values, or says the machine cannot hold them.
+fn reserve_padding<W>(vals: &mut Vec<W>, count: usize) -> Result<(), ConvertError> {
+    vals.try_reserve(count).map_err(|_| {
+        ConvertError::TooLarge(format!(
+            "the values array would need {count} more padding entries ({} bytes each), more than this machine can allocate",
+            std::mem::size_of::<W>()
+        ))
+    })
 }
 
 /// Builds ELL: `crd[2]` and values, K x rows, slice-major.
@@ -263,8 +281,8 @@ pub(crate) fn build_ell<W: Value>(
         .and_then(|t| usize::try_from(t).ok())
         .ok_or_else(|| ConvertError::TooLarge("ELL: K x rows is too large".into()))?;
     let rows_us = rows as usize;
-    let mut crd = vec![0u64; total];
-    let mut vals = vec![W::default(); total];
+    let mut crd: Vec<u64> = crate::alloc::big_zeroed(total)?;
+    let mut vals: Vec<W> = crate::alloc::big_zeroed(total)?;
     let m = items.idx.len();
     let mut k = 0;
     while k < m {

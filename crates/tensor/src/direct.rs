@@ -495,7 +495,7 @@ fn blocks_by<C: Index, V: Value, const POW2: bool>(
         .checked_mul(bsize)
         .ok_or_else(|| ConvertError::TooLarge("the values array would be too large".into()))?;
     let mut bcrd = vec![0u64; nblocks];
-    let mut bvals = crate::fast::big_zeroed::<V>(total);
+    let mut bvals = crate::fast::big_zeroed::<V>(total)?;
     // Pass 2: each task copies its block columns and fills its blocks: disjoint slices.
     let mut work = Vec::with_capacity(tasks.len());
     let (mut crest, mut vrest): (&mut [u64], &mut [V]) = (&mut bcrd, &mut bvals);

@@ -7,6 +7,7 @@
 use rayon::prelude::*;
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat};
 
+pub(crate) use crate::alloc::big_zeroed;
 use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::index::{Index, IndexVec, IndexWidth};
@@ -76,14 +77,14 @@ fn build_typed<V: Value, C: Index>(
     let rows = usize::try_from(entries.dim_sizes()[outer])
         .map_err(|_| ConvertError::TooLarge("too many rows".into()))?;
     let (start, crd, val) = match (entries.coords(outer), entries.coords(inner)) {
-        (IndexVec::U32(r), IndexVec::U32(c)) => scatter::<u32, u32, C, V>(r, c, vals, rows),
-        (IndexVec::U32(r), IndexVec::U64(c)) => scatter::<u32, u64, C, V>(r, c, vals, rows),
-        (IndexVec::U64(r), IndexVec::U32(c)) => scatter::<u64, u32, C, V>(r, c, vals, rows),
-        (IndexVec::U64(r), IndexVec::U64(c)) => scatter::<u64, u64, C, V>(r, c, vals, rows),
+        (IndexVec::U32(r), IndexVec::U32(c)) => scatter::<u32, u32, C, V>(r, c, vals, rows)?,
+        (IndexVec::U32(r), IndexVec::U64(c)) => scatter::<u32, u64, C, V>(r, c, vals, rows)?,
+        (IndexVec::U64(r), IndexVec::U32(c)) => scatter::<u64, u32, C, V>(r, c, vals, rows)?,
+        (IndexVec::U64(r), IndexVec::U64(c)) => scatter::<u64, u64, C, V>(r, c, vals, rows)?,
         (r, c) => {
             let r: Vec<u64> = r.to_u64_vec();
             let c: Vec<u64> = c.to_u64_vec();
-            scatter::<u64, u64, C, V>(&r, &c, vals, rows)
+            scatter::<u64, u64, C, V>(&r, &c, vals, rows)?
         }
     };
     debug_assert_eq!(crd.len(), n);
@@ -256,10 +257,10 @@ fn scatter<R: Index, K: Index, C: Index, V: Value>(
     col: &[K],
     vals: &[V],
     rows: usize,
-) -> (Vec<usize>, Vec<C>, Vec<V>) {
+) -> Result<Scattered<C, V>, ConvertError> {
     let n = vals.len();
     let start = bucket_starts(row.iter().map(|r| r.to_u64()), rows);
-    let (mut crd, mut val) = scatter_outputs::<C, V>(n);
+    let (mut crd, mut val) = scatter_outputs::<C, V>(n)?;
     let bounds = balanced_bounds(rows, n as u64, |r| start[r] as u64);
     let tasks = split_tasks(&mut crd, &mut val, &bounds, &start);
     let start_ref = &start;
@@ -276,8 +277,11 @@ fn scatter<R: Index, K: Index, C: Index, V: Value>(
             }
         }
     });
-    (start, crd, val)
+    Ok((start, crd, val))
 }
+
+/// Row starts, coordinates and values of a counting sort by row.
+type Scattered<C, V> = (Vec<usize>, Vec<C>, Vec<V>);
 
 /// Starts of the buckets of a counting sort: bucket `b` is `start[b]..start[b + 1]`.
 pub(crate) fn bucket_starts(keys: impl Iterator<Item = u64>, buckets: usize) -> Vec<usize> {
@@ -292,16 +296,10 @@ pub(crate) fn bucket_starts(keys: impl Iterator<Item = u64>, buckets: usize) -> 
 }
 
 /// Zeroed output arrays for a scatter of `n` entries, backed by huge pages where possible.
-pub(crate) fn scatter_outputs<C: Index, V: Value>(n: usize) -> (Vec<C>, Vec<V>) {
-    (big_zeroed(n), big_zeroed(n))
-}
-
-/// `n` default (all-zero) elements, on huge pages when large: the pages are faulted in by
-/// whichever thread writes them first.
-pub(crate) fn big_zeroed<T: Default + Clone>(n: usize) -> Vec<T> {
-    let mut v = vec![T::default(); n];
-    huge_pages(&mut v);
-    v
+pub(crate) fn scatter_outputs<C: Index, V: Value>(
+    n: usize,
+) -> Result<(Vec<C>, Vec<V>), ConvertError> {
+    Ok((big_zeroed(n)?, big_zeroed(n)?))
 }
 
 /// One scatter task of [`split_tasks`]: buckets `lo..hi` and their output slices.
@@ -405,30 +403,4 @@ pub(crate) fn sum_row<C: Index, V: Value>(
         }
     }
     Ok(w)
-}
-
-/// Asks the kernel to back a large, not yet touched array with huge pages: the scatter
-/// writes to random places in it, and 2 MiB pages cut its TLB misses.
-fn huge_pages<T>(v: &mut [T]) {
-    #[cfg(target_os = "linux")]
-    {
-        let bytes = std::mem::size_of_val(v);
-        if bytes < 8 << 20 {
-            return;
-        }
-        let start = v.as_mut_ptr() as usize;
-        let aligned = (start + (2 << 20) - 1) & !((2 << 20) - 1);
-        let end = (start + bytes) & !((2 << 20) - 1);
-        if end > aligned {
-            // SAFETY: advice only, on whole pages inside memory this slice owns; it never
-            // changes the contents.
-            unsafe {
-                libc::madvise(
-                    aligned as *mut libc::c_void,
-                    end - aligned,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
 }

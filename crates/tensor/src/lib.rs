@@ -14,6 +14,7 @@
 //! assert_eq!(t.to_entries(), e);
 //! ```
 
+mod alloc;
 mod buffer;
 mod build;
 mod convert;

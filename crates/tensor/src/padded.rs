@@ -159,8 +159,8 @@ fn fill_ell<C: Index, O: Index, V: Value>(
     total: usize,
 ) -> Result<(Vec<O>, Vec<V>), ConvertError> {
     let rows = pos.len().saturating_sub(1);
-    let mut out_crd: Vec<O> = big_zeroed(total);
-    let mut out_val: Vec<V> = big_zeroed(total);
+    let mut out_crd: Vec<O> = big_zeroed(total)?;
+    let mut out_val: Vec<V> = big_zeroed(total)?;
     if rows == 0 || k == 0 {
         return Ok((out_crd, out_val));
     }
@@ -305,8 +305,8 @@ fn fill_groups<C: Index, O: Index, V: Value>(
     let total = per_row
         .checked_mul(rows)
         .ok_or_else(|| ConvertError::TooLarge("n:m: the arrays would be too large".into()))?;
-    let mut out_crd: Vec<O> = big_zeroed(total);
-    let mut out_val: Vec<V> = big_zeroed(total);
+    let mut out_crd: Vec<O> = big_zeroed(total)?;
+    let mut out_val: Vec<V> = big_zeroed(total)?;
     if total == 0 {
         return Ok((out_crd, out_val));
     }

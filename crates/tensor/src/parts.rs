@@ -145,8 +145,8 @@ fn build<P: EntryParts, C: Index>(
 
     // Pass 2: every part appends its entries to its slots, in batches: parsing fills a
     // small buffer, then a tight loop writes it out.
-    let (mut crd, mut val) = scatter_outputs::<C, P::Value>(total);
-    let mut local = big_zeroed::<u16>(total);
+    let (mut crd, mut val) = scatter_outputs::<C, P::Value>(total)?;
+    let mut local = big_zeroed::<u16>(total)?;
     let out = SharedOut::new(&mut crd, &mut val, &mut local);
     let out = &out;
     slots

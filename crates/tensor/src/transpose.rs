@@ -113,8 +113,8 @@ fn run<S: Index, O: Index, V: Value, const PACKED: bool>(
     }
 
     // Pass 2: every range appends its entries to its slots.
-    let (mut out_crd, mut out_val) = scatter_outputs::<O, V>(total);
-    let mut local = big_zeroed::<u16>(if PACKED { 0 } else { total });
+    let (mut out_crd, mut out_val) = scatter_outputs::<O, V>(total)?;
+    let mut local = big_zeroed::<u16>(if PACKED { 0 } else { total })?;
     let out = SharedOut::new(&mut out_crd, &mut out_val, &mut local);
     let mask = (1usize << shift) - 1;
     let out = &out;

@@ -178,7 +178,15 @@ mod sealed {
 /// valid value, except `bool`, whose storage readers must check to be 0 or 1. Sealed so
 /// that no other type can claim this.
 pub trait Value:
-    sealed::Sealed + Copy + Send + Sync + PartialEq + fmt::Debug + Default + 'static
+    sealed::Sealed
+    + crate::alloc::Zeroed
+    + Copy
+    + Send
+    + Sync
+    + PartialEq
+    + fmt::Debug
+    + Default
+    + 'static
 {
     /// The runtime tag of this type.
     const TYPE: ValueType;

@@ -1,0 +1,94 @@
+//! Large output arrays: allocated zeroed (the kernel hands out zero pages lazily, so the
+//! writes that fill an array are its only pass), refused with an error instead of an
+//! abort when the machine cannot hold them, and backed by huge pages where possible.
+
+use crate::error::ConvertError;
+
+/// Element types whose all-zero bit pattern is a valid value equal to `Default::default()`
+/// (zero, `false`).
+///
+/// A supertrait of [`crate::Value`] and [`crate::Index`], in a private module, so no
+/// other crate can implement it.
+///
+/// # Safety
+/// Implement only for such types: [`big_zeroed`] hands out zeroed memory as `Self`.
+pub unsafe trait Zeroed: Default + Clone {}
+
+macro_rules! zeroed {
+    ($($t:ty),*) => {$(
+        // SAFETY: an integer, float or bool: all-zero bytes are 0, 0.0 or false.
+        unsafe impl Zeroed for $t {}
+    )*};
+}
+zeroed!(
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    f32,
+    f64,
+    half::f16,
+    half::bf16,
+    bool
+);
+// SAFETY: `Complex` is `repr(C)` over two floats: all-zero bytes are 0 + 0i.
+unsafe impl Zeroed for crate::value::C64 {}
+// SAFETY: as above.
+unsafe impl Zeroed for crate::value::C128 {}
+
+/// `n` zero elements, on huge pages when large: the pages are faulted in by whichever
+/// thread writes them first. An array the machine cannot allocate is an error naming its
+/// size, never an abort.
+pub(crate) fn big_zeroed<T: Zeroed>(n: usize) -> Result<Vec<T>, ConvertError> {
+    let too_large = || {
+        ConvertError::TooLarge(format!(
+            "an array of {n} elements ({} bytes) cannot be allocated on this machine",
+            (n as u128) * std::mem::size_of::<T>() as u128
+        ))
+    };
+    if n == 0 || std::mem::size_of::<T>() == 0 {
+        return Ok(vec![T::default(); n]);
+    }
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| too_large())?;
+    // SAFETY: the layout's size is not zero (n > 0 and T is not zero-sized, checked above).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return Err(too_large());
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `[T; n]` (so length
+    // and capacity are n), and all-zero bytes are a valid `T` (`Zeroed`).
+    let mut v = unsafe { Vec::from_raw_parts(ptr, n, n) };
+    huge_pages(&mut v);
+    Ok(v)
+}
+
+/// Asks the kernel to back a large, not yet touched array with huge pages: the scatter
+/// writes to random places in it, and 2 MiB pages cut its TLB misses.
+fn huge_pages<T>(v: &mut [T]) {
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = std::mem::size_of_val(v);
+        if bytes < 8 << 20 {
+            return;
+        }
+        let start = v.as_mut_ptr() as usize;
+        let aligned = (start + (2 << 20) - 1) & !((2 << 20) - 1);
+        let end = (start + bytes) & !((2 << 20) - 1);
+        if end > aligned {
+            // SAFETY: advice only, on whole pages inside memory this slice owns; it never
+            // changes the contents.
+            unsafe {
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+}
