@@ -1,9 +1,22 @@
-//! Conversion paths of the core on seeded inputs: the COO -> CSR/CSC direct path, and the
-//! general path into BSR, ELL, 2:4, DCSC and COO.
+//! Conversion paths of the core on seeded inputs (`cargo bench -p sptk-benches --bench
+//! convert`):
+//! - `convert/*`: coordinates into each target (CSR/CSC by counting sort; BSR, ELL and n:m
+//!   through CSR; DCSC and COO by the general path), and `general/*`, the same targets by
+//!   the general path alone, to show what the routes through CSR save;
+//! - `from_csr/*`: every direct path from a CSR tensor (transpose to CSC, BSR, automatic
+//!   BSR, ELL, n:m);
+//! - `mtx/*`: parsing a Matrix Market file into coordinates, and straight into CSR.
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use sptk_tensor::{convert, ConvertOptions};
+use sptk_tensor::{convert, convert_general, convert_tensor, ConvertOptions};
+
+fn opts() -> ConvertOptions {
+    ConvertOptions {
+        prune: true,
+        ..Default::default()
+    }
+}
 
 fn conversions(c: &mut Criterion) {
     let uniform = sptk_benches::uniform(100_000, 1_000_000, 42);
@@ -11,19 +24,70 @@ fn conversions(c: &mut Criterion) {
     let mut g = c.benchmark_group("convert");
     g.sample_size(10);
     for (input_name, input) in [("uniform_1M", &uniform), ("banded4_1M", &banded)] {
-        for to in ["CSR", "CSC", "DCSC", "COO", "BSR:4x4", "ELL", "2:4"] {
+        for to in ["CSR", "CSC", "DCSC", "COO", "BSR:4x4", "BSR", "ELL", "2:4"] {
             let target = sptk_encoding::resolve_target(to, 2).expect("preset");
-            let opts = ConvertOptions {
-                prune: true,
-                ..Default::default()
-            };
             g.bench_function(format!("{input_name}/{to}"), |b| {
-                b.iter(|| black_box(convert(black_box(input), &target, &opts).expect("converts")))
+                b.iter(|| black_box(convert(black_box(input), &target, &opts()).expect("converts")))
+            });
+        }
+        for to in ["BSR:4x4", "ELL", "2:4"] {
+            let target = sptk_encoding::resolve_target(to, 2).expect("preset");
+            g.bench_function(format!("general/{input_name}/{to}"), |b| {
+                b.iter(|| {
+                    black_box(
+                        convert_general(black_box(input), &target, &opts()).expect("converts"),
+                    )
+                })
             });
         }
     }
     g.finish();
 }
 
-criterion_group!(benches, conversions);
+fn from_csr(c: &mut Criterion) {
+    let uniform = sptk_benches::uniform(100_000, 1_000_000, 42);
+    let banded = sptk_benches::banded_blocks(100_000, 4, 8, 0.3, 7);
+    let csr = sptk_encoding::resolve_target("CSR", 2).expect("preset");
+    let mut g = c.benchmark_group("from_csr");
+    g.sample_size(10);
+    for (input_name, input) in [("uniform_1M", &uniform), ("banded4_1M", &banded)] {
+        let t = convert(input, &csr, &ConvertOptions::default())
+            .expect("converts")
+            .tensor;
+        for to in ["CSC", "BSR:4x4", "BSR", "ELL", "2:4"] {
+            let target = sptk_encoding::resolve_target(to, 2).expect("preset");
+            g.bench_function(format!("{input_name}/{to}"), |b| {
+                b.iter(|| {
+                    black_box(convert_tensor(black_box(&t), &target, &opts()).expect("converts"))
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+fn mtx(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join("uniform_1M.mtx");
+    let entries = sptk_benches::uniform(100_000, 1_000_000, 42);
+    sptk_mtx::write_path(&path, &entries, &Default::default()).expect("writes");
+    let csr = sptk_encoding::csr();
+    let mut g = c.benchmark_group("mtx");
+    g.sample_size(10);
+    g.bench_function("uniform_1M/read_entries", |b| {
+        b.iter(|| black_box(sptk_mtx::read_path(&path, &Default::default()).expect("reads")))
+    });
+    g.bench_function("uniform_1M/read_into_csr", |b| {
+        b.iter(|| {
+            black_box(
+                sptk_mtx::read_direct(&path, &csr, false, &Default::default())
+                    .expect("reads")
+                    .expect("direct route applies"),
+            )
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, conversions, from_csr, mtx);
 criterion_main!(benches);
