@@ -77,7 +77,7 @@ pub(crate) fn via_csr<V: Value + ValueVecAccess>(
 
 /// CSR-like `(a : dense, b : compressed)` of a coordinate list, with 32-bit coordinates
 /// where they fit.
-pub(crate) fn csr_of<V: Value + ValueVecAccess>(
+fn csr_of<V: Value + ValueVecAccess>(
     entries: &Entries,
     vals: &[V],
     a: usize,
@@ -134,7 +134,7 @@ fn direct(
             crd_width,
         } if csr_like(&t.encoding, &t.layout) == Some((0, 1)) => {
             let widths = (*pos_width, *crd_width);
-            let (r, c, bytes) = with_values!(t.values(), v => choose_block_csr(t, v, widths)?);
+            let (r, c, bytes) = choose_block_csr(t, widths)?;
             let mut enc = sptk_encoding::bsr(r, c);
             enc.pos_width = *pos_width;
             enc.crd_width = *crd_width;
@@ -586,16 +586,12 @@ fn block_columns<C: Index, const POW2: bool>(
 }
 
 /// Chooses the BSR block for a valid CSR, as the coordinate path does.
-fn choose_block_csr<V: Value>(
-    t: &Tensor,
-    _vals: &[V],
-    widths: (u8, u8),
-) -> Result<(u64, u64, u64), ConvertError> {
+fn choose_block_csr(t: &Tensor, widths: (u8, u8)) -> Result<(u64, u64, u64), ConvertError> {
     let pos = positions(t);
     let cols = t.dim_sizes()[1];
     with_crd!(t, crd => Ok(crate::convert::choose_block(
         t.dim_sizes(),
-        V::TYPE.size() as u64,
+        t.value_type().size() as u64,
         false,
         widths,
         |r, c| count_blocks(&pos, crd, cols, r, c),

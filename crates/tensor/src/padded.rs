@@ -100,11 +100,10 @@ pub(crate) fn ell<C: Index, V: Value>(
         .and_then(|t| usize::try_from(t).ok())
         .ok_or_else(|| ConvertError::TooLarge("ELL: K x rows is too large".into()))?;
     // The first row (in row order) longer than K, as the general path reports it.
-    if longest_row(pos) > k {
-        let row = pos
-            .windows(2)
-            .position(|w| w[1].saturating_sub(w[0]) > k)
-            .unwrap_or(0);
+    if let Some(row) = pos
+        .par_windows(2)
+        .position_first(|w| w[1].saturating_sub(w[0]) > k)
+    {
         return Err(ConvertError::RowTooLong {
             row: row as u64,
             entries: pos[row + 1] - pos[row],
