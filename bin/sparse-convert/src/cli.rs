@@ -54,7 +54,8 @@ pub struct InputArgs {
     /// process may change or truncate while they are in use).
     #[arg(long)]
     pub no_mmap: bool,
-    /// Worker threads (0: one per core). Output is identical for any value.
+    /// Worker threads (0: one per core; at most 4 per core). Output is identical for any
+    /// value.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// No progress bars or notes on standard error.
@@ -90,6 +91,11 @@ pub struct TargetArgs {
     /// Values of the `?` in the encoding's dimension slices, in text order.
     #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
     pub slice_values: Vec<u64>,
+    /// The most memory the conversion may hold: its output and the scratch of its route
+    /// (bytes, or with a unit: 512M, 4G, 1.5GiB). Default: 7/8 of the smaller of physical
+    /// memory and the cgroup limit, at least 512 MiB kept back.
+    #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
+    pub memory_limit: Option<u64>,
 }
 
 /// `sparse-convert INPUT --to ENCODING ...`

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::{ConvertArgs, InputArgs};
 use crate::progress;
+use crate::sniff::{sniff, Sniffed};
 use sptk_encoding::Target;
 use sptk_store::SptFile;
 use sptk_tensor::{ConvertOptions, Converted, Entries, Tensor, ValueType};
@@ -114,23 +115,57 @@ impl Input {
     }
 }
 
-fn choose(path: &Path, flag: &Option<String>, what: &str) -> Result<Format> {
-    if let Some(f) = flag {
+/// The input's format: `--from`, else what its content says, else its name.
+fn input_format(path: &Path, from: &Option<String>) -> Result<Format> {
+    if let Some(f) = from {
         return Format::parse(f);
     }
     if path.as_os_str() == "-" {
-        bail!(
-            "{what} is standard input/output: say its format with --{}",
-            if what == "input" { "from" } else { "format" }
-        );
+        bail!("the input is standard input: say its format with --from");
     }
-    Format::from_name(path).with_context(|| {
-        format!(
-            "{}: cannot tell the format from the name (use .mtx, .mtx.gz or .tns, or --{})",
-            path.display(),
-            if what == "input" { "from" } else { "format" }
-        )
-    })
+    match sniff(path) {
+        Sniffed::Mtx => Ok(Format::Mtx),
+        Sniffed::Spt => Ok(Format::Spt),
+        Sniffed::Unsupported(kind) => bail!(
+            "{}: {kind}; sparse-convert cannot read this kind of file yet (it reads Matrix Market, .tns and .spt)",
+            path.display()
+        ),
+        Sniffed::Gzip | Sniffed::Unknown => Format::from_name(path).with_context(|| {
+            format!(
+                "{}: cannot tell the format from the content or the name (Matrix Market files start with %%MatrixMarket; name a .tns file .tns, or say --from)",
+                path.display()
+            )
+        }),
+    }
+}
+
+/// The output's format: `--format` and the name, which must agree where both say one.
+fn output_format(path: &Path, flag: &Option<String>) -> Result<Format> {
+    let named = (path.as_os_str() != "-")
+        .then(|| Format::from_name(path))
+        .flatten();
+    match (flag, named) {
+        (Some(f), named) => {
+            let chosen = Format::parse(f)?;
+            if let Some(named) = named.filter(|&n| n != chosen) {
+                bail!(
+                    "-o {}: the name says {} but --format says {}; make them agree",
+                    path.display(),
+                    named.name(),
+                    chosen.name()
+                );
+            }
+            Ok(chosen)
+        }
+        (None, Some(named)) => Ok(named),
+        (None, None) if path.as_os_str() == "-" => {
+            bail!("the output is standard output: say its format with --format")
+        }
+        (None, None) => bail!(
+            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz or .tns, or --format)",
+            path.display()
+        ),
+    }
 }
 
 /// A Matrix Market input read without a coordinate list, and its conversion time where a
@@ -177,7 +212,7 @@ pub fn read_direct(
     if !plain || encoding.has_slices() || path.as_os_str() == "-" {
         return Ok(None);
     }
-    if choose(path, &args.from, "input")? != Format::Mtx {
+    if input_format(path, &args.from)? != Format::Mtx {
         return Ok(None);
     }
     let bytes = std::fs::metadata(path)
@@ -210,6 +245,7 @@ pub fn read_direct(
         let converted = Converted {
             tensor: d.tensor,
             choice: None,
+            pruned: 0,
         };
         return Ok(Some(DirectInput {
             input,
@@ -224,7 +260,8 @@ pub fn read_direct(
         drop_zeros: false,
         ..opts.clone()
     };
-    let converted = sptk_tensor::convert_tensor(&d.tensor, target, &rest)?;
+    let converted = sptk_tensor::convert_tensor(&d.tensor, target, &rest)
+        .map_err(|e| crate::errors::conversion(e, true))?;
     let convert_time = start.elapsed();
     progress::finish(bar);
     Ok(Some(DirectInput {
@@ -239,7 +276,7 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
     let Some(path) = &args.input else {
         bail!("no INPUT given (a .mtx or .tns file, or - for standard input)");
     };
-    let format = choose(path, &args.from, "input")?;
+    let format = input_format(path, &args.from)?;
     if format == Format::Spt {
         if path.as_os_str() == "-" {
             bail!("a .spt input must be a file (it is memory-mapped), not standard input");
@@ -299,7 +336,7 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
 
 /// Writes the converted tensor to `path` (atomically for files).
 pub fn write_output(path: &Path, tensor: &Tensor, source: &str, args: &ConvertArgs) -> Result<()> {
-    let format = choose(path, &args.format, "output")?;
+    let format = output_format(path, &args.format)?;
     let quiet = args.input.quiet || path.as_os_str() == "-";
     if format == Format::Spt {
         if args.symmetry.is_some() {

@@ -4,9 +4,11 @@
 //! chain, and exits non-zero; a closed standard output (a pipe into `head`) exits quietly.
 
 mod cli;
+mod errors;
 mod files;
 mod progress;
 mod report;
+mod sniff;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
@@ -48,11 +50,58 @@ pub fn presets_help() -> String {
     s
 }
 
-fn run(cli: Cli) -> Result<()> {
-    let threads = match &cli.command {
-        Some(Command::Info(a)) => a.input.threads,
-        Some(Command::Encoding(_)) | Some(Command::Verify(_)) => 0,
-        None => cli.convert.input.threads,
+/// Parses a byte count: `1000000`, or a number with a binary unit (`512K`, `64M`, `4G`,
+/// `1.5T`; `KiB`, `MB` and the like read the same).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        other => return Err(format!("unknown unit `{other}` (use K, M, G or T)")),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (e.g. 4G, 512M, 1000000)"))?;
+    let bytes = value * (1u64 << shift) as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes >= u64::MAX as f64 {
+        return Err(format!("`{text}`: a size from 1 byte to 16 EiB"));
+    }
+    Ok(bytes as u64)
+}
+
+/// `--threads`, at most 4 per core: more only costs time (each thread gets its own
+/// scratch), and the output is the same for any number.
+fn thread_count(asked: usize, quiet: bool) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let most = cores.saturating_mul(4);
+    if asked > most {
+        if !quiet {
+            eprintln!("note: --threads {asked} is more than 4 per core; using {most}");
+        }
+        return most;
+    }
+    asked
+}
+
+fn run(mut cli: Cli) -> Result<()> {
+    let input = match &mut cli.command {
+        Some(Command::Info(a)) => Some(&mut a.input),
+        Some(Command::Encoding(_)) | Some(Command::Verify(_)) => None,
+        None => Some(&mut cli.convert.input),
+    };
+    let threads = match input {
+        Some(i) => {
+            i.threads = thread_count(i.threads, i.quiet);
+            i.threads
+        }
+        None => 0,
     };
     if threads > 0 {
         // One pool for the whole process; results do not depend on its size.
@@ -80,6 +129,7 @@ fn options(t: &TargetArgs) -> Result<ConvertOptions> {
         prune: t.prune,
         dtype,
         slice_values: t.slice_values.clone(),
+        memory_limit: t.memory_limit,
     })
 }
 
@@ -91,9 +141,38 @@ fn target(t: &TargetArgs, rank: usize) -> Result<sptk_encoding::Target> {
         let text = e.render();
         anyhow::anyhow!("--to: {}", text.strip_prefix("error: ").unwrap_or(&text))
     })?;
-    target
+    let target = target
         .with_widths(t.pos_width, t.crd_width)
-        .map_err(|e| anyhow::anyhow!("--to: {e}"))
+        .map_err(|e| anyhow::anyhow!("--to: {e}"))?;
+    check_flags(&target, t)?;
+    Ok(target)
+}
+
+/// Refuses flags that would do nothing for this target.
+fn check_flags(target: &sptk_encoding::Target, t: &TargetArgs) -> Result<()> {
+    let structured = target.encoding().is_some_and(|e| {
+        e.levels
+            .iter()
+            .any(|l| matches!(l.format, sptk_encoding::LevelFormat::Structured { .. }))
+    });
+    if t.prune && !structured {
+        bail!(
+            "--prune applies to n:m targets (2:4, N:M, or a structured[n, m] level); --to {} has none",
+            t.to.as_deref().unwrap_or("(the input's encoding)")
+        );
+    }
+    Ok(())
+}
+
+/// Says how many nonzeros `--prune` dropped.
+fn prune_note(converted: &Converted, t: &TargetArgs, quiet: bool) {
+    if t.prune && !quiet {
+        let n = converted.pruned;
+        eprintln!(
+            "--prune dropped {n} nonzero{} from overfull n:m groups",
+            if n == 1 { "" } else { "s" }
+        );
+    }
 }
 
 /// Converts the input into the target; returns the result and the time of the
@@ -106,25 +185,32 @@ fn do_convert(
     let target = match (&t.to, &input.content) {
         // Without --to a stored tensor keeps its encoding (to write it as text, say).
         (None, Content::Stored(file)) => {
-            sptk_encoding::Target::Fixed(file.header().encoding.clone())
+            let target = sptk_encoding::Target::Fixed(file.header().encoding.clone())
                 .with_widths(t.pos_width, t.crd_width)
-                .map_err(|e| anyhow::anyhow!("--pos-width / --crd-width: {e}"))?
+                .map_err(|e| anyhow::anyhow!("--pos-width / --crd-width: {e}"))?;
+            check_flags(&target, t)?;
+            target
         }
         _ => target(t, input.dim_sizes().len())?,
     };
     let opts = options(t)?;
     let bar = progress::spinner(quiet, "converting");
     let start = Instant::now();
+    let one_based = input.format != files::Format::Spt;
+    let explain = |e| errors::conversion(e, one_based);
     let converted = match &input.content {
-        Content::Entries(entries) => sptk_tensor::convert(entries, &target, &opts)?,
+        Content::Entries(entries) => {
+            sptk_tensor::convert(entries, &target, &opts).map_err(explain)?
+        }
         Content::Direct { .. } => bail!("internal error: a direct read is converted already"),
         Content::Stored(file) => {
             let tensor = file.validate()?;
-            sptk_tensor::convert_tensor(&tensor, &target, &opts)?
+            sptk_tensor::convert_tensor(&tensor, &target, &opts).map_err(explain)?
         }
     };
     let elapsed = start.elapsed();
     progress::finish(bar);
+    prune_note(&converted, t, quiet);
     if let Some(choice) = &converted.choice {
         if !quiet {
             eprintln!("{}", report::choice_note(choice, &converted.tensor));
@@ -135,6 +221,14 @@ fn do_convert(
 
 fn convert(args: ConvertArgs) -> Result<()> {
     let quiet = args.input.quiet;
+    if args.output.is_none() {
+        if args.format.is_some() {
+            bail!("--format says the format of -o OUT; there is no -o");
+        }
+        if args.symmetry.is_some() {
+            bail!("--symmetry applies to a Matrix Market -o OUT; there is no -o");
+        }
+    }
     let read_start = Instant::now();
     // Matrix Market into CSR / CSC (and through CSR into BSR, ELL, n:m): parsed without a
     // coordinate list when it can be. A target or option that does not resolve here takes
@@ -151,6 +245,7 @@ fn convert(args: ConvertArgs) -> Result<()> {
                     eprintln!("{}", report::choice_note(choice, &d.converted.tensor));
                 }
             }
+            prune_note(&d.converted, &args.target, quiet);
             (d.input, d.converted, read_time, d.convert_time)
         }
         None => {

@@ -563,22 +563,17 @@ fn spt_to_csc_and_bsr_match_the_text_path() {
         .status
         .success());
     for to in ["CSC", "BSR:4x4", "DCSC", "COO", "2:4", "ELL"] {
-        let a = run(
-            &[src, "--to", to, "--print", "--prune", "--quiet"],
-            dir.path(),
-        );
-        let b = run(
-            &[
-                "m.spt",
-                "--to",
-                to,
-                "--print",
-                "--prune",
-                "--quiet",
-                "--no-mmap",
-            ],
-            dir.path(),
-        );
+        // --prune applies to n:m targets only.
+        let prune: &[&str] = if to == "2:4" { &["--prune"] } else { &[] };
+        let args = |input| {
+            let mut v = vec![input, "--to", to, "--print", "--quiet"];
+            v.extend_from_slice(prune);
+            v
+        };
+        let a = run(&args(src), dir.path());
+        let mut spt = args("m.spt");
+        spt.push("--no-mmap");
+        let b = run(&spt, dir.path());
         assert!(
             a.status.success() && b.status.success(),
             "{to}: {}{}",
@@ -610,4 +605,70 @@ fn spt_without_to_keeps_its_encoding() {
     }
     let o = run(&[src, "-o", "x.mtx"], dir.path());
     assert!(!o.status.success(), "a text input still needs --to");
+}
+
+#[test]
+fn what_a_new_user_met() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fails = |args: &[&str], want: &str| {
+        let out = run(args, d);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+    };
+    // Kinds told from the content: a known kind not read yet is named as such, and an
+    // extension-less .spt is read.
+    let mut h5 = b"\x89HDF\r\n\x1a\n".to_vec();
+    h5.extend([0u8; 64]);
+    std::fs::write(d.join("cells.h5ad"), &h5).unwrap();
+    fails(&["cells.h5ad", "--to", "CSR"], "cells.h5ad: an AnnData .h5ad file (HDF5); sparse-convert cannot read this kind of file yet");
+    std::fs::write(d.join("t.parquet"), b"PAR1 row groups PAR1").unwrap();
+    fails(&["t.parquet", "--to", "CSR"], "t.parquet: a Parquet file;");
+    let mtx =
+        "%%MatrixMarket matrix coordinate real general\n2 8 5\n1 1 1\n1 2 2\n1 3 3\n2 5 4\n2 8 5\n";
+    std::fs::write(d.join("a.mtx"), mtx).unwrap();
+    assert!(run(
+        &["a.mtx", "--to", "CSR", "-o", "noext", "--format", "spt"],
+        d
+    )
+    .status
+    .success());
+    let out = run(&["noext", "--to", "CSC", "--print"], d);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The name and --format must agree; --format needs -o.
+    fails(
+        &["a.mtx", "--to", "CSR", "-o", "z.spt", "--format", "mtx"],
+        "-o z.spt: the name says sptk storage file (.spt) but --format says Matrix Market",
+    );
+    assert!(!d.join("z.spt").exists());
+    fails(
+        &["a.mtx", "--to", "CSR", "--format", "mtx"],
+        "--format says the format of -o OUT; there is no -o",
+    );
+    // --prune only where it applies, and it reports what it dropped.
+    fails(
+        &["a.mtx", "--to", "CSR", "--prune"],
+        "--prune applies to n:m targets",
+    );
+    let out = run(&["a.mtx", "--to", "2:4", "--prune", "--print"], d);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--prune dropped 1 nonzero from overfull n:m groups"),
+        "{}",
+        stderr(&out)
+    );
+    // Rows in the file's own numbering, and the flag that would help.
+    fails(&["a.mtx", "--to", "2:4"], "row 1 of the file (0-based row 0), group 0 (columns 0..3) has 3 nonzeros; structured[2, 4] holds at most 2 (--prune keeps the largest)");
+    fails(
+        &["a.mtx", "--to", "ELL:2"],
+        "row 1 of the file (0-based row 0) has 3 entries; ELL:2 holds at most 2 per row",
+    );
+    // Absurd thread counts are clamped, with a note.
+    let out = run(&["a.mtx", "--to", "CSR", "--threads", "100000"], d);
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("note: --threads 100000 is more than 4 per core; using"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -112,7 +112,7 @@ fn direct<F: FieldKind>(
         entries: AtomicU64::new(0),
         _field: PhantomData,
     };
-    let tensor = convert_parts(&source, encoding, drop_zeros).ok()??;
+    let tensor = convert_parts(&source, encoding, drop_zeros, None).ok()??;
     Some((
         tensor,
         source.lines.load(Ordering::Relaxed),

@@ -67,6 +67,19 @@ pub(crate) fn big_zeroed<T: Zeroed>(n: usize) -> Result<Vec<T>, ConvertError> {
     Ok(v)
 }
 
+/// An empty vector with room for `n` elements, or an error naming the size where the
+/// machine cannot allocate it.
+pub(crate) fn with_capacity<T>(n: usize) -> Result<Vec<T>, ConvertError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        ConvertError::TooLarge(format!(
+            "an array of {n} elements ({} bytes) cannot be allocated on this machine",
+            (n as u128) * std::mem::size_of::<T>() as u128
+        ))
+    })?;
+    Ok(v)
+}
+
 /// Asks the kernel to back a large, not yet touched array with huge pages: the scatter
 /// writes to random places in it, and 2 MiB pages cut its TLB misses.
 fn huge_pages<T>(v: &mut [T]) {

@@ -3,6 +3,7 @@
 
 use sptk_encoding::LevelFormat;
 
+use crate::budget::{Budget, Need};
 use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::index::{IndexVec, IndexWidth};
@@ -59,6 +60,7 @@ fn push_checked(
 pub(crate) fn build<W: Value>(
     layout: &Layout,
     items: &Items<'_, W>,
+    budget: &Budget,
 ) -> Result<(Vec<LevelArrays>, Vec<W>), ConvertError> {
     let n = layout.lvl_rank();
     let mut out = Out {
@@ -84,7 +86,11 @@ pub(crate) fn build<W: Value>(
             IndexVec::new(w)
         }));
     }
-    let b = Builder { layout, items };
+    let b = Builder {
+        layout,
+        items,
+        budget,
+    };
     b.walk(&mut out, 0, items.idx.len(), 0)?;
     let levels = out
         .pos
@@ -98,6 +104,7 @@ pub(crate) fn build<W: Value>(
 struct Builder<'a, 'b, W> {
     layout: &'a Layout,
     items: &'a Items<'b, W>,
+    budget: &'a Budget,
 }
 
 impl<W: Value> Builder<'_, '_, W> {
@@ -217,7 +224,7 @@ impl<W: Value> Builder<'_, '_, W> {
             let count = usize::try_from(count).map_err(|_| {
                 ConvertError::TooLarge("the values array would be too large".into())
             })?;
-            reserve_padding(&mut out.vals, count)?;
+            self.reserve_padding(&mut out.vals, count)?;
             out.vals.extend(std::iter::repeat_n(W::default(), count));
             return Ok(());
         }
@@ -231,6 +238,22 @@ impl<W: Value> Builder<'_, '_, W> {
             }
             LevelFormat::Compressed | LevelFormat::LooseCompressed => {
                 let start = out.count[l];
+                if let Some(pos) = &out.pos[l] {
+                    // Empty segments below padded levels: positions the estimate could
+                    // not see.
+                    let per = if plan.format == LevelFormat::Compressed {
+                        1
+                    } else {
+                        2
+                    };
+                    let more = u128::from(count) * per;
+                    let need = Need::new(
+                        format!("pos[{l}]"),
+                        pos.len() as u128 + more,
+                        pos.width().bits(),
+                    );
+                    self.budget.charge(&[need])?;
+                }
                 for _ in 0..count {
                     self.close_segment(out, l, start)?;
                 }
@@ -244,7 +267,7 @@ impl<W: Value> Builder<'_, '_, W> {
                     .ok_or_else(|| {
                         ConvertError::TooLarge(format!("level {l}: too many n:m slots"))
                     })?;
-                reserve_padding(&mut out.vals, slots)?;
+                self.reserve_padding(&mut out.vals, slots)?;
                 for _ in 0..count {
                     for c in 0..n as u64 {
                         self.push_crd(out, l, c)?;
@@ -258,14 +281,20 @@ impl<W: Value> Builder<'_, '_, W> {
     }
 }
 
-/// Makes room for `count` more padding values, or says the machine cannot hold them.
-fn reserve_padding<W>(vals: &mut Vec<W>, count: usize) -> Result<(), ConvertError> {
-    vals.try_reserve(count).map_err(|_| {
-        ConvertError::TooLarge(format!(
-            "the values array would need {count} more padding entries ({} bytes each), more than this machine can allocate",
-            std::mem::size_of::<W>()
-        ))
-    })
+impl<W> Builder<'_, '_, W> {
+    /// Makes room for `count` more padding values within the budget, or says the machine
+    /// cannot hold them.
+    fn reserve_padding(&self, vals: &mut Vec<W>, count: usize) -> Result<(), ConvertError> {
+        let bits = 8 * std::mem::size_of::<W>() as u32;
+        let total = vals.len() as u128 + count as u128;
+        self.budget.charge(&[Need::new("values", total, bits)])?;
+        vals.try_reserve(count).map_err(|_| {
+            ConvertError::TooLarge(format!(
+                "the values array would need {count} more padding entries ({} bytes each), more than this machine can allocate",
+                std::mem::size_of::<W>()
+            ))
+        })
+    }
 }
 
 /// Builds ELL: `crd[2]` and values, K x rows, slice-major.

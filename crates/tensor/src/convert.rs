@@ -4,6 +4,7 @@
 
 use sptk_encoding::{Encoding, LevelFormat, SliceValue, Target};
 
+use crate::budget::{self, Budget, Need};
 use crate::build::{build, build_ell, Items};
 use crate::entries::Entries;
 use crate::error::ConvertError;
@@ -27,6 +28,10 @@ pub struct ConvertOptions {
     pub dtype: Option<ValueType>,
     /// Values of the `?` in the encoding's dimension slices, in text order.
     pub slice_values: Vec<u64>,
+    /// The most memory, in bytes, that the conversion may hold (its output arrays and the
+    /// scratch of its route; see [`crate::default_memory_limit`] for `None`). A conversion
+    /// that would need more is refused before its large allocations.
+    pub memory_limit: Option<u64>,
 }
 
 /// Which block or K an automatic target chose, for reporting.
@@ -55,6 +60,8 @@ pub struct Converted {
     pub tensor: Tensor,
     /// The block shape or K chosen by an automatic target.
     pub choice: Option<AutoChoice>,
+    /// n:m with [`ConvertOptions::prune`]: nonzeros dropped from overfull groups.
+    pub pruned: u64,
 }
 
 /// Converts a coordinate list into `target`.
@@ -63,7 +70,21 @@ pub fn convert(
     target: &Target,
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
-    with_values!(entries.values(), v => convert_typed(entries, v, target, opts))
+    convert_within(entries, target, opts, &Budget::new(opts.memory_limit))
+}
+
+/// [`convert`] counting its memory in `budget`, which may already hold what the caller
+/// keeps alive during the conversion.
+pub(crate) fn convert_within(
+    entries: &Entries,
+    target: &Target,
+    opts: &ConvertOptions,
+    budget: &Budget,
+) -> Result<Converted, ConvertError> {
+    let mut done =
+        with_values!(entries.values(), v => convert_typed(entries, v, target, opts, budget))?;
+    done.pruned = budget.pruned();
+    Ok(done)
 }
 
 /// Converts into a fixed encoding (no automatic choice).
@@ -83,7 +104,10 @@ pub fn convert_general(
     target: &Target,
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
-    with_values!(entries.values(), v => general(entries, v, target, opts))
+    let budget = Budget::new(opts.memory_limit);
+    let mut done = with_values!(entries.values(), v => general(entries, v, target, opts, &budget))?;
+    done.pruned = budget.pruned();
+    Ok(done)
 }
 
 fn convert_typed<V: Value + ValueVecAccess>(
@@ -91,11 +115,12 @@ fn convert_typed<V: Value + ValueVecAccess>(
     vals: &[V],
     target: &Target,
     opts: &ConvertOptions,
+    budget: &Budget,
 ) -> Result<Converted, ConvertError> {
-    if let Some(done) = crate::direct::via_csr(entries, vals, target, opts)? {
+    if let Some(done) = crate::direct::via_csr(entries, vals, target, opts, budget)? {
         return Ok(done);
     }
-    general(entries, vals, target, opts)
+    general(entries, vals, target, opts, budget)
 }
 
 fn general<V: Value + ValueVecAccess>(
@@ -103,10 +128,11 @@ fn general<V: Value + ValueVecAccess>(
     vals: &[V],
     target: &Target,
     opts: &ConvertOptions,
+    budget: &Budget,
 ) -> Result<Converted, ConvertError> {
     match target {
         Target::Fixed(enc) => {
-            let (enc, sliced, applied) = apply_slices(enc, entries, &opts.slice_values)?;
+            let (enc, sliced, applied) = apply_slices(enc, entries, &opts.slice_values, budget)?;
             let src = sliced.as_ref().unwrap_or(entries);
             let svals_owned;
             let svals: &[V] = match &sliced {
@@ -117,11 +143,12 @@ fn general<V: Value + ValueVecAccess>(
                 None => vals,
             };
             let enc = resolve_keep_duplicates(enc, opts.keep_duplicates)?;
-            let mut t = convert_fixed(src, svals, &enc, opts, None)?;
+            let mut t = convert_fixed(src, svals, &enc, opts, None, budget)?;
             t.slices = applied;
             Ok(Converted {
                 tensor: t,
                 choice: None,
+                pruned: 0,
             })
         }
         Target::AutoBlock {
@@ -147,13 +174,13 @@ fn general<V: Value + ValueVecAccess>(
                 ));
             }
             let csr = csr_encoding();
-            let staged = stage(entries, vals, &csr, opts)?;
+            let staged = stage(entries, vals, &csr, opts, budget)?;
             let choice = choose_block(
                 entries.dim_sizes(),
                 V::TYPE.size() as u64,
                 *column_blocks,
                 (*pos_width, *crd_width),
-                |r, c| count_blocks(entries, &staged.0, r, c),
+                &count_blocks(entries, &staged.0),
             );
             let (r, c, bytes) = choice;
             let mut enc = if *column_blocks {
@@ -163,7 +190,7 @@ fn general<V: Value + ValueVecAccess>(
             };
             enc.pos_width = *pos_width;
             enc.crd_width = *crd_width;
-            let t = convert_fixed(entries, vals, &enc, opts, Some(staged))?;
+            let t = convert_fixed(entries, vals, &enc, opts, Some(staged), budget)?;
             Ok(Converted {
                 tensor: t,
                 choice: Some(AutoChoice::Block {
@@ -171,6 +198,7 @@ fn general<V: Value + ValueVecAccess>(
                     cols: c,
                     bytes,
                 }),
+                pruned: 0,
             })
         }
         Target::AutoEll {
@@ -184,7 +212,7 @@ fn general<V: Value + ValueVecAccess>(
                 )));
             }
             let csr = csr_encoding();
-            let staged = stage(entries, vals, &csr, opts)?;
+            let staged = stage(entries, vals, &csr, opts, budget)?;
             let mut k = 1u64;
             let mut i = 0;
             let idx = &staged.0;
@@ -200,10 +228,11 @@ fn general<V: Value + ValueVecAccess>(
             let mut enc = sptk_encoding::ell(k);
             enc.pos_width = *pos_width;
             enc.crd_width = *crd_width;
-            let t = convert_fixed(entries, vals, &enc, opts, Some(staged))?;
+            let t = convert_fixed(entries, vals, &enc, opts, Some(staged), budget)?;
             Ok(Converted {
                 tensor: t,
                 choice: Some(AutoChoice::Ell { k }),
+                pruned: 0,
             })
         }
     }
@@ -219,8 +248,14 @@ fn stage<V: Value>(
     vals: &[V],
     enc: &Encoding,
     opts: &ConvertOptions,
+    budget: &Budget,
 ) -> Result<Staged<V>, ConvertError> {
     let lvl_sizes = Layout::new(enc, entries.dim_sizes())?.lvl_sizes();
+    budget.charge(&budget::sort_needs(
+        entries.len() as u64,
+        lvl_sizes.first().copied().unwrap_or(1),
+        V::TYPE.size() as u32 * 8,
+    ))?;
     let keyer = Keyer::new(enc, &lvl_sizes);
     let mut idx: Vec<usize> = (0..entries.len()).collect();
     keyer.sort(entries, &mut idx);
@@ -263,12 +298,22 @@ fn convert_fixed<V: Value + ValueVecAccess>(
     enc: &Encoding,
     opts: &ConvertOptions,
     staged: Option<Staged<V>>,
+    budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
     let layout = Layout::new(enc, entries.dim_sizes())?;
+    let target_type = opts.dtype.unwrap_or(V::TYPE);
+    let nnz = entries.len() as u64;
+    budget.charge_layout(&layout, nnz, target_type.size() as u32 * 8)?;
     let same_type = opts.dtype.is_none_or(|t| t == V::TYPE);
     if let (None, true, Some((outer, inner))) =
         (&staged, same_type, crate::fast::csr_like(enc, &layout))
     {
+        let work = crate::fast::work_width(entries.dim_sizes()[inner], layout.crd_width);
+        let rows = entries.dim_sizes()[outer];
+        let vbits = V::TYPE.size() as u32 * 8;
+        budget.charge(&budget::counting_sort_needs(
+            rows, nnz, work, &layout, vbits,
+        ))?;
         let (levels, out) =
             crate::fast::build_csr(entries, vals, outer, inner, &layout, opts.drop_zeros)?;
         return Ok(Tensor {
@@ -289,13 +334,12 @@ fn convert_fixed<V: Value + ValueVecAccess>(
             idx = pos.iter().map(|&p| idx[p]).collect();
             (idx, merged2)
         }
-        None => stage(entries, vals, enc, opts)?,
+        None => stage(entries, vals, enc, opts, budget)?,
     };
-    let target_type = opts.dtype.unwrap_or(V::TYPE);
     macro_rules! finish {
         ($w:ty) => {{
             let wvals = cast_values::<V, $w>(entries, &idx, merged, target_type)?;
-            finish_typed::<$w>(entries, &keyer, &layout, enc, idx, wvals, opts)
+            finish_typed::<$w>(entries, &keyer, &layout, enc, (idx, wvals), opts, budget)
         }};
     }
     match target_type {
@@ -361,12 +405,13 @@ fn finish_typed<W: Value + ValueVecAccess>(
     keyer: &Keyer,
     layout: &Layout,
     enc: &Encoding,
-    mut idx: Vec<usize>,
-    mut vals: Vec<W>,
+    (mut idx, mut vals): (Vec<usize>, Vec<W>),
     opts: &ConvertOptions,
+    budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
     if let Some(LevelFormat::Structured { n, m }) = layout.levels.last().map(|p| p.format) {
-        fit_groups(entries, keyer, enc, &mut idx, &mut vals, n, m, opts.prune)?;
+        let pruned = fit_groups(entries, keyer, enc, &mut idx, &mut vals, (n, m), opts.prune)?;
+        budget.add_pruned(pruned);
     }
     let items = Items {
         entries,
@@ -377,7 +422,7 @@ fn finish_typed<W: Value + ValueVecAccess>(
     let (levels, out_vals) = if layout.ell {
         build_ell(layout, &items, layout.levels[0].size)?
     } else {
-        build(layout, &items)?
+        build(layout, &items, budget)?
     };
     Ok(Tensor {
         encoding: enc.clone(),
@@ -396,16 +441,16 @@ fn fit_groups<W: Value>(
     enc: &Encoding,
     idx: &mut Vec<usize>,
     vals: &mut Vec<W>,
-    n: u32,
-    m: u32,
+    (n, m): (u32, u32),
     prune: bool,
-) -> Result<(), ConvertError> {
+) -> Result<u64, ConvertError> {
     let last = keyer.len() - 1;
     let mut out_idx = Vec::with_capacity(idx.len());
     let mut out_vals = Vec::with_capacity(vals.len());
     let same_group = |a: usize, b: usize| {
         (0..last).all(|l| keyer.coord(entries, a, l) == keyer.coord(entries, b, l))
     };
+    let mut pruned = 0u64;
     let mut k = 0;
     while k < idx.len() {
         let mut e = k + 1;
@@ -424,6 +469,7 @@ fn fit_groups<W: Value>(
                     m,
                 )));
             }
+            pruned += (group.len() - n as usize) as u64;
             crate::padded::keep_largest(|i| vals[i], &mut group, n as usize);
         }
         for i in group {
@@ -434,7 +480,7 @@ fn fit_groups<W: Value>(
     }
     *idx = out_idx;
     *vals = out_vals;
-    Ok(())
+    Ok(pruned)
 }
 
 fn group_message(
@@ -507,6 +553,7 @@ fn apply_slices(
     enc: &Encoding,
     entries: &Entries,
     values: &[u64],
+    budget: &Budget,
 ) -> Result<(Encoding, Option<Entries>, Vec<AppliedSlice>), ConvertError> {
     let has_slices = enc.dims.iter().any(|d| d.slice.is_some());
     if !has_slices {
@@ -559,6 +606,11 @@ fn apply_slices(
             stride,
         });
     }
+    let n = entries.len() as u128;
+    budget.charge(&[
+        Need::new("sliced coordinates", n * entries.rank() as u128, 64),
+        Need::new("sliced values", n, entries.value_type().size() as u32 * 8),
+    ])?;
     let mut coords: Vec<Vec<u64>> = vec![Vec::new(); entries.rank()];
     let mut keep = Vec::new();
     'entry: for e in 0..entries.len() {
@@ -593,32 +645,38 @@ fn gather<V: Value + ValueVecAccess>(v: &[V], keep: &[usize]) -> ValueVec {
     V::wrap(keep.iter().map(|&e| v[e]).collect())
 }
 
+/// The block sides an automatic BSR / BSC chooses from.
+pub(crate) const BLOCK_SIDES: [u64; 4] = [1, 2, 4, 8];
+
+/// `counts[a][b]`: the number of `BLOCK_SIDES[a] x BLOCK_SIDES[b]` blocks holding an entry.
+pub(crate) type BlockCounts = [[u64; 4]; 4];
+
 /// Chooses the BSR / BSC block (R, C in 1, 2, 4, 8; not 1x1) that stores the fewest bytes,
-/// the larger block on a tie, then the taller; `count(r, c)` counts the blocks holding an
-/// entry. Returns the block and its bytes.
+/// the larger block on a tie, then the taller. Returns the block and its bytes.
 pub(crate) fn choose_block(
     dims: &[u64],
     vsize: u64,
     column_blocks: bool,
     (pos_width, crd_width): (u8, u8),
-    count: impl Fn(u64, u64) -> u64,
+    counts: &BlockCounts,
 ) -> (u64, u64, u64) {
     let (rows, cols) = (dims[0], dims[1]);
-    let pos_bytes = IndexWidth::from_bits(pos_width).map_or(8, |w| w.bits() as u64 / 8);
-    let crd_bytes = IndexWidth::from_bits(crd_width).map_or(8, |w| w.bits() as u64 / 8);
-    let mut best: Option<(u64, u64, u64)> = None;
-    for r in [1u64, 2, 4, 8] {
-        for c in [1u64, 2, 4, 8] {
+    let pos_bytes = IndexWidth::from_bits(pos_width).map_or(8, |w| w.bits() as u128 / 8);
+    let crd_bytes = IndexWidth::from_bits(crd_width).map_or(8, |w| w.bits() as u128 / 8);
+    let mut best: Option<(u64, u64, u128)> = None;
+    for (a, &r) in BLOCK_SIDES.iter().enumerate() {
+        for (b, &c) in BLOCK_SIDES.iter().enumerate() {
             if r == 1 && c == 1 {
                 continue;
             }
-            let blocks = count(r, c);
-            let outer = if column_blocks {
+            let blocks = u128::from(counts[a][b]);
+            let outer = u128::from(if column_blocks {
                 cols.div_ceil(c)
             } else {
                 rows.div_ceil(r)
-            };
-            let bytes = blocks * r * c * vsize + blocks * crd_bytes + (outer + 1) * pos_bytes;
+            });
+            let bytes =
+                blocks * u128::from(r * c * vsize) + blocks * crd_bytes + (outer + 1) * pos_bytes;
             let better = match best {
                 None => true,
                 Some((br, bc, bb)) => {
@@ -630,25 +688,45 @@ pub(crate) fn choose_block(
             }
         }
     }
-    best.unwrap_or((2, 2, 0))
+    let (r, c, bytes) = best.unwrap_or((2, 2, 0));
+    (r, c, u64::try_from(bytes).unwrap_or(u64::MAX))
 }
 
-/// Number of distinct (i / r, j / c) blocks among row-major sorted items.
-fn count_blocks(entries: &Entries, idx: &[usize], r: u64, c: u64) -> u64 {
-    let cols = entries.dim_sizes()[1].div_ceil(c) as usize;
-    let mut marker = vec![u64::MAX; cols];
-    let mut blocks = 0u64;
-    for &e in idx {
-        let br = entries.coord(e, 0) / r;
-        let bc = (entries.coord(e, 1) / c) as usize;
-        if let Some(m) = marker.get_mut(bc) {
-            if *m != br {
-                *m = br;
-                blocks += 1;
+/// Adds the distinct column blocks of one block row, for every block width, to
+/// `counts[.]`; `cols` holds the block row's column coordinates (any order, duplicates
+/// allowed) and is sorted in place. Time and memory in proportion to the entries.
+pub(crate) fn count_block_row(cols: &mut [u64], counts: &mut [u64; 4]) {
+    cols.sort_unstable();
+    for (b, &c) in BLOCK_SIDES.iter().enumerate() {
+        let shift = c.trailing_zeros();
+        let mut last = None;
+        for &x in cols.iter() {
+            let block = x >> shift;
+            if last != Some(block) {
+                last = Some(block);
+                counts[b] += 1;
             }
         }
     }
-    blocks
+}
+
+/// Blocks of every candidate shape among row-major sorted items, one block row at a time.
+fn count_blocks(entries: &Entries, idx: &[usize]) -> BlockCounts {
+    let mut counts = [[0u64; 4]; 4];
+    let mut cols = Vec::new();
+    for (a, &r) in BLOCK_SIDES.iter().enumerate() {
+        let mut k = 0;
+        while k < idx.len() {
+            let br = entries.coord(idx[k], 0) / r;
+            cols.clear();
+            while k < idx.len() && entries.coord(idx[k], 0) / r == br {
+                cols.push(entries.coord(idx[k], 1));
+                k += 1;
+            }
+            count_block_row(&mut cols, &mut counts[a]);
+        }
+    }
+    counts
 }
 
 /// `(d0, d1) -> (d0 : dense, d1 : compressed)`: the row-major order automatic targets stage in.

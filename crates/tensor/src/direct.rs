@@ -10,11 +10,15 @@
 use rayon::prelude::*;
 use sptk_encoding::Target;
 
-use crate::convert::{convert, AutoChoice, ConvertOptions, Converted};
+use crate::budget::{self, Budget, Need};
+use crate::convert::{
+    convert_within, count_block_row, AutoChoice, BlockCounts, ConvertOptions, Converted,
+    BLOCK_SIDES,
+};
 use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::fast::{csr_levels, csr_like};
-use crate::index::{Index, IndexVec};
+use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
 use crate::tensor::{LevelArrays, Tensor};
 use crate::value::{Value, ValueVecAccess};
@@ -26,10 +30,22 @@ pub fn convert_tensor(
     target: &Target,
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
-    if let Some(converted) = direct(t, target, opts)? {
+    let budget = Budget::new(opts.memory_limit);
+    if let Some(mut converted) = direct(t, target, opts, &budget)? {
+        converted.pruned = budget.pruned();
         return Ok(converted);
     }
-    convert(&t.to_entries(), target, opts)
+    // The general path, over the tensor's coordinate list.
+    let nnz = t.values().len() as u128;
+    budget.charge(&[
+        Need::new("coordinate list", nnz * t.dim_sizes().len() as u128, 64),
+        Need::new(
+            "coordinate list values",
+            nnz,
+            t.value_type().size() as u32 * 8,
+        ),
+    ])?;
+    convert_within(&t.to_entries(), target, opts, &budget)
 }
 
 /// The CSR-like orientation `(outer, inner)` from which `target` has a direct path other
@@ -55,6 +71,7 @@ pub(crate) fn via_csr<V: Value + ValueVecAccess>(
     vals: &[V],
     target: &Target,
     opts: &ConvertOptions,
+    budget: &Budget,
 ) -> Result<Option<Converted>, ConvertError> {
     let Some((a, b)) = csr_route(target) else {
         return Ok(None);
@@ -66,13 +83,13 @@ pub(crate) fn via_csr<V: Value + ValueVecAccess>(
     if !plain || entries.rank() != 2 {
         return Ok(None);
     }
-    let t = csr_of(entries, vals, a, b, opts.drop_zeros)?;
+    let t = csr_of(entries, vals, a, b, opts.drop_zeros, budget)?;
     // Zeros are already dropped.
     let rest = ConvertOptions {
         drop_zeros: false,
         ..opts.clone()
     };
-    direct(&t, target, &rest)
+    direct(&t, target, &rest, budget)
 }
 
 /// CSR-like `(a : dense, b : compressed)` of a coordinate list, with 32-bit coordinates
@@ -83,6 +100,7 @@ fn csr_of<V: Value + ValueVecAccess>(
     a: usize,
     b: usize,
     drop_zeros: bool,
+    budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
     let mut enc = if a == 0 {
         sptk_encoding::csr()
@@ -93,6 +111,17 @@ fn csr_of<V: Value + ValueVecAccess>(
         enc.crd_width = 32;
     }
     let layout = Layout::new(&enc, entries.dim_sizes())?;
+    // Alive beside the target's arrays: counted under its own names.
+    let (nnz, vbits) = (entries.len() as u64, V::TYPE.size() as u32 * 8);
+    let work = crate::fast::work_width(entries.dim_sizes()[b], layout.crd_width);
+    let rows = entries.dim_sizes()[a];
+    let mut needs = budget::layout_needs(&layout, nnz, vbits);
+    needs.extend(budget::counting_sort_needs(rows, nnz, work, &layout, vbits));
+    let needs: Vec<Need> = needs
+        .into_iter()
+        .map(|n| n.prefixed("intermediate CSR "))
+        .collect();
+    budget.charge(&needs)?;
     let (levels, out) = crate::fast::build_csr(entries, vals, a, b, &layout, drop_zeros)?;
     Ok(Tensor {
         encoding: enc,
@@ -107,6 +136,7 @@ fn direct(
     t: &Tensor,
     target: &Target,
     opts: &ConvertOptions,
+    budget: &Budget,
 ) -> Result<Option<Converted>, ConvertError> {
     let plain = !opts.drop_zeros
         && !opts.keep_duplicates
@@ -155,19 +185,33 @@ fn direct(
         return Ok(Some(Converted {
             tensor: t.clone(),
             choice: None,
+            pruned: 0,
         }));
     }
     let layout = Layout::new(&enc, t.dim_sizes())?;
     let Some((a, b)) = csr_like(&t.encoding, &t.layout) else {
         return Ok(None);
     };
+    let nnz = t.values().len() as u64;
+    let vbits = t.value_type().size() as u32 * 8;
+    let charge_output = || budget.charge_layout(&layout, nnz, vbits);
     let (levels, values) = if let Some((r, c)) = bsr_like(&enc, a, b) {
-        with_values!(t.values(), v => blocks_values(t, v, &layout, r, c)?)
+        charge_output()?;
+        budget.charge(&[Need::new("scratch: block columns", nnz, 64)])?;
+        with_values!(t.values(), v => blocks_values(t, v, &layout, r, c, budget)?)
     } else if crate::padded::ell_like(&enc, a, b) {
+        charge_output()?;
         with_values!(t.values(), v => ell_values(t, v, &layout)?)
     } else if let Some((n, m)) = crate::padded::nm_like(&enc, a, b) {
+        charge_output()?;
         let built =
             with_values!(t.values(), v => structured_values(t, v, &layout, (n, m), opts.prune)?);
+        if let (Some((_, out)), true) = (&built, opts.prune) {
+            // A valid CSR holds each coordinate once: what n:m keeps of its nonzeros
+            // tells how many were pruned.
+            let nonzeros = |v: &crate::ValueVec| with_values!(v, x => count_nonzero(x));
+            budget.add_pruned(nonzeros(t.values()).saturating_sub(nonzeros(out)));
+        }
         match built {
             Some(x) => x,
             None => return Ok(None),
@@ -175,6 +219,17 @@ fn direct(
     } else {
         match csr_like(&enc, &layout) {
             Some((a2, b2)) if a2 == b && b2 == a => {
+                charge_output()?;
+                let inner = u128::from(layout.dim_sizes[b]);
+                let mut needs = vec![Need::new("scratch: rows inside column blocks", nnz, 16)];
+                if layout.pos_width != IndexWidth::W64 {
+                    needs.push(Need::new(
+                        "scratch: positions before narrowing",
+                        inner + 1,
+                        64,
+                    ));
+                }
+                budget.charge(&needs)?;
                 with_values!(t.values(), v => transpose_values(t, v, &layout)?)
             }
             _ => return Ok(None),
@@ -189,6 +244,7 @@ fn direct(
             slices: t.slices.clone(),
         },
         choice,
+        pruned: 0,
     }))
 }
 
@@ -274,6 +330,10 @@ fn ell_values<V: Value + ValueVecAccess>(
     Ok((levels, V::wrap(out)))
 }
 
+fn count_nonzero<V: Value>(v: &[V]) -> u64 {
+    v.par_iter().filter(|x| !x.is_zero()).count() as u64
+}
+
 /// A valid CSR into n:m (see `padded.rs`); None where the general path must decide.
 fn structured_values<V: Value + ValueVecAccess>(
     t: &Tensor,
@@ -351,6 +411,7 @@ fn blocks_values<V: Value + ValueVecAccess>(
     layout: &Layout,
     r: u64,
     c: u64,
+    budget: &Budget,
 ) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
     let pos = positions(t);
     let crd = t.levels[1]
@@ -359,15 +420,18 @@ fn blocks_values<V: Value + ValueVecAccess>(
         .ok_or_else(|| ConvertError::Invalid("crd[1] missing".into()))?;
     let block_rows = layout.levels[0].size as usize;
     let (bpos, bcrd, bvals) = match crd {
-        IndexVec::U32(x) => blocks::<u32, V>(&pos, x, vals, block_rows, r as usize, c as usize)?,
-        IndexVec::U64(x) => blocks::<u64, V>(&pos, x, vals, block_rows, r as usize, c as usize)?,
+        IndexVec::U32(x) => {
+            blocks::<u32, V>(&pos, x, vals, (block_rows, r as usize, c as usize), budget)?
+        }
+        IndexVec::U64(x) => {
+            blocks::<u64, V>(&pos, x, vals, (block_rows, r as usize, c as usize), budget)?
+        }
         other => blocks::<u64, V>(
             &pos,
             &other.to_u64_vec(),
             vals,
-            block_rows,
-            r as usize,
-            c as usize,
+            (block_rows, r as usize, c as usize),
+            budget,
         )?,
     };
     if let Some(e) = crate::fast::first_overflow(&bpos, &bcrd, layout, 1) {
@@ -405,14 +469,25 @@ fn blocks<C: Index, V: Value>(
     pos: &[u64],
     crd: &[C],
     vals: &[V],
-    block_rows: usize,
-    r: usize,
-    c: usize,
+    (block_rows, r, c): (usize, usize, usize),
+    budget: &Budget,
 ) -> Result<BlockArrays<V>, ConvertError> {
     if c.is_power_of_two() {
-        blocks_by::<C, V, true>(pos, crd, vals, block_rows, r, Split::new(c as u64))
+        blocks_by::<C, V, true>(
+            pos,
+            crd,
+            vals,
+            (block_rows, r, Split::new(c as u64)),
+            budget,
+        )
     } else {
-        blocks_by::<C, V, false>(pos, crd, vals, block_rows, r, Split::new(c as u64))
+        blocks_by::<C, V, false>(
+            pos,
+            crd,
+            vals,
+            (block_rows, r, Split::new(c as u64)),
+            budget,
+        )
     }
 }
 
@@ -455,9 +530,8 @@ fn blocks_by<C: Index, V: Value, const POW2: bool>(
     pos: &[u64],
     crd: &[C],
     vals: &[V],
-    block_rows: usize,
-    r: usize,
-    split: Split<POW2>,
+    (block_rows, r, split): (usize, usize, Split<POW2>),
+    budget: &Budget,
 ) -> Result<BlockArrays<V>, ConvertError> {
     let changed = || ConvertError::Invalid("blocks: the source changed while read".into());
     let rows = pos.len().saturating_sub(1);
@@ -494,7 +568,12 @@ fn blocks_by<C: Index, V: Value, const POW2: bool>(
     let total = nblocks
         .checked_mul(bsize)
         .ok_or_else(|| ConvertError::TooLarge("the values array would be too large".into()))?;
-    let mut bcrd = vec![0u64; nblocks];
+    // The blocks are known now: count their padding before allocating it.
+    budget.charge(&[
+        Need::new("crd[1]", nblocks as u64, 64),
+        Need::new("values", total as u64, 8 * std::mem::size_of::<V>() as u32),
+    ])?;
+    let mut bcrd = crate::alloc::big_zeroed::<u64>(nblocks)?;
     let mut bvals = crate::fast::big_zeroed::<V>(total)?;
     // Pass 2: each task copies its block columns and fills its blocks: disjoint slices.
     let mut work = Vec::with_capacity(tasks.len());
@@ -588,47 +667,47 @@ fn block_columns<C: Index, const POW2: bool>(
 /// Chooses the BSR block for a valid CSR, as the coordinate path does.
 fn choose_block_csr(t: &Tensor, widths: (u8, u8)) -> Result<(u64, u64, u64), ConvertError> {
     let pos = positions(t);
-    let cols = t.dim_sizes()[1];
-    with_crd!(t, crd => Ok(crate::convert::choose_block(
+    let counts = with_crd!(t, crd => count_blocks(&pos, crd)?);
+    Ok(crate::convert::choose_block(
         t.dim_sizes(),
         t.value_type().size() as u64,
         false,
         widths,
-        |r, c| count_blocks(&pos, crd, cols, r, c),
-    )))
+        &counts,
+    ))
 }
 
-/// Number of distinct `r x c` blocks holding an entry of a valid CSR.
-fn count_blocks<C: Index>(pos: &[u64], crd: &[C], cols: u64, r: u64, c: u64) -> u64 {
+/// Blocks of every candidate shape holding an entry of a valid CSR: each block row's
+/// coordinates are one stretch of `crd`, counted in a scratch of its own size, block rows
+/// in parallel. Time and memory in proportion to the entries.
+fn count_blocks<C: Index>(pos: &[u64], crd: &[C]) -> Result<BlockCounts, ConvertError> {
+    let changed = || ConvertError::Invalid("blocks: the source changed while read".into());
     let rows = pos.len().saturating_sub(1) as u64;
-    let block_rows = rows.div_ceil(r);
-    let width = cols.div_ceil(c) as usize;
-    let per_task = (BLOCK_ROWS_PER_TASK as u64).max(1);
-    (0..block_rows.div_ceil(per_task))
-        .into_par_iter()
-        .map_init(
-            || vec![u64::MAX; width],
-            |marker, task| {
-                let mut blocks = 0u64;
+    let mut counts = [[0u64; 4]; 4];
+    for (a, &r) in BLOCK_SIDES.iter().enumerate() {
+        let block_rows = rows.div_ceil(r);
+        let per_task = BLOCK_ROWS_PER_TASK as u64;
+        counts[a] = (0..block_rows.div_ceil(per_task))
+            .into_par_iter()
+            .map_init(Vec::new, |cols, task| {
+                let mut counts = [0u64; 4];
                 let b0 = task * per_task;
                 for br in b0..(b0 + per_task).min(block_rows) {
-                    let lo = pos.get((br * r) as usize).copied().unwrap_or(0);
-                    let hi = pos
-                        .get(((br + 1) * r).min(rows) as usize)
-                        .copied()
-                        .unwrap_or(lo);
-                    let row_crd = crd.get(lo as usize..hi as usize).unwrap_or(&[]);
-                    for x in row_crd {
-                        if let Some(m) = marker.get_mut((x.to_u64() / c) as usize) {
-                            if *m != br {
-                                *m = br;
-                                blocks += 1;
-                            }
-                        }
-                    }
+                    let at = |row: u64| pos.get(row.min(rows) as usize).copied();
+                    let (Some(lo), Some(hi)) = (at(br * r), at((br + 1) * r)) else {
+                        return Err(changed());
+                    };
+                    let seg = crd.get(lo as usize..hi as usize).ok_or_else(changed)?;
+                    cols.clear();
+                    cols.extend(seg.iter().map(|x| x.to_u64()));
+                    count_block_row(cols, &mut counts);
                 }
-                blocks
-            },
-        )
-        .sum()
+                Ok(counts)
+            })
+            .try_reduce(
+                || [0u64; 4],
+                |x, y| Ok(std::array::from_fn(|i| x[i] + y[i])),
+            )?;
+    }
+    Ok(counts)
 }

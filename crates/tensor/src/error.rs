@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::budget::bytes_text;
+
 /// Why a conversion or a raw-array hand-over was refused.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -55,8 +57,23 @@ pub enum ConvertError {
     },
     /// Raw arrays handed to `try_from_parts` break an invariant.
     Invalid(String),
-    /// The result would be too large to address.
+    /// The result would be too large to address, or the machine cannot allocate it.
     TooLarge(String),
+    /// The conversion would hold more memory than its limit
+    /// ([`crate::ConvertOptions::memory_limit`]); refused before the large allocations.
+    MemoryLimit {
+        /// The array whose count crossed the limit, e.g. `pos[1]`, `values`, or a
+        /// route's scratch array.
+        array: String,
+        /// Its elements.
+        elements: u128,
+        /// Its bytes.
+        bytes: u128,
+        /// The bytes counted for the conversion with it.
+        total: u128,
+        /// The limit in bytes.
+        limit: u64,
+    },
 }
 
 fn coord_text(c: &[u64]) -> String {
@@ -90,6 +107,19 @@ impl fmt::Display for ConvertError {
                     "{array}: value {value} does not fit {field} = {bits} (max {max})"
                 )
             }
+            ConvertError::MemoryLimit {
+                array,
+                elements,
+                bytes,
+                total,
+                limit,
+            } => write!(
+                f,
+                "{array}: {elements} elements, {}, would bring this conversion to {}, past its memory limit of {}",
+                bytes_text(*bytes),
+                bytes_text(*total),
+                bytes_text(u128::from(*limit))
+            ),
             ConvertError::RowTooLong { row, entries, k } => write!(
                 f,
                 "row {row} has {entries} entries; ELL:{k} holds at most {k} per row"

@@ -105,7 +105,7 @@ pub(crate) fn finish_rows<V: Value, C: Index>(
     let rows = start.len() - 1;
 
     // Sort, sum and drop zeros inside each row; `len[r]` is what the row keeps.
-    let mut len = vec![0usize; rows];
+    let mut len: Vec<usize> = big_zeroed(rows)?;
     {
         let mut tasks = Vec::with_capacity(rows / ROWS_PER_TASK + 1);
         let (mut crd_rest, mut val_rest, mut len_rest): (&mut [C], &mut [V], &mut [usize]) =
@@ -154,7 +154,7 @@ pub(crate) fn compact_rows<V: Value, C: Index>(
     layout: &Layout,
 ) -> Result<(Vec<LevelArrays>, Vec<V>), ConvertError> {
     let rows = start.len() - 1;
-    let mut pos: Vec<u64> = Vec::with_capacity(rows + 1);
+    let mut pos: Vec<u64> = crate::alloc::with_capacity(rows + 1)?;
     pos.push(0);
     let mut w = 0usize;
     for r in 0..rows {
@@ -259,7 +259,7 @@ fn scatter<R: Index, K: Index, C: Index, V: Value>(
     rows: usize,
 ) -> Result<Scattered<C, V>, ConvertError> {
     let n = vals.len();
-    let start = bucket_starts(row.iter().map(|r| r.to_u64()), rows);
+    let start = bucket_starts(row.iter().map(|r| r.to_u64()), rows)?;
     let (mut crd, mut val) = scatter_outputs::<C, V>(n)?;
     let bounds = balanced_bounds(rows, n as u64, |r| start[r] as u64);
     let tasks = split_tasks(&mut crd, &mut val, &bounds, &start);
@@ -284,15 +284,21 @@ fn scatter<R: Index, K: Index, C: Index, V: Value>(
 type Scattered<C, V> = (Vec<usize>, Vec<C>, Vec<V>);
 
 /// Starts of the buckets of a counting sort: bucket `b` is `start[b]..start[b + 1]`.
-pub(crate) fn bucket_starts(keys: impl Iterator<Item = u64>, buckets: usize) -> Vec<usize> {
-    let mut start = vec![0usize; buckets + 1];
+pub(crate) fn bucket_starts(
+    keys: impl Iterator<Item = u64>,
+    buckets: usize,
+) -> Result<Vec<usize>, ConvertError> {
+    let len = buckets
+        .checked_add(1)
+        .ok_or_else(|| ConvertError::TooLarge("too many buckets".into()))?;
+    let mut start: Vec<usize> = big_zeroed(len)?;
     for k in keys {
         start[k as usize + 1] += 1;
     }
     for b in 0..buckets {
         start[b + 1] += start[b];
     }
-    start
+    Ok(start)
 }
 
 /// Zeroed output arrays for a scatter of `n` entries, backed by huge pages where possible.

@@ -15,6 +15,7 @@
 //! ```
 
 mod alloc;
+mod budget;
 mod buffer;
 mod build;
 mod convert;
@@ -36,6 +37,7 @@ mod value;
 mod view;
 mod walk;
 
+pub use budget::default_memory_limit;
 pub use buffer::{Buf, Owner, Pod, ViewError};
 pub use convert::{convert, convert_general, convert_to, AutoChoice, ConvertOptions, Converted};
 pub use direct::{convert_tensor, csr_route};

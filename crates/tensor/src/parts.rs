@@ -20,6 +20,7 @@
 use rayon::prelude::*;
 use sptk_encoding::Encoding;
 
+use crate::budget::{self, Budget, Need};
 use crate::entries::SourceError;
 use crate::error::ConvertError;
 use crate::fast::{big_zeroed, compact_rows, csr_like, scatter_outputs, sum_row, work_width};
@@ -66,16 +67,33 @@ pub trait EntryParts: Sync {
 /// unique and ordered); returns `Ok(None)` for any other encoding, which needs the general
 /// path over collected entries. Duplicates are summed in input order and zeros dropped if
 /// `drop_zeros`, exactly as [`crate::convert`] does.
+///
+/// The output and the scratch are counted against `memory_limit` (see
+/// [`crate::ConvertOptions::memory_limit`]) before anything large is allocated.
 pub fn convert_parts<P: EntryParts>(
     source: &P,
     encoding: &Encoding,
     drop_zeros: bool,
+    memory_limit: Option<u64>,
 ) -> Result<Option<Tensor>, ConvertError> {
     let dims = source.dim_sizes();
     let layout = Layout::new(encoding, &dims)?;
     let Some((outer, inner)) = csr_like(encoding, &layout) else {
         return Ok(None);
     };
+    let budget = Budget::new(memory_limit);
+    let nnz = source.len_hint();
+    let vbits = P::Value::TYPE.size() as u32 * 8;
+    let work = work_width(dims[inner], layout.crd_width);
+    budget.charge_layout(&layout, nnz, vbits)?;
+    budget.charge(&budget::counting_sort_needs(
+        dims[outer],
+        nnz,
+        work,
+        &layout,
+        vbits,
+    ))?;
+    budget.charge(&[Need::new("scratch: rows inside blocks", nnz, 16)])?;
     let (levels, values) = match work_width(dims[inner], layout.crd_width) {
         IndexWidth::W8 => build::<P, u8>(source, outer, &layout, drop_zeros)?,
         IndexWidth::W16 => build::<P, u16>(source, outer, &layout, drop_zeros)?,
@@ -178,9 +196,9 @@ fn build<P: EntryParts, C: Index>(
 
     // Row order inside each block, the row starts, and each row sorted by coordinate with
     // duplicates summed while the block is in cache; `len[r]` is what row `r` keeps.
-    let mut start = vec![0usize; rows + 1];
+    let mut start: Vec<usize> = big_zeroed(rows + 1)?;
     start[rows] = total;
-    let mut len = vec![0usize; rows];
+    let mut len: Vec<usize> = big_zeroed(rows)?;
     {
         let mut tasks = Vec::with_capacity(blocks);
         let (mut c_rest, mut v_rest, mut l_rest) = (&mut crd[..], &mut val[..], &local[..]);

@@ -161,7 +161,7 @@ fn run<S: Index, O: Index, V: Value, const PACKED: bool>(
     drop(slots);
 
     // Column order inside each block, and the positions of its columns.
-    let mut out_pos = vec![0u64; inner + 1];
+    let mut out_pos: Vec<u64> = big_zeroed(inner.checked_add(1).ok_or_else(changed)?)?;
     out_pos[inner] = total as u64;
     {
         let mut tasks = Vec::with_capacity(blocks);

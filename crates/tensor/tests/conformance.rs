@@ -131,6 +131,7 @@ fn options(case: &Json) -> ConvertOptions {
             .as_array()
             .map(|a| a.iter().map(|x| x.as_u64().unwrap()).collect())
             .unwrap_or_default(),
+        ..Default::default()
     }
 }
 

@@ -1,0 +1,268 @@
+//! Tiny files that declare huge sizes, converted by the real binary into every preset
+//! with `--memory-limit 64M`: each pair converts, or fails with its expected message and
+//! leaves nothing behind (no output, no temporary file). `SPTK_PRINT_TABLE=1` prints what
+//! the binary does now, in the table's own syntax, to compare by eye.
+
+use std::path::Path;
+use std::process::Command;
+
+const PRESETS: [&str; 14] = [
+    "COO", "COO:soa", "CSR", "CSC", "DCSR", "DCSC", "CSF", "BSR", "BSR:4x4", "BSC", "ELL", "ELL:4",
+    "2:4", "Dense",
+];
+
+/// Inputs: (name, file name, contents).
+fn inputs() -> Vec<(&'static str, &'static str, String)> {
+    let mtx = |rows: &str, cols: &str, count: &str, lines: &[&str]| {
+        format!(
+            "%%MatrixMarket matrix coordinate real general\n{rows} {cols} {count}\n{}\n",
+            lines.join("\n")
+        )
+    };
+    let max = "18446744073709551615";
+    vec![
+        (
+            "1e12 rows",
+            "rows.mtx",
+            mtx(
+                "1000000000000",
+                "5",
+                "3",
+                &["1 1 1", "500000000000 3 2", "1000000000000 5 3"],
+            ),
+        ),
+        (
+            "2^62 columns",
+            "cols.mtx",
+            mtx(
+                "5",
+                "4611686018427387904",
+                "3",
+                &[
+                    "1 1 1",
+                    "3 2305843009213693952 2",
+                    "5 4611686018427387904 3",
+                ],
+            ),
+        ),
+        (
+            "2^64-1 square",
+            "max.mtx",
+            mtx(
+                max,
+                max,
+                "3",
+                &[
+                    "1 1 1",
+                    "9223372036854775807 2 2",
+                    &format!("{max} {max} 3"),
+                ],
+            ),
+        ),
+        (
+            "5e9 x 3e9",
+            "wide.mtx",
+            mtx(
+                "5000000000",
+                "3000000000",
+                "3",
+                &[
+                    "1 1 1",
+                    "2500000000 1500000000 2",
+                    "5000000000 3000000000 3",
+                ],
+            ),
+        ),
+        (
+            "count past the file",
+            "count.mtx",
+            mtx("10", "10", "1000000000000", &["1 1 1", "2 2 2", "3 3 3"]),
+        ),
+        (
+            "tns 1e12 cube",
+            "cube.tns",
+            "# 3-D\n1 1 1 1.0\n1000000000000 1000000000000 1000000000000 2.0\n".to_string(),
+        ),
+        (
+            "tns coordinate past 2^63",
+            "big.tns",
+            "1 1 1.0\n9223372036854775809 2 2.0\n".to_string(),
+        ),
+    ]
+}
+
+/// The expected outcome of each (input, preset): `ok`, or text that standard error holds.
+const EXPECTED: &[(&str, &str, &str)] = &[
+    // From SPTK_PRINT_TABLE=1, checked by hand; a refusal's figures after its element
+    // count are left out.
+    ("1e12 rows", "COO", "ok"),
+    ("1e12 rows", "COO:soa", "ok"),
+    ("1e12 rows", "CSR", "pos[1]: 1000000000001 elements"),
+    ("1e12 rows", "CSC", "ok"),
+    ("1e12 rows", "DCSR", "ok"),
+    ("1e12 rows", "DCSC", "ok"),
+    ("1e12 rows", "CSF", "ok"),
+    ("1e12 rows", "BSR", "intermediate CSR pos[1]: 1000000000001 elements"),
+    ("1e12 rows", "BSR:4x4", "intermediate CSR pos[1]: 1000000000001 elements"),
+    ("1e12 rows", "BSC", "ok"),
+    ("1e12 rows", "ELL", "intermediate CSR pos[1]: 1000000000001 elements"),
+    ("1e12 rows", "ELL:4", "intermediate CSR pos[1]: 1000000000001 elements"),
+    ("1e12 rows", "2:4", "intermediate CSR pos[1]: 1000000000001 elements"),
+    ("1e12 rows", "Dense", "values: 5000000000000 elements"),
+    ("2^62 columns", "COO", "ok"),
+    ("2^62 columns", "COO:soa", "ok"),
+    ("2^62 columns", "CSR", "ok"),
+    ("2^62 columns", "CSC", "pos[1]: 4611686018427387905 elements"),
+    ("2^62 columns", "DCSR", "ok"),
+    ("2^62 columns", "DCSC", "ok"),
+    ("2^62 columns", "CSF", "ok"),
+    ("2^62 columns", "BSR", "ok"),
+    ("2^62 columns", "BSR:4x4", "ok"),
+    ("2^62 columns", "BSC", "pos[1]: 576460752303423489 elements"),
+    ("2^62 columns", "ELL", "ok"),
+    ("2^62 columns", "ELL:4", "ok"),
+    ("2^62 columns", "2:4", "crd[2]: 11529215046068469760 elements"),
+    ("2^62 columns", "Dense", "values: 23058430092136939520 elements"),
+    ("2^64-1 square", "COO", "ok"),
+    ("2^64-1 square", "COO:soa", "ok"),
+    ("2^64-1 square", "CSR", "pos[1]: 18446744073709551616 elements"),
+    ("2^64-1 square", "CSC", "pos[1]: 18446744073709551616 elements"),
+    ("2^64-1 square", "DCSR", "ok"),
+    ("2^64-1 square", "DCSC", "ok"),
+    ("2^64-1 square", "CSF", "ok"),
+    ("2^64-1 square", "BSR", "intermediate CSR pos[1]: 18446744073709551616 elements"),
+    ("2^64-1 square", "BSR:4x4", "intermediate CSR pos[1]: 18446744073709551616 elements"),
+    ("2^64-1 square", "BSC", "pos[1]: 2305843009213693953 elements"),
+    ("2^64-1 square", "ELL", "intermediate CSR pos[1]: 18446744073709551616 elements"),
+    ("2^64-1 square", "ELL:4", "intermediate CSR pos[1]: 18446744073709551616 elements"),
+    ("2^64-1 square", "2:4", "intermediate CSR pos[1]: 18446744073709551616 elements"),
+    ("2^64-1 square", "Dense", "values: 340282366920938463426481119284349108225 elements"),
+    ("5e9 x 3e9", "COO", "ok"),
+    ("5e9 x 3e9", "COO:soa", "ok"),
+    ("5e9 x 3e9", "CSR", "pos[1]: 5000000001 elements"),
+    ("5e9 x 3e9", "CSC", "pos[1]: 3000000001 elements"),
+    ("5e9 x 3e9", "DCSR", "ok"),
+    ("5e9 x 3e9", "DCSC", "ok"),
+    ("5e9 x 3e9", "CSF", "ok"),
+    ("5e9 x 3e9", "BSR", "intermediate CSR pos[1]: 5000000001 elements"),
+    ("5e9 x 3e9", "BSR:4x4", "intermediate CSR pos[1]: 5000000001 elements"),
+    ("5e9 x 3e9", "BSC", "pos[1]: 375000001 elements"),
+    ("5e9 x 3e9", "ELL", "intermediate CSR pos[1]: 5000000001 elements"),
+    ("5e9 x 3e9", "ELL:4", "intermediate CSR pos[1]: 5000000001 elements"),
+    ("5e9 x 3e9", "2:4", "intermediate CSR pos[1]: 5000000001 elements"),
+    ("5e9 x 3e9", "Dense", "values: 15000000000000000000 elements"),
+    ("count past the file", "COO", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "COO:soa", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "CSR", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "CSC", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "DCSR", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "DCSC", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "CSF", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "BSR", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "BSR:4x4", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "BSC", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "ELL", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "ELL:4", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "2:4", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("count past the file", "Dense", "count.mtx:6:1: the file ends after 3 of the 1000000000000 entries declared in the size line, expected 999999999997 more"),
+    ("tns 1e12 cube", "COO", "ok"),
+    ("tns 1e12 cube", "COO:soa", "ok"),
+    ("tns 1e12 cube", "CSR", "--to: preset CSR needs rank 2, but the tensor has rank 3"),
+    ("tns 1e12 cube", "CSC", "--to: preset CSC needs rank 2, but the tensor has rank 3"),
+    ("tns 1e12 cube", "DCSR", "--to: preset DCSR needs rank 2, but the tensor has rank 3"),
+    ("tns 1e12 cube", "DCSC", "--to: preset DCSC needs rank 2, but the tensor has rank 3"),
+    ("tns 1e12 cube", "CSF", "ok"),
+    ("tns 1e12 cube", "BSR", "--to: preset BSR needs rank 2, but the tensor has rank 3"),
+    ("tns 1e12 cube", "BSR:4x4", "--to: preset BSR:4x4 needs rank 2, but the tensor has rank 3"),
+    ("tns 1e12 cube", "BSC", "--to: preset BSC needs rank 2, but the tensor has rank 3"),
+    ("tns 1e12 cube", "ELL", "--to: preset ELL needs rank 2, but the tensor has rank 3"),
+    ("tns 1e12 cube", "ELL:4", "--to: preset ELL:4 needs rank 2, but the tensor has rank 3"),
+    ("tns 1e12 cube", "2:4", "crd[3]: 500000000000000000000000000000000000 elements"),
+    ("tns 1e12 cube", "Dense", "values: 1000000000000000000000000000000000000 elements"),
+    ("tns coordinate past 2^63", "COO", "ok"),
+    ("tns coordinate past 2^63", "COO:soa", "ok"),
+    ("tns coordinate past 2^63", "CSR", "pos[1]: 9223372036854775810 elements"),
+    ("tns coordinate past 2^63", "CSC", "ok"),
+    ("tns coordinate past 2^63", "DCSR", "ok"),
+    ("tns coordinate past 2^63", "DCSC", "ok"),
+    ("tns coordinate past 2^63", "CSF", "ok"),
+    ("tns coordinate past 2^63", "BSR", "intermediate CSR pos[1]: 9223372036854775810 elements"),
+    ("tns coordinate past 2^63", "BSR:4x4", "intermediate CSR pos[1]: 9223372036854775810 elements"),
+    ("tns coordinate past 2^63", "BSC", "ok"),
+    ("tns coordinate past 2^63", "ELL", "intermediate CSR pos[1]: 9223372036854775810 elements"),
+    ("tns coordinate past 2^63", "ELL:4", "intermediate CSR pos[1]: 9223372036854775810 elements"),
+    ("tns coordinate past 2^63", "2:4", "intermediate CSR pos[1]: 9223372036854775810 elements"),
+    ("tns coordinate past 2^63", "Dense", "values: 18446744073709551618 elements"),
+];
+
+fn outcome(dir: &Path, file: &str, preset: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_sparse-convert"))
+        .args([
+            file,
+            "--to",
+            preset,
+            "--memory-limit",
+            "64M",
+            "-o",
+            "out.spt",
+            "--quiet",
+        ])
+        .current_dir(dir)
+        .output()
+        .expect("run sparse-convert");
+    let files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != file)
+        .collect();
+    if out.status.success() {
+        assert_eq!(files, vec!["out.spt".to_string()], "{file} {preset}");
+        std::fs::remove_file(dir.join("out.spt")).unwrap();
+        return "ok".into();
+    }
+    assert!(files.is_empty(), "{file} {preset}: left {files:?}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{file} {preset}: {err}");
+    err.trim_end()
+        .strip_prefix("sparse-convert: error: ")
+        .unwrap_or(&err)
+        .to_string()
+}
+
+#[test]
+fn hostile_sizes_convert_or_are_refused_with_their_message() {
+    let print = std::env::var_os("SPTK_PRINT_TABLE").is_some();
+    let mut checked = 0;
+    for (name, file, text) in inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(file), text).unwrap();
+        for preset in PRESETS {
+            let got = outcome(dir.path(), file, preset);
+            if print {
+                println!("    ({name:?}, {preset:?}, {got:?}),");
+                continue;
+            }
+            let want = EXPECTED
+                .iter()
+                .find(|(n, p, _)| *n == name && *p == preset)
+                .unwrap_or_else(|| panic!("no expectation for {name} / {preset}: got {got}"))
+                .2;
+            if want == "ok" {
+                assert_eq!(got, "ok", "{name} / {preset}");
+            } else {
+                assert!(
+                    got.contains(want),
+                    "{name} / {preset}: {got}\nwanted: {want}"
+                );
+                if want.ends_with(" elements") {
+                    assert!(
+                        got.contains("past its memory limit of 67108864 bytes (64.0 MiB) (raise it with --memory-limit SIZE"),
+                        "{name} / {preset}: {got}"
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(print || checked == inputs().len() * PRESETS.len());
+}
