@@ -36,8 +36,10 @@
 //! );
 //! ```
 
+mod alloc;
 mod direct;
 mod error;
+mod field;
 mod format;
 mod header;
 mod input;
@@ -50,6 +52,7 @@ mod write_tensor;
 
 pub use direct::{read_direct, DirectRead};
 pub use error::MtxError;
+pub use field::field_fits;
 pub use format::{write_f32, write_f64};
 pub use header::{Field, Format, MtxHeader, Object, Symmetry};
 pub use input::Progress;
