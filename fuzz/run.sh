@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target for FUZZ_SECONDS seconds each (default 30).
+# Runs every cargo-fuzz target for FUZZ_SECONDS seconds each (default 20).
 # cargo-fuzz needs nightly compiler features; RUSTC_BOOTSTRAP=1 unlocks them on stable.
 # Installs cargo-fuzz only when it is missing (about 8 minutes on 2 cores).
 # Usage: fuzz/run.sh [target ...]     (default: all targets)
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 export RUSTC_BOOTSTRAP=1
-seconds="${FUZZ_SECONDS:-30}"
+seconds="${FUZZ_SECONDS:-20}"
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "installing cargo-fuzz" >&2
     cargo install cargo-fuzz --locked
@@ -25,7 +25,9 @@ for t in "${targets[@]}"; do
     # Seeds (read-only): small valid inputs checked in beside this script.
     seeds=()
     [ -d "seeds/$t" ] && seeds+=("seeds/$t")
-    [ "$t" = mtx_read ] && seeds+=("../testdata/mtx")
+    case "$t" in
+        mtx_read | mtx_mmap | mtx_direct) seeds+=("../testdata/mtx") ;;
+    esac
     if ! cargo fuzz run "$t" "corpus/$t" "${seeds[@]}" -- \
         -max_total_time="$seconds" -rss_limit_mb=4096 -max_len=65536; then
         failed+=("$t")

@@ -67,6 +67,8 @@ pub struct Input {
     pub format: Format,
     /// Its header in words (`matrix coordinate real symmetric`), if the format has one.
     pub header: String,
+    /// A Matrix Market input's field, kept on Matrix Market output where the values allow.
+    pub field: Option<sptk_mtx::Field>,
     /// What was read.
     pub content: Content,
 }
@@ -223,6 +225,7 @@ pub fn read_direct(
     let ropts = sptk_mtx::ReadOptions {
         threads: args.threads,
         progress: Some(Arc::new(move |done: u64| tick.set_position(done))),
+        memory_limit: opts.memory_limit,
         ..Default::default()
     };
     let direct = sptk_mtx::read_direct(path, &encoding, opts.drop_zeros, &ropts)?;
@@ -235,6 +238,7 @@ pub fn read_direct(
         path: path.display().to_string(),
         format: Format::Mtx,
         header: format!("{} {} {} {}", h.object, h.format, h.field, h.symmetry),
+        field: Some(h.field),
         content: Content::Direct {
             dims: vec![h.rows, h.cols],
             value_type: d.tensor.value_type(),
@@ -290,6 +294,7 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
             path: path.display().to_string(),
             format,
             header: format!("version {}", sptk_store::VERSION),
+            field: None,
             content: Content::Stored(Box::new(file)),
         });
     }
@@ -303,7 +308,7 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
     let bar = progress::bytes(args.quiet, bytes, "reading");
     let tick = bar.clone();
     let progress: sptk_mtx::Progress = Arc::new(move |done: u64| tick.set_position(done));
-    let (header, entries) = match format {
+    let (header, field, entries) = match format {
         Format::Mtx => {
             let opts = sptk_mtx::ReadOptions {
                 threads: args.threads,
@@ -314,6 +319,7 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
             let h = &data.header;
             (
                 format!("{} {} {} {}", h.object, h.format, h.field, h.symmetry),
+                Some(h.field),
                 data.entries,
             )
         }
@@ -321,7 +327,8 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
             let opts = sptk_mtx::TnsReadOptions {
                 progress: Some(progress),
             };
-            (String::new(), sptk_mtx::read_tns_path(path, &opts)?.entries)
+            let entries = sptk_mtx::read_tns_path(path, &opts)?.entries;
+            (String::new(), None, entries)
         }
         Format::Spt => unreachable!("handled above"),
     };
@@ -330,12 +337,14 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
         path: path.display().to_string(),
         format,
         header,
+        field,
         content: Content::Entries(entries),
     })
 }
 
 /// Writes the converted tensor to `path` (atomically for files).
-pub fn write_output(path: &Path, tensor: &Tensor, source: &str, args: &ConvertArgs) -> Result<()> {
+pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertArgs) -> Result<()> {
+    let source = input.path.as_str();
     let format = output_format(path, &args.format)?;
     let quiet = args.input.quiet || path.as_os_str() == "-";
     if format == Format::Spt {
@@ -370,8 +379,13 @@ pub fn write_output(path: &Path, tensor: &Tensor, source: &str, args: &ConvertAr
                 Some(s) => Some(parse_symmetry(s)?),
                 None => None,
             };
+            // The input's field (pattern, integer, ...) where the values still fit it.
+            let field = input
+                .field
+                .filter(|&f| sptk_mtx::field_fits(tensor.values(), f));
             let opts = sptk_mtx::WriteOptions {
                 symmetry,
+                field,
                 threads: args.input.threads,
                 progress: Some(progress),
                 ..Default::default()

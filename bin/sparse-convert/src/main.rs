@@ -264,7 +264,7 @@ fn convert(args: ConvertArgs) -> Result<()> {
     }
     if let Some(path) = &args.output {
         let write_start = Instant::now();
-        files::write_output(path, tensor, &input.path, &args)?;
+        files::write_output(path, tensor, &input, &args)?;
         if !quiet && path.as_os_str() != "-" {
             eprintln!(
                 "wrote {} in {:.3} s",

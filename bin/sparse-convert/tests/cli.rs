@@ -663,6 +663,19 @@ fn what_a_new_user_met() {
         &["a.mtx", "--to", "ELL:2"],
         "row 1 of the file (0-based row 0) has 3 entries; ELL:2 holds at most 2 per row",
     );
+    // A pattern file stays a pattern file.
+    std::fs::write(
+        d.join("p.mtx"),
+        "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 1\n3 2\n",
+    )
+    .unwrap();
+    let out = run(&["p.mtx", "--to", "CSC", "-o", "q.mtx"], d);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(d.join("q.mtx")).unwrap();
+    assert!(
+        text.starts_with("%%MatrixMarket matrix coordinate pattern general"),
+        "{text}"
+    );
     // Absurd thread counts are clamped, with a note.
     let out = run(&["a.mtx", "--to", "CSR", "--threads", "100000"], d);
     assert!(out.status.success());

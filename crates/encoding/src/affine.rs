@@ -160,9 +160,32 @@ impl AffineExpr {
         })
     }
 
-    fn print(&self, f: &mut fmt::Formatter<'_>, strong: bool) -> fmt::Result {
+    /// Displays the expression with the dimensions named as in `dims` (their
+    /// [`DimSpec::name`](crate::DimSpec::name), `d0, d1, ...` where there is none), as a
+    /// message quotes the user's text.
+    pub fn named<'a>(&'a self, dims: &'a [crate::DimSpec]) -> impl fmt::Display + 'a {
+        struct Named<'a>(&'a AffineExpr, &'a [crate::DimSpec]);
+        impl fmt::Display for Named<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.print(f, false, self.1)
+            }
+        }
+        Named(self, dims)
+    }
+
+    fn print(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        strong: bool,
+        names: &[crate::DimSpec],
+    ) -> fmt::Result {
         let (op, a, b) = match self {
-            AffineExpr::Dim(d) => return write!(f, "d{d}"),
+            AffineExpr::Dim(d) => {
+                return match names.get(*d).and_then(|n| n.name.as_deref()) {
+                    Some(n) => f.write_str(n),
+                    None => write!(f, "d{d}"),
+                }
+            }
             AffineExpr::Symbol(s) => return write!(f, "s{s}"),
             AffineExpr::Const(c) => return write!(f, "{c}"),
             AffineExpr::Add(a, b) => (" + ", a, b),
@@ -177,11 +200,11 @@ impl AffineExpr {
         if op != " + " {
             if op == " * " && **b == AffineExpr::Const(-1) {
                 f.write_str("-")?;
-                a.print(f, true)?;
+                a.print(f, true, names)?;
             } else {
-                a.print(f, true)?;
+                a.print(f, true, names)?;
                 f.write_str(op)?;
-                b.print(f, true)?;
+                b.print(f, true, names)?;
             }
         } else {
             // MLIR's pretty forms of an addition: `a - x`, `a - x * c`, `a - c`.
@@ -190,23 +213,23 @@ impl AffineExpr {
                     let AffineExpr::Const(v) = **c else {
                         unreachable!()
                     };
-                    a.print(f, false)?;
+                    a.print(f, false, names)?;
                     f.write_str(" - ")?;
                     if v == -1 {
-                        x.print(f, matches!(**x, AffineExpr::Add(..)))?;
+                        x.print(f, matches!(**x, AffineExpr::Add(..)), names)?;
                     } else {
-                        x.print(f, true)?;
+                        x.print(f, true, names)?;
                         write!(f, " * {}", -(v as i128))?;
                     }
                 }
                 AffineExpr::Const(c) if *c < 0 => {
-                    a.print(f, false)?;
+                    a.print(f, false, names)?;
                     write!(f, " - {}", -(*c as i128))?;
                 }
                 _ => {
-                    a.print(f, false)?;
+                    a.print(f, false, names)?;
                     f.write_str(" + ")?;
-                    b.print(f, false)?;
+                    b.print(f, false, names)?;
                 }
             }
         }
@@ -220,7 +243,7 @@ impl AffineExpr {
 /// Prints as MLIR prints affine expressions: `d0 * 8 + d1`, `d0 - d1`, `(d0 + d1) floordiv 2`.
 impl fmt::Display for AffineExpr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.print(f, false)
+        self.print(f, false, &[])
     }
 }
 

@@ -24,10 +24,31 @@ pub struct Encoding {
 }
 
 /// A dimension variable of the map, with its optional slice.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+///
+/// Equality and hashing look at the slice only: the name is how the text spelled the
+/// variable, kept for messages.
+#[derive(Clone, Debug, Default)]
 pub struct DimSpec {
     /// `#sparse_tensor<slice(offset, size, stride)>` on this dimension, if any.
     pub slice: Option<DimSlice>,
+    /// The name the parsed text gave this dimension (`i` in `(i, j) -> ...`), used in
+    /// messages that quote the user's expressions; `None` for encodings built in code.
+    /// The canonical form always prints `d0, d1, ...`.
+    pub name: Option<String>,
+}
+
+impl PartialEq for DimSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.slice == other.slice
+    }
+}
+
+impl Eq for DimSpec {}
+
+impl std::hash::Hash for DimSpec {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.slice.hash(state);
+    }
 }
 
 /// `slice(offset, size, stride)`; each may be `?` (given at run time).

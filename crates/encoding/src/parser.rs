@@ -526,8 +526,11 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
+                dims.push(DimSpec {
+                    slice,
+                    name: Some(name.clone()),
+                });
                 names.dims.push(name);
-                dims.push(DimSpec { slice });
                 inverse.push(inv);
                 self.spans.dims.push(start..self.last_end());
                 if !self.eat(",") {
@@ -754,8 +757,17 @@ impl<'a> Parser<'a> {
                 _ => return Ok(lhs),
             };
             self.bump();
+            let rhs_start = self.peek().span.start;
             let rhs = self.unary(scope, names)?;
             let span = start..self.last_end();
+            if op != "*" && rhs == AffineExpr::Const(0) {
+                return Err(self.err(
+                    ParseErrorKind::NonAffine(format!(
+                        "division by zero: the right side of `{op}` is 0, expected a positive constant"
+                    )),
+                    rhs_start..self.last_end(),
+                ));
+            }
             if op == "*" && !lhs.is_symbolic() && !rhs.is_symbolic() {
                 return Err(self.err(
                     ParseErrorKind::NonAffine(

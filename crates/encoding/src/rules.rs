@@ -86,8 +86,9 @@ impl Encoding {
                 return Err(EncodingError::new(
                     K::NotSupported,
                     format!(
-                        "level {l}: the level expression `{e}` is not supported yet (supported: d, \
-                         d floordiv c, d mod c, and the ELL form)"
+                        "level {l}: the level expression `{}` is not supported yet (supported: d, \
+                         d floordiv c, d mod c, and the ELL form)",
+                        e.named(&self.dims)
                     ),
                 )
                 .at_level(l));

@@ -8,6 +8,7 @@
 //! size line, a conversion error), it answers `None` and the caller reads the file the
 //! ordinary way, which reports the problem with its exact location.
 
+use crate::alloc::can_allocate;
 use crate::header::{Field, Format, MtxHeader, Symmetry};
 use crate::input::{open_path, Input, Progress, Source};
 use crate::parse::{
@@ -17,8 +18,8 @@ use crate::read::{read_header, ReadOptions, Workers};
 use crate::scan::find_newline;
 use crate::MtxError;
 use memmap2::Mmap;
-use sptk_encoding::Encoding;
-use sptk_tensor::{convert_parts, EntryParts, SourceError, Tensor};
+use sptk_encoding::{Encoding, LevelExpr, LevelFormat};
+use sptk_tensor::{convert_parts, ConvertError, EntryParts, SourceError, Tensor};
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,6 +68,15 @@ pub fn read_direct(
     }
     let workers = Workers::new(opts.threads, opts.chunk_size)?;
     let threads = workers.threads();
+    let body_len = map.len().saturating_sub(body_start) as u64;
+    check_memory(
+        &header,
+        body_len,
+        encoding,
+        threads,
+        opts.memory_limit,
+        &name,
+    )?;
     let (h, enc) = (&header, encoding);
     let result = workers.install(|| match h.field {
         Field::Real => direct::<RealField>(map, body_start, h, enc, drop_zeros, opts, threads),
@@ -77,7 +87,7 @@ pub fn read_direct(
         Field::Pattern => {
             direct::<PatternField>(map, body_start, h, enc, drop_zeros, opts, threads)
         }
-    });
+    })?;
     Ok(match result {
         Some((tensor, lines, entries)) if lines == header.nnz_stored => Some(DirectRead {
             header,
@@ -88,7 +98,122 @@ pub fn read_direct(
     })
 }
 
-/// Runs the conversion; `(tensor, entry lines, entries after expansion)` or `None`.
+/// Bytes of one element of an array of `width` bits (0 means 64).
+fn width_bytes(width: u8) -> u64 {
+    match width {
+        0 => 8,
+        w => u64::from(w).div_ceil(8),
+    }
+}
+
+/// The outer dimension if `encoding` is CSR-like (`(a : dense, b : compressed)`, unique
+/// and ordered), the only encodings the direct route builds.
+fn csr_outer(encoding: &Encoding) -> Option<usize> {
+    let [l0, l1] = encoding.levels.as_slice() else {
+        return None;
+    };
+    if encoding.dims.len() != 2 || encoding.has_slices() {
+        return None;
+    }
+    match (&l0.expr, l0.format, &l1.expr, l1.format) {
+        (LevelExpr::Dim(a), LevelFormat::Dense, LevelExpr::Dim(b), LevelFormat::Compressed)
+            if !l1.props.nonunique && !l1.props.nonordered && a != b && *a < 2 && *b < 2 =>
+        {
+            Some(*a)
+        }
+        _ => None,
+    }
+}
+
+/// The bytes a direct read of this file into `encoding` needs at most, as
+/// `(per-row bytes, rows, per-entry bytes, entries)` totals: the output's `pos` and the
+/// builder's row starts and lengths for every row of the outer dimension, the output's
+/// `crd` and values and the builder's 2-byte row-in-block for every entry the file's
+/// length can hold, and the per-block counters of every part. `None` past `u64`.
+fn direct_bytes(
+    header: &MtxHeader,
+    body_len: u64,
+    encoding: &Encoding,
+    outer: usize,
+    parts: usize,
+    value_bytes: u64,
+) -> (u64, u64, Option<u64>, Option<u64>) {
+    let rows = if outer == 0 { header.rows } else { header.cols };
+    // An entry line takes at least 4 bytes (`1 1\n`); symmetric storage mirrors each.
+    let lines = header.nnz_stored.min(body_len / 4 + 1);
+    let entries = match header.symmetry {
+        Symmetry::General => lines,
+        _ => lines.saturating_mul(2),
+    };
+    let per_row = width_bytes(encoding.pos_width) + 16;
+    let row_bytes = rows.checked_add(1).and_then(|r| r.checked_mul(per_row));
+    // Row blocks: at most 2048, or one per 2^16 rows beyond that; 4 + 16 bytes per part
+    // and block, 8 per block.
+    let blocks = (rows >> 16).max(2048) + 1;
+    let block_bytes = blocks.checked_mul(parts as u64 * 20 + 8);
+    let per_entry = width_bytes(encoding.crd_width) + value_bytes + 2;
+    let entry_bytes = entries.checked_mul(per_entry);
+    let fixed = row_bytes.and_then(|r| r.checked_add(block_bytes?));
+    (rows, entries, fixed, entry_bytes)
+}
+
+/// Refuses up front a direct read that would pass `limit` or that the machine cannot
+/// allocate, naming the arrays (see [`direct_bytes`]).
+fn check_memory(
+    header: &MtxHeader,
+    body_len: u64,
+    encoding: &Encoding,
+    parts: usize,
+    limit: Option<u64>,
+    name: &str,
+) -> Result<(), MtxError> {
+    let Some(outer) = csr_outer(encoding) else {
+        // Not a direct-route target: the route answers `None` without allocating.
+        return Ok(());
+    };
+    let value_bytes = match header.field {
+        Field::Complex => 16,
+        _ => 8,
+    };
+    let (rows, entries, fixed, entry_bytes) =
+        direct_bytes(header, body_len, encoding, outer, parts, value_bytes);
+    let total = fixed.and_then(|f| f.checked_add(entry_bytes?));
+    let show = |b: Option<u64>| match b {
+        Some(b) => format!("{b} bytes"),
+        None => "more than 2^64 bytes".to_string(),
+    };
+    let (target, lines) = if outer == 1 {
+        ("CSC", "columns")
+    } else {
+        ("CSR", "rows")
+    };
+    let what = format!(
+        "{name}: reading straight into {target} needs {}: {} for `pos[1]` ({} elements) and the builder's scratch for {rows} {lines}, {} for `crd[1]` and the values (up to {entries} entries)",
+        show(total),
+        show(fixed),
+        rows as u128 + 1,
+        show(entry_bytes),
+    );
+    match (total, limit) {
+        (Some(t), Some(l)) if t <= l => {}
+        (_, Some(l)) => {
+            return Err(MtxError::TooLarge {
+                message: format!("{what}; more than the memory limit of {l} bytes"),
+            })
+        }
+        _ => {}
+    }
+    if !can_allocate(total) {
+        return Err(MtxError::TooLarge {
+            message: format!("{what}; more than this machine can allocate"),
+        });
+    }
+    Ok(())
+}
+
+/// Runs the conversion; `(tensor, entry lines, entries after expansion)`, `None` when the
+/// ordinary reader should read the file (it reports malformed input precisely), or the
+/// error of an output that cannot be held.
 fn direct<F: FieldKind>(
     map: &Mmap,
     body_start: usize,
@@ -97,9 +222,11 @@ fn direct<F: FieldKind>(
     drop_zeros: bool,
     opts: &ReadOptions,
     threads: usize,
-) -> Option<(Tensor, u64, u64)> {
+) -> Result<Option<(Tensor, u64, u64)>, MtxError> {
     let data: &[u8] = map;
-    let body = data.get(body_start..)?;
+    let Some(body) = data.get(body_start..) else {
+        return Ok(None);
+    };
     let parts = threads.max(1);
     let source = MappedParts::<F> {
         map,
@@ -112,12 +239,21 @@ fn direct<F: FieldKind>(
         entries: AtomicU64::new(0),
         _field: PhantomData,
     };
-    let tensor = convert_parts(&source, encoding, drop_zeros, None).ok()??;
-    Some((
+    let tensor = match convert_parts(&source, encoding, drop_zeros, opts.memory_limit) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(None),
+        Err(e @ (ConvertError::TooLarge(_) | ConvertError::MemoryLimit { .. })) => {
+            return Err(MtxError::TooLarge {
+                message: e.to_string(),
+            })
+        }
+        Err(_) => return Ok(None),
+    };
+    Ok(Some((
         tensor,
         source.lines.load(Ordering::Relaxed),
         source.entries.load(Ordering::Relaxed),
-    ))
+    )))
 }
 
 /// `parts` byte ranges of `t` of about equal size, cut after line ends.
@@ -212,9 +348,14 @@ impl<F: FieldKind> EntryParts for MappedParts<'_, F> {
     }
 
     fn len_hint(&self) -> u64 {
+        // The declared count, but no more than the body can hold (an entry line takes at
+        // least 4 bytes): a size line that overstates it is reported by the reader, not
+        // refused as too large for memory.
+        let body = self.map.len().saturating_sub(self.body_start) as u64;
+        let lines = self.header.nnz_stored.min(body / 4 + 1);
         match self.header.symmetry {
-            Symmetry::General => self.header.nnz_stored,
-            _ => self.header.nnz_stored.saturating_mul(2),
+            Symmetry::General => lines,
+            _ => lines.saturating_mul(2),
         }
     }
 

@@ -36,6 +36,13 @@ pub enum MtxError {
     },
     /// The parsed entries were refused by the core (should not happen for valid parses).
     Entries(sptk_tensor::EntryError),
+    /// What the input declares cannot be held: an array it needs is larger than the
+    /// memory budget ([`crate::ReadOptions::memory_limit`]) or than the machine can
+    /// allocate. The message names the array, its element count and its bytes.
+    TooLarge {
+        /// What cannot be held, and why.
+        message: String,
+    },
 }
 
 impl MtxError {
@@ -71,7 +78,9 @@ impl fmt::Display for MtxError {
                 column,
                 message,
             } => write!(f, "{file}:{line}:{column}: {message}"),
-            MtxError::Unsupported { message } => f.write_str(message),
+            MtxError::Unsupported { message } | MtxError::TooLarge { message } => {
+                f.write_str(message)
+            }
             MtxError::Entries(e) => write!(f, "{e}"),
         }
     }

@@ -11,8 +11,16 @@
 //! - [`read_tns_path`] / [`read_tns_from`] / [`write_tns_path`] / [`write_tns_to`] do the same
 //!   for the N-dimensional FROSTT format (extended form with a header, as MLIR uses it).
 //!
-//! Malformed input is refused with [`MtxError::Parse`], printed as
-//! `file:line:column: what is wrong, expected what`.
+//! - [`read_direct`] parses a memory-mapped `coordinate` file straight into CSR or CSC;
+//!   its arrays are checked against [`ReadOptions::memory_limit`] and what the machine can
+//!   allocate before any large allocation ([`MtxError::TooLarge`]).
+//! - [`field_fits`] tells whether values can be written back in a given field (a `pattern`
+//!   file stays `pattern`); [`WriteOptions::field`] asks for it.
+//!
+//! Files are written atomically by [`sptk_output`]. Malformed input is refused with
+//! [`MtxError::Parse`], printed as `file:line:column: what is wrong, expected what`, with the
+//! file's own 1-based row and column numbers. No reader allocates from a declared count:
+//! reservations are capped by what the file's length can hold.
 //!
 //! ```
 //! use sptk_mtx::{read_from, write_to, ReadOptions, WriteOptions};
@@ -36,8 +44,10 @@
 //! );
 //! ```
 
+mod alloc;
 mod direct;
 mod error;
+mod field;
 mod format;
 mod header;
 mod input;
@@ -50,6 +60,7 @@ mod write_tensor;
 
 pub use direct::{read_direct, DirectRead};
 pub use error::MtxError;
+pub use field::field_fits;
 pub use format::{write_f32, write_f64};
 pub use header::{Field, Format, MtxHeader, Object, Symmetry};
 pub use input::Progress;

@@ -2,6 +2,7 @@
 //! into coordinate/value arrays, array lines into values. Generic over the coordinate
 //! width and the field so the hot loops are monomorphic.
 
+use crate::alloc::Zeroed;
 use crate::error::RawError;
 use crate::header::Symmetry;
 use crate::scan::{
@@ -10,7 +11,7 @@ use crate::scan::{
 use sptk_tensor::{IndexVec, Value, ValueVecAccess, C128};
 
 /// A coordinate element type: `u32` when the dimension fits, else `u64`.
-pub(crate) trait Idx: Copy + Send + Sync + Default + 'static {
+pub(crate) trait Idx: Copy + Send + Sync + Default + Zeroed + 'static {
     /// Narrows a checked coordinate.
     fn from_u64(x: u64) -> Self;
     /// Widens.
@@ -50,7 +51,7 @@ impl Idx for u64 {
 /// How one field's values are parsed and mirrored.
 pub(crate) trait FieldKind: Send + Sync + 'static {
     /// The value type.
-    type V: Value + ValueVecAccess;
+    type V: Value + ValueVecAccess + Zeroed;
     /// True if lines carry a value.
     const HAS_VALUE: bool;
     /// Parses the value starting at `p` (blanks already skipped, not at end of line).

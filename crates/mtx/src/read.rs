@@ -2,6 +2,7 @@
 //! window cut into chunks parsed in parallel and appended in file order (so the result does
 //! not depend on the number of threads), then symmetric expansion.
 
+use crate::alloc::{too_large, zeroed};
 use crate::error::{MtxError, RawError};
 use crate::header::{Field, Format, HeaderParser, HeaderStep, MtxHeader, Symmetry};
 use crate::input::{open_path, open_reader, Input, Progress, Source};
@@ -25,6 +26,11 @@ pub struct ReadOptions {
     /// Bytes of text per parallel chunk (0: the default, 4 MiB). Only a tuning and testing
     /// knob: the result is the same for every value.
     pub chunk_size: usize,
+    /// Memory budget in bytes for [`crate::read_direct`]: a direct read whose arrays
+    /// (output and scratch, sized from the header and the file's length) would pass it is
+    /// refused up front with [`MtxError::TooLarge`], before any large allocation. `None`:
+    /// no budget; the read is still refused when the machine cannot allocate that much.
+    pub memory_limit: Option<u64>,
 }
 
 impl std::fmt::Debug for ReadOptions {
@@ -33,6 +39,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("threads", &self.threads)
             .field("progress", &self.progress.is_some())
             .field("chunk_size", &self.chunk_size)
+            .field("memory_limit", &self.memory_limit)
             .finish()
     }
 }
@@ -224,23 +231,28 @@ fn read_typed<R: Idx, C: Idx, F: FieldKind>(
     src: &mut Source<'_>,
     w: &Workers,
 ) -> Result<Entries, MtxError> {
-    // Never trust the declared count for allocation: a line takes at least 2 bytes.
+    // Never trust the declared count for allocation: reserve at most what the file's bytes
+    // can hold (an entry line takes at least 4 bytes, `1 1\n`; an array value 2, `0\n`).
+    let per_line = match h.format {
+        Format::Coordinate => 4,
+        Format::Array => 2,
+    };
     let cap_limit = match src.size_hint() {
-        Some(n) => n / 2 + 1,
+        Some(n) => n / per_line + 1,
         None => 1 << 20,
     };
-    let cap = h.nnz_stored.min(cap_limit) as usize;
+    let cap = h.nnz_stored.min(cap_limit);
     let mut sink: Sink<R, C, F::V> = match h.format {
         // Zeroed allocations (calloc: pages committed only when written), filled in place.
         Format::Coordinate => Sink {
-            rows: vec![R::default(); cap],
-            cols: vec![C::default(); cap],
-            vals: vec![F::V::default(); cap],
+            rows: zeroed(cap, "the row indices")?,
+            cols: zeroed(cap, "the column indices")?,
+            vals: zeroed(cap, "the values")?,
         },
         Format::Array => Sink {
-            rows: Vec::with_capacity(cap),
-            cols: Vec::with_capacity(cap),
-            vals: Vec::with_capacity(cap),
+            rows: reserved(cap, "the row indices")?,
+            cols: reserved(cap, "the column indices")?,
+            vals: reserved(cap, "the values")?,
         },
     };
     let stored = match h.format {
@@ -272,6 +284,16 @@ fn read_typed<R: Idx, C: Idx, F: FieldKind>(
         vec![R::wrap(rows), C::wrap(cols)],
         <F::V as ValueVecAccess>::wrap(vals),
     )?)
+}
+
+/// An empty vector with room for `n` elements, or [`MtxError::TooLarge`].
+fn reserved<T>(n: u64, what: &str) -> Result<Vec<T>, MtxError> {
+    let mut v = Vec::new();
+    let n_usize = usize::try_from(n)
+        .map_err(|_| too_large::<T>(what, n, "cannot be allocated on this machine"))?;
+    v.try_reserve_exact(n_usize)
+        .map_err(|_| too_large::<T>(what, n, "cannot be allocated on this machine"))?;
+    Ok(v)
 }
 
 fn too_many(t: &[u8], range: (usize, usize), k: usize, declared: u64, what: &str) -> RawError {

@@ -12,6 +12,7 @@
 //! `rank nnz`, the next `rank` integers, and the line after that (if any) `rank + 1` fields.
 //! Values are read as `f64`.
 
+use crate::alloc::too_large;
 use crate::error::{MtxError, RawError};
 use crate::format::WriteValue;
 use crate::input::{open_path, open_reader, Input, Progress, Source};
@@ -346,10 +347,31 @@ fn read_tns_input(
         let n = tokens(l1).len();
         (n.saturating_sub(1).max(1), None, u64::MAX)
     };
-    let cap = nnz.min(1 << 20) as usize;
+    // Never trust the declared count for allocation: an entry line takes at least
+    // 2 * (rank + 1) bytes (`1 1 1\n`), and a stream reserves at most 2^20 numbers in all.
+    let per_line = 2 * (rank as u64 + 1);
+    let cap = match src.size_hint() {
+        Some(n) => n / per_line + 1,
+        None => (1 << 20) / (rank as u64 + 1),
+    };
+    let cap = nnz.min(cap);
+    let reserve = |what: &str| -> Result<Vec<u64>, MtxError> {
+        let mut v = Vec::new();
+        let fail = || too_large::<u64>(what, cap, "cannot be allocated on this machine");
+        v.try_reserve_exact(usize::try_from(cap).map_err(|_| fail())?)
+            .map_err(|_| fail())?;
+        Ok(v)
+    };
+    let mut coords = Vec::with_capacity(rank);
+    for _ in 0..rank {
+        coords.push(reserve("the coordinates")?);
+    }
+    let mut vals = Vec::new();
+    vals.try_reserve_exact(usize::try_from(cap).unwrap_or(0))
+        .map_err(|_| too_large::<f64>("the values", cap, "cannot be allocated on this machine"))?;
     let mut acc = Acc {
-        coords: (0..rank).map(|_| Vec::with_capacity(cap)).collect(),
-        vals: Vec::with_capacity(cap),
+        coords,
+        vals,
         maxc: vec![0; rank],
     };
     let first_entry = if extended { 2 } else { 0 };

@@ -4,10 +4,10 @@
 
 use crate::error::MtxError;
 use crate::format::WriteValue;
-use crate::header::{Symmetry, BANNER};
+use crate::header::{Field, Symmetry, BANNER};
 use crate::input::Progress;
 use rayon::prelude::*;
-use sptk_tensor::{with_values, Entries, IndexVec, Scalar, Value, ValueType};
+use sptk_tensor::{with_values, Entries, IndexVec, Scalar, Value, ValueType, ValueVec};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -18,8 +18,16 @@ pub struct WriteOptions {
     /// Write only the lower triangle with this symmetry in the banner (after checking that
     /// the matrix has it). `None` or `General` writes every entry.
     pub symmetry: Option<Symmetry>,
-    /// Write the `pattern` field: coordinates only, no values.
+    /// Write the `pattern` field: coordinates only, no values (the same as
+    /// `field: Some(Field::Pattern)`).
     pub pattern: bool,
+    /// The field to write (`None`: the one the value type gives, see [`write_to`]).
+    /// `Some(Field::Pattern)` writes coordinates only; `integer`, `real` and `complex` need
+    /// every value to read back unchanged in that field (see [`crate::field_fits`]), else
+    /// the write is refused with [`MtxError::Unsupported`] naming the first value that
+    /// does not fit. To keep the field of a file that was read, pass its
+    /// [`crate::MtxHeader::field`] when `field_fits` holds.
+    pub field: Option<Field>,
     /// Formatting threads (0: rayon's default).
     pub threads: usize,
     /// Comment lines written after the banner, each prefixed with `%` (so `" made by x"`
@@ -35,10 +43,30 @@ impl std::fmt::Debug for WriteOptions {
         f.debug_struct("WriteOptions")
             .field("symmetry", &self.symmetry)
             .field("pattern", &self.pattern)
+            .field("field", &self.field)
             .field("threads", &self.threads)
             .field("comment", &self.comment)
             .field("progress", &self.progress.is_some())
             .finish()
+    }
+}
+
+impl WriteOptions {
+    /// The banner's field word and whether values are left out.
+    pub(crate) fn field_to_write(&self, vt: ValueType) -> (&'static str, bool) {
+        match (self.pattern, self.field) {
+            (true, _) | (_, Some(Field::Pattern)) => ("pattern", true),
+            (false, Some(f)) => (f.name(), false),
+            (false, None) => (field_of(vt), false),
+        }
+    }
+
+    /// The values retyped for the asked field, if it differs from theirs.
+    pub(crate) fn retyped(&self, values: &ValueVec) -> Result<Option<ValueVec>, MtxError> {
+        match (self.pattern, self.field) {
+            (false, Some(f)) => crate::field::retype(values, f),
+            _ => Ok(None),
+        }
     }
 }
 
@@ -401,11 +429,7 @@ pub(crate) fn write_named<W: Write>(
     let (rows, cols) = (entries.dim_sizes()[0], entries.dim_sizes()[1]);
     let sym = opts.symmetry.unwrap_or(Symmetry::General);
     let vt = entries.value_type();
-    let field = if opts.pattern {
-        "pattern"
-    } else {
-        field_of(vt)
-    };
+    let (field, pattern) = opts.field_to_write(vt);
     if sym != Symmetry::General && rows != cols {
         return Err(MtxError::unsupported(format!(
             "a {} matrix must be square, but this one is {rows} x {cols}",
@@ -415,14 +439,10 @@ pub(crate) fn write_named<W: Write>(
     if sym == Symmetry::Hermitian && field != "complex" {
         return Err(MtxError::unsupported(format!(
             "`hermitian` needs complex values, but they are {vt}{}; use `symmetric`",
-            if opts.pattern {
-                " written as pattern"
-            } else {
-                ""
-            }
+            if pattern { " written as pattern" } else { "" }
         )));
     }
-    if sym == Symmetry::SkewSymmetric && opts.pattern {
+    if sym == Symmetry::SkewSymmetric && pattern {
         return Err(MtxError::unsupported(
             "a pattern matrix cannot be skew-symmetric",
         ));
@@ -451,12 +471,14 @@ pub(crate) fn write_named<W: Write>(
     let io = |e: io::Error| MtxError::io(name, e);
     let head = header_text(field, sym, [rows, cols, written], opts);
     w.write_all(head.as_bytes()).map_err(io)?;
-    with_values!(entries.values(), v => write_body(
+    let retyped = opts.retyped(entries.values())?;
+    let values = retyped.as_ref().unwrap_or(entries.values());
+    with_values!(values, v => write_body(
         &mut w,
         &coords,
         v,
         keep,
-        opts.pattern,
+        pattern,
         opts.threads,
         opts.progress.as_ref(),
         name
@@ -465,8 +487,10 @@ pub(crate) fn write_named<W: Write>(
     Ok(())
 }
 
-/// Writes through `f` to `path` atomically: a temporary file in the target's folder,
-/// fsync, rename. `-` writes to standard output; a `.gz` extension compresses.
+/// Writes through `f` to `path` atomically with [`sptk_output`]: a temporary file in the
+/// target's folder, fsync, rename, fsync of the folder; the permissions a new file gets
+/// from the umask (or the replaced file's). `-` writes to standard output; a `.gz`
+/// extension compresses.
 pub(crate) fn write_atomic(
     path: &Path,
     f: &dyn Fn(&mut dyn Write, &str) -> Result<(), MtxError>,
@@ -478,20 +502,13 @@ pub(crate) fn write_atomic(
         f(&mut lock, &name)?;
         return lock.flush().map_err(|e| MtxError::io(&name, e));
     }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
     let io = |e: io::Error| MtxError::io(&name, e);
-    let tmp = tempfile::Builder::new()
-        .prefix(".sptk-tmp-")
-        .tempfile_in(&dir)
-        .map_err(io)?;
+    let mut out = sptk_output::AtomicFile::create(path).map_err(io)?;
     let gz = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
     {
-        let file: &File = tmp.as_file();
+        let file: &File = out.file();
         if gz {
             let mut enc = flate2::write::GzEncoder::new(
                 BufWriter::with_capacity(1 << 20, file),
@@ -504,18 +521,8 @@ pub(crate) fn write_atomic(
             let mut wr = Writeback::new(file);
             f(&mut wr, &name)?;
         }
-        file.sync_all().map_err(io)?;
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644));
-    }
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    if let Ok(d) = File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    out.commit().map_err(io)
 }
 
 /// A file writer that starts the kernel's writeback of every 32 MiB written

@@ -7,8 +7,7 @@ use crate::error::MtxError;
 use crate::format::WriteValue;
 use crate::header::Symmetry;
 use crate::write::{
-    field_of, header_text, write_atomic, write_chunks, write_named, Coords, WriteOptions,
-    CHUNK_ENTRIES,
+    header_text, write_atomic, write_chunks, write_named, Coords, WriteOptions, CHUNK_ENTRIES,
 };
 use sptk_encoding::{LevelExpr, LevelFormat};
 use sptk_tensor::{with_values, Tensor};
@@ -76,21 +75,19 @@ fn write_compressed<W: Write>(
     let pos = pos.to_u64_vec();
     let crd = Coords::new(crd);
     let n = t.nse();
-    let field = if opts.pattern {
-        "pattern"
-    } else {
-        field_of(t.value_type())
-    };
+    let (field, pattern) = opts.field_to_write(t.value_type());
+    let retyped = opts.retyped(t.values())?;
+    let values = retyped.as_ref().unwrap_or(t.values());
     let dims = t.dim_sizes();
     let head = header_text(field, Symmetry::General, [dims[0], dims[1], n as u64], opts);
     w.write_all(head.as_bytes()).map_err(io)?;
     let chunks = n.div_ceil(CHUNK_ENTRIES);
     let range = |k: usize| k * CHUNK_ENTRIES..((k + 1) * CHUNK_ENTRIES).min(n);
-    with_values!(t.values(), v => write_chunks(
+    with_values!(values, v => write_chunks(
         &mut w,
         chunks,
         opts.threads,
-        &|k, out| format_compressed(&pos, crd, v, range(k), outer, opts.pattern, out),
+        &|k, out| format_compressed(&pos, crd, v, range(k), outer, pattern, out),
         &|k| range(k).end as u64,
         opts.progress.as_ref(),
         name,

@@ -329,43 +329,83 @@ fn frostt_errors_have_locations() {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
-    /// A CSR or CSC tensor written straight from its arrays gives the bytes its entries
-    /// give through `write_to` (storage order), for several value types, widths, pattern
-    /// output and thread counts.
-    #[test]
-    fn tensors_write_like_their_entries(
-        rows in 1u64..60,
-        cols in 1u64..60,
-        t in proptest::collection::vec((0u64..60, 0u64..60, any::<u64>()), 0..400),
-        preset in prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("COO")],
-        dtype in prop_oneof![Just(None), Just(Some("f32")), Just(Some("i32")), Just(Some("complex128"))],
-        cw in prop_oneof![Just(None), Just(Some(8u8)), Just(Some(32))],
-        pattern in any::<bool>(),
-        threads in 1usize..4,
-    ) {
-        let mut e = Entries::new(vec![rows, cols], sptk_tensor::ValueType::F64);
-        for &(i, j, bits) in &t {
-            // Small integers and arbitrary doubles alike.
-            let v = if bits % 3 == 0 { (bits % 7) as f64 } else { f64::from_bits(bits) };
-            if v.is_finite() {
-                e.push(&[i % rows, j % cols], v).unwrap();
-            }
-        }
-        let target = sptk_encoding::resolve_target(preset, 2).unwrap().with_widths(None, cw).unwrap();
-        let opts = sptk_tensor::ConvertOptions {
-            dtype: dtype.map(|d| d.parse().unwrap()),
-            ..Default::default()
-        };
-        let Ok(c) = sptk_tensor::convert(&e, &target, &opts) else { return Ok(()); };
-        let wopts = WriteOptions { pattern, threads, ..Default::default() };
-        let mut direct = Vec::new();
-        write_tensor_to(&mut direct, &c.tensor, &wopts).unwrap();
-        let mut plain = Vec::new();
-        write_to(&mut plain, &c.tensor.to_entries(), &wopts).unwrap();
-        prop_assert_eq!(String::from_utf8(direct).unwrap(), String::from_utf8(plain).unwrap());
-    }
+/// A CSR or CSC tensor written straight from its arrays gives the bytes its entries give
+/// through `write_to` (storage order), for several value types, widths, pattern output and
+/// thread counts. Values are arbitrary doubles for `f64` and small integers for the other
+/// value types, so every generated case converts: the test counts that all of them reach
+/// the comparison.
+#[test]
+fn tensors_write_like_their_entries() {
+    use proptest::test_runner::{Config, TestRunner};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let strategy = (
+        1u64..60,
+        1u64..60,
+        proptest::collection::vec((0u64..60, 0u64..60, any::<u64>()), 0..400),
+        prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("COO")],
+        prop_oneof![
+            Just(None),
+            Just(Some("f32")),
+            Just(Some("i32")),
+            Just(Some("complex128"))
+        ],
+        prop_oneof![Just(None), Just(Some(8u8)), Just(Some(32))],
+        any::<bool>(),
+        1usize..4,
+    );
+    let (tried, compared) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let mut runner = TestRunner::new(Config::with_cases(48));
+    runner
+        .run(
+            &strategy,
+            |(rows, cols, t, preset, dtype, cw, pattern, threads)| {
+                tried.fetch_add(1, Ordering::Relaxed);
+                let mut e = Entries::new(vec![rows, cols], sptk_tensor::ValueType::F64);
+                for &(i, j, bits) in &t {
+                    // Arbitrary doubles only where the value type holds them.
+                    let v = if dtype.is_none() && bits % 3 != 0 {
+                        f64::from_bits(bits)
+                    } else {
+                        (bits % 7) as f64
+                    };
+                    if v.is_finite() {
+                        e.push(&[i % rows, j % cols], v).unwrap();
+                    }
+                }
+                let target = sptk_encoding::resolve_target(preset, 2)
+                    .unwrap()
+                    .with_widths(None, cw)
+                    .unwrap();
+                let opts = sptk_tensor::ConvertOptions {
+                    dtype: dtype.map(|d| d.parse().unwrap()),
+                    ..Default::default()
+                };
+                let c = sptk_tensor::convert(&e, &target, &opts);
+                prop_assume!(c.is_ok(), "conversion refused: {:?}", c.err());
+                let c = c.unwrap();
+                let wopts = WriteOptions {
+                    pattern,
+                    threads,
+                    ..Default::default()
+                };
+                let mut direct = Vec::new();
+                write_tensor_to(&mut direct, &c.tensor, &wopts).unwrap();
+                let mut plain = Vec::new();
+                write_to(&mut plain, &c.tensor.to_entries(), &wopts).unwrap();
+                prop_assert_eq!(
+                    String::from_utf8(direct).unwrap(),
+                    String::from_utf8(plain).unwrap()
+                );
+                compared.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            },
+        )
+        .unwrap();
+    let (tried, compared) = (tried.into_inner(), compared.into_inner());
+    assert!(
+        compared * 10 >= tried * 9,
+        "only {compared} of {tried} generated cases reached the comparison"
+    );
 }
 
 /// More than one formatting window (chunks of 32768 entries, a few per thread), so the
@@ -398,4 +438,111 @@ fn large_tensor_writes_like_its_entries() {
             assert!(direct == plain, "{preset}, {threads} threads");
         }
     }
+}
+
+/// The field a file was read with is written back where the values allow it: `pattern`
+/// stays `pattern` (not `real`), and `integer`, `real` and `complex` can be asked for.
+#[test]
+fn the_field_of_a_file_can_be_kept() {
+    let text = "%%MatrixMarket matrix coordinate pattern general\n%\n3 4 3\n1 1\n3 2\n2 4\n";
+    let m = read_from(text.as_bytes(), "p.mtx", &ReadOptions::default()).unwrap();
+    assert_eq!(m.header.field, Field::Pattern);
+    assert_eq!(m.header.symmetry, Symmetry::General);
+    assert!(field_fits(m.entries.values(), Field::Pattern));
+    let keep = WriteOptions {
+        field: Some(m.header.field),
+        ..Default::default()
+    };
+    assert_eq!(write(&m.entries, &keep), text);
+    // Without it, the values' own type decides (f64 ones: `real`).
+    assert!(write(&m.entries, &WriteOptions::default())
+        .starts_with("%%MatrixMarket matrix coordinate real general\n%\n3 4 3\n1 1 1\n"));
+
+    let e = entries_f64(2, 2, &[(0, 0, 2.0), (1, 0, -3.0), (1, 1, 0.0)]);
+    let as_field = |f: Field| WriteOptions {
+        field: Some(f),
+        ..Default::default()
+    };
+    assert!(field_fits(e.values(), Field::Integer));
+    assert!(!field_fits(e.values(), Field::Pattern));
+    assert_eq!(
+        write(&e, &as_field(Field::Integer)),
+        "%%MatrixMarket matrix coordinate integer general\n%\n2 2 3\n1 1 2\n2 1 -3\n2 2 0\n"
+    );
+    assert_eq!(
+        write(&e, &as_field(Field::Complex)),
+        "%%MatrixMarket matrix coordinate complex general\n%\n2 2 3\n1 1 2 0\n2 1 -3 0\n2 2 0 0\n"
+    );
+    // What reads back changed is refused, naming the value.
+    let frac = entries_f64(2, 2, &[(0, 0, 2.0), (1, 1, 1.5)]);
+    assert!(!field_fits(frac.values(), Field::Integer));
+    let err = write_to(Vec::new(), &frac, &as_field(Field::Integer)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot write the values as the `integer` field: stored value 1 is 1.5, but an integer field holds 64-bit integers"
+    );
+    let big = entries_f64(1, 1, &[(0, 0, 1e300)]);
+    assert!(!field_fits(big.values(), Field::Integer));
+
+    // Complex values with no imaginary part can be `real`; others cannot.
+    let c = Entries::from_parts(
+        vec![2, 2],
+        vec![vec![0, 1], vec![0, 1]],
+        ValueVec::C128(vec![C128 { re: 1.5, im: 0.0 }, C128 { re: 2.0, im: 0.0 }].into()),
+    )
+    .unwrap();
+    assert!(field_fits(c.values(), Field::Real));
+    assert_eq!(
+        write(&c, &as_field(Field::Real)),
+        "%%MatrixMarket matrix coordinate real general\n%\n2 2 2\n1 1 1.5\n2 2 2\n"
+    );
+    let ci = Entries::from_parts(
+        vec![1, 1],
+        vec![vec![0], vec![0]],
+        ValueVec::C128(vec![C128 { re: 1.0, im: 1.0 }].into()),
+    )
+    .unwrap();
+    assert!(!field_fits(ci.values(), Field::Real));
+    assert!(field_fits(ci.values(), Field::Complex));
+    assert_eq!(
+        write_to(Vec::new(), &ci, &as_field(Field::Real)).unwrap_err().to_string(),
+        "cannot write the values as the `real` field: stored value 0 is ( 1, 1 ), but a real field holds no imaginary parts (nor integers past 2^53)"
+    );
+}
+
+/// Tensors written straight from CSR arrays keep the asked field too.
+#[test]
+fn tensors_keep_the_field() {
+    let text = "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n1 1\n3 1\n";
+    let m = read_from(text.as_bytes(), "p.mtx", &ReadOptions::default()).unwrap();
+    let t = sptk_tensor::convert(
+        &m.entries,
+        &sptk_encoding::resolve_target("CSR", 2).unwrap(),
+        &Default::default(),
+    )
+    .unwrap()
+    .tensor;
+    assert!(field_fits(t.values(), m.header.field));
+    let opts = WriteOptions {
+        field: Some(m.header.field),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    write_tensor_to(&mut out, &t, &opts).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "%%MatrixMarket matrix coordinate pattern general\n%\n3 3 3\n1 1\n1 3\n3 1\n"
+    );
+    // Keeping the symmetry too: the CLI passes the header's symmetry.
+    let opts = WriteOptions {
+        field: Some(m.header.field),
+        symmetry: Some(m.header.symmetry),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    write_tensor_to(&mut out, &t, &opts).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "%%MatrixMarket matrix coordinate pattern symmetric\n%\n3 3 2\n1 1\n3 1\n"
+    );
 }

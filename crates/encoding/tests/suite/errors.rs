@@ -356,3 +356,32 @@ fn nested_sums_print_and_read_back_as_one_expression() {
     let again = parse(&e.to_string()).unwrap().encoding;
     assert_eq!(again, e, "{e}");
 }
+
+#[test]
+fn division_by_zero_is_refused_with_a_caret_under_the_divisor() {
+    for (op, col) in [("floordiv", 40), ("ceildiv", 39), ("mod", 35)] {
+        let text = format!("map = (i, j) -> (i : dense, j {op} 0 : dense, j : compressed)");
+        let err = parse(&text).unwrap_err();
+        let msg = format!(
+            "division by zero: the right side of `{op}` is 0, expected a positive constant"
+        );
+        assert_eq!(err.to_string(), format!("column {col}: {msg}"), "{op}");
+        assert_eq!(
+            err.render(),
+            format!(
+                "error: {msg}\n  |\n1 | {text}\n  | {}^\n",
+                " ".repeat(col - 1)
+            ),
+            "{op}"
+        );
+    }
+    // A divisor that folds to zero is the same division.
+    let err =
+        parse("map = (i, j) -> (i : dense, j mod (2 - 2) : dense, j : compressed)").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "column 35: division by zero: the right side of `mod` is 0, expected a positive constant"
+    );
+    // Non-zero divisors still parse.
+    assert!(parse("map = (i, j) -> (i : dense, j floordiv 4 : dense, j mod 4 : dense)").is_ok());
+}

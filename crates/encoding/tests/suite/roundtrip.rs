@@ -141,6 +141,7 @@ fn encoding() -> impl Strategy<Value = Encoding> {
                                 size,
                                 stride,
                             }),
+                            name: None,
                         })
                         .collect(),
                     symbols: 0,

@@ -1,0 +1,406 @@
+/*!
+Atomic file output, shared by every writer of the workspace (`.spt`, Matrix Market, `.tns`):
+an interrupted or failed write leaves the old file or none, never a torn one, and no stray
+temporary file.
+
+What a write does, in order:
+1. removes the temporaries of the same target left by writers that no longer run
+   ([`remove_stale_temporaries`]; a temporary is `.NAME.tmp.PID.N` in the target's folder,
+   and a process is dead when `/proc/PID` does not exist);
+2. creates the temporary file beside the target (same folder, so the rename cannot cross
+   file systems). On Linux this is an unnamed file (`O_TMPFILE`), which the kernel discards
+   if the process dies; elsewhere, or where the file system has no `O_TMPFILE`, a named
+   temporary `.NAME.tmp.PID.N`;
+3. gives it the permissions a new file would get from [`std::fs::File::create`]
+   (`0o666 & !umask`), or, when the target already exists, the target's permissions (as
+   `File::create` on an existing file would keep them);
+4. lets the caller write it;
+5. fsyncs the file, gives an unnamed file its temporary name (`linkat`), renames it over
+   the target, and fsyncs the folder. A failing fsync of the folder is an error: the new
+   file is then in place but might not survive a crash.
+
+Standard output (`-`) is not a file that can be replaced atomically: [`AtomicFile::create`]
+refuses it, and callers write standard output themselves.
+
+```
+let dir = tempfile::tempdir().unwrap();
+let path = dir.path().join("out.txt");
+sptk_output::write_atomic(&path, |f| {
+    use std::io::Write;
+    f.write_all(b"hello\n")
+})
+.unwrap();
+assert_eq!(std::fs::read(&path).unwrap(), b"hello\n");
+assert!(sptk_output::temporaries(&path).unwrap().is_empty());
+```
+*/
+
+use std::ffi::{OsStr, OsString};
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The folder of `path` (`.` for a bare file name).
+pub fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn prefix(name: &OsStr) -> OsString {
+    let mut p = OsString::from(".");
+    p.push(name);
+    p.push(".tmp.");
+    p
+}
+
+fn temp_path(path: &Path) -> io::Result<PathBuf> {
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the output path has no file name",
+        )
+    })?;
+    let mut t = prefix(name);
+    t.push(format!(
+        "{}.{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    Ok(folder(path).join(t))
+}
+
+/// A file being written that replaces its target atomically on [`AtomicFile::commit`].
+/// Dropped without a commit, it leaves the target as it was and removes its temporary.
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: File,
+    target: PathBuf,
+    /// The temporary's name: already on disk for a named temporary, given at commit for an
+    /// unnamed one.
+    tmp: PathBuf,
+    /// True while a named temporary exists on disk (removed on drop).
+    named: bool,
+}
+
+impl AtomicFile {
+    /// Starts writing a replacement of `path` (steps 1 to 3 of the crate doc).
+    ///
+    /// # Errors
+    /// `path` is `-` (standard output) or has no file name (`InvalidInput`); the temporary
+    /// cannot be created in the target's folder (for example, the folder does not exist or
+    /// is not writable).
+    pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        if path.as_os_str() == "-" {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "standard output (`-`) cannot be written atomically; write it directly",
+            ));
+        }
+        let tmp = temp_path(path)?;
+        let dir = folder(path);
+        // Best effort: a folder we cannot list still gets the new file.
+        let _ = remove_stale_temporaries(path);
+        let (file, named) = match open_unnamed(dir)? {
+            Some(f) => (f, false),
+            None => (
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(&tmp)?,
+                true,
+            ),
+        };
+        let out = AtomicFile {
+            file,
+            target: path.to_path_buf(),
+            tmp,
+            named,
+        };
+        out.set_mode()?;
+        Ok(out)
+    }
+
+    /// The permissions of a new file: those of the target if it exists, else what the
+    /// open gave (`0o666 & !umask`; an unnamed file is created with the same request).
+    fn set_mode(&self) -> io::Result<()> {
+        if let Ok(meta) = fs::metadata(&self.target) {
+            if meta.is_file() {
+                self.file.set_permissions(meta.permissions())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The file to write (opened for reading and writing, at position 0).
+    pub fn file(&mut self) -> &mut File {
+        &mut self.file
+    }
+
+    /// The target this file replaces.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Makes the written file the target (step 5 of the crate doc).
+    ///
+    /// # Errors
+    /// The fsync of the file, the rename or the fsync of the folder fails. If only the
+    /// folder's fsync fails, the target already holds the new contents.
+    pub fn commit(mut self) -> io::Result<()> {
+        self.file.sync_all()?;
+        if !self.named {
+            link_unnamed(&self.file, &self.tmp)?;
+            self.named = true;
+        }
+        fs::rename(&self.tmp, &self.target)?;
+        self.named = false;
+        sync_folder(folder(&self.target))
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.named {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Replaces `path` with a file that `fill` writes, atomically (see the crate doc). `fill`
+/// gets the file at position 0, open for reading and writing; its error is returned as is
+/// and the target is left as it was.
+///
+/// # Errors
+/// `fill`'s error, or an I/O error of [`AtomicFile::create`] or [`AtomicFile::commit`].
+pub fn write_atomic<E: From<io::Error>>(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut out = AtomicFile::create(path)?;
+    fill(out.file())?;
+    out.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Makes the next folder fsync of this thread fail (tests of the error path).
+    static FAIL_FOLDER_SYNC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn sync_folder(dir: &Path) -> io::Result<()> {
+    let context = |e: io::Error| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "the new file is in place, but syncing its folder {} failed ({e}), so it may not survive a crash",
+                dir.display()
+            ),
+        )
+    };
+    #[cfg(test)]
+    if FAIL_FOLDER_SYNC.with(|f| f.replace(false)) {
+        return Err(context(io::Error::from_raw_os_error(5)));
+    }
+    File::open(dir).and_then(|d| d.sync_all()).map_err(context)
+}
+
+#[cfg(target_os = "linux")]
+fn open_unnamed(dir: &Path) -> io::Result<Option<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        // As `File::create`: the kernel applies the umask.
+        .mode(0o666)
+        .open(dir)
+    {
+        Ok(f) => Ok(Some(f)),
+        // No O_TMPFILE on this kernel or file system: use a named temporary.
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_unnamed(_dir: &Path) -> io::Result<Option<File>> {
+    Ok(None)
+}
+
+/// Gives the unnamed file `file` the name `to`.
+#[cfg(target_os = "linux")]
+fn link_unnamed(file: &File, to: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let fd = file.as_raw_fd();
+    let src = CString::new(format!("/proc/self/fd/{fd}")).map_err(io::Error::other)?;
+    let dst = CString::new(to.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: FFI call with two NUL-terminated strings that outlive it; no memory is
+    // shared with the kernel beyond the call.
+    let r = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            src.as_ptr(),
+            libc::AT_FDCWD,
+            dst.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let first = io::Error::last_os_error();
+    // Without /proc, AT_EMPTY_PATH does the same (it needs CAP_DAC_READ_SEARCH).
+    let empty = CString::default();
+    // SAFETY: as above; `fd` is open for the whole call.
+    let r = unsafe {
+        libc::linkat(
+            fd,
+            empty.as_ptr(),
+            libc::AT_FDCWD,
+            dst.as_ptr(),
+            libc::AT_EMPTY_PATH,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(first)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn link_unnamed(_file: &File, _to: &Path) -> io::Result<()> {
+    Err(io::Error::other("unnamed temporary files need Linux"))
+}
+
+/// True if process `pid` is running (unknown counts as running).
+fn alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists() || !Path::new("/proc/self").exists()
+    } else {
+        true
+    }
+}
+
+/// Removes the temporaries of target `path` (`.NAME.tmp.PID.N` in its folder) whose
+/// writing process no longer runs; returns how many were removed. Every write calls this
+/// first, so a killed write's leftovers go away with the next write to the same target.
+///
+/// # Errors
+/// The folder cannot be listed.
+pub fn remove_stale_temporaries(path: &Path) -> io::Result<usize> {
+    let Some(name) = path.file_name() else {
+        return Ok(0);
+    };
+    let prefix = prefix(name);
+    let prefix = prefix.to_string_lossy();
+    let me = std::process::id();
+    let mut removed = 0;
+    for entry in fs::read_dir(folder(path))? {
+        let entry = entry?;
+        let file_name = entry.file_name();
+        let file_name = file_name.to_string_lossy();
+        let Some(rest) = file_name.strip_prefix(prefix.as_ref()) else {
+            continue;
+        };
+        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != me && !alive(pid) && fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Lists the temporaries of target `path` in its folder (for tests and tools).
+///
+/// # Errors
+/// The folder cannot be listed.
+pub fn temporaries(path: &Path) -> io::Result<Vec<PathBuf>> {
+    let Some(name) = path.file_name() else {
+        return Ok(Vec::new());
+    };
+    let prefix = prefix(name);
+    let prefix = prefix.to_string_lossy();
+    let mut out = Vec::new();
+    for entry in fs::read_dir(folder(path))? {
+        let entry = entry?;
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(prefix.as_ref())
+        {
+            out.push(entry.path());
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_failing_folder_fsync_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.txt");
+        FAIL_FOLDER_SYNC.with(|f| f.set(true));
+        let err = write_atomic(&path, |f| f.write_all(b"new")).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("the new file is in place, but syncing its folder ")
+                && text.contains("Input/output error"),
+            "{text}"
+        );
+        // The rename happened; no temporary is left.
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert!(temporaries(&path).unwrap().is_empty());
+        // The next write syncs normally.
+        write_atomic(&path, |f| f.write_all(b"again")).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"again");
+    }
+
+    #[test]
+    fn named_temporaries_are_used_where_unnamed_ones_are_not() {
+        // The named path, forced: what non-Linux systems and file systems without
+        // O_TMPFILE take.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.txt");
+        let tmp = temp_path(&path).unwrap();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .unwrap();
+        let mut out = AtomicFile {
+            file,
+            target: path.clone(),
+            tmp,
+            named: true,
+        };
+        assert_eq!(temporaries(&path).unwrap().len(), 1);
+        out.file().write_all(b"named").unwrap();
+        out.commit().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"named");
+        assert!(temporaries(&path).unwrap().is_empty());
+    }
+}
