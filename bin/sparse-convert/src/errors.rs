@@ -9,7 +9,7 @@ use sptk_tensor::ConvertError;
 pub fn conversion(e: ConvertError, one_based: bool) -> anyhow::Error {
     let text = e.to_string();
     let text = match &e {
-        ConvertError::MemoryLimit { .. } => format!(
+        ConvertError::MemoryLimit(_) => format!(
             "{text} (raise it with --memory-limit SIZE, or choose an encoding whose arrays grow with the entries only: COO, DCSR, DCSC, CSF)"
         ),
         ConvertError::GroupOverflow(_) => {

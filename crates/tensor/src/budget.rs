@@ -14,7 +14,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crate::error::ConvertError;
+use crate::error::{ConvertError, MemoryLimit};
 use crate::index::IndexWidth;
 use crate::layout::Layout;
 use sptk_encoding::LevelFormat;
@@ -166,13 +166,13 @@ impl Budget {
             let more = bytes.saturating_sub(before);
             let total = s.total.saturating_add(more);
             if total > u128::from(self.limit) {
-                return Err(ConvertError::MemoryLimit {
+                return Err(ConvertError::MemoryLimit(Box::new(MemoryLimit {
                     array: need.name.clone(),
                     elements: need.elements,
                     bytes,
                     total,
                     limit: self.limit,
-                });
+                })));
             }
             s.total = total;
         }

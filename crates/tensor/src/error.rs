@@ -61,19 +61,23 @@ pub enum ConvertError {
     TooLarge(String),
     /// The conversion would hold more memory than its limit
     /// ([`crate::ConvertOptions::memory_limit`]); refused before the large allocations.
-    MemoryLimit {
-        /// The array whose count crossed the limit, e.g. `pos[1]`, `values`, or a
-        /// route's scratch array.
-        array: String,
-        /// Its elements.
-        elements: u128,
-        /// Its bytes.
-        bytes: u128,
-        /// The bytes counted for the conversion with it.
-        total: u128,
-        /// The limit in bytes.
-        limit: u64,
-    },
+    MemoryLimit(Box<MemoryLimit>),
+}
+
+/// What passed the memory limit (boxed in [`ConvertError`] to keep errors small).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryLimit {
+    /// The array whose count crossed the limit, e.g. `pos[1]`, `values`, or a route's
+    /// scratch array.
+    pub array: String,
+    /// Its elements.
+    pub elements: u128,
+    /// Its bytes.
+    pub bytes: u128,
+    /// The bytes counted for the conversion with it.
+    pub total: u128,
+    /// The limit in bytes.
+    pub limit: u64,
 }
 
 fn coord_text(c: &[u64]) -> String {
@@ -107,18 +111,14 @@ impl fmt::Display for ConvertError {
                     "{array}: value {value} does not fit {field} = {bits} (max {max})"
                 )
             }
-            ConvertError::MemoryLimit {
-                array,
-                elements,
-                bytes,
-                total,
-                limit,
-            } => write!(
+            ConvertError::MemoryLimit(m) => write!(
                 f,
-                "{array}: {elements} elements, {}, would bring this conversion to {}, past its memory limit of {}",
-                bytes_text(*bytes),
-                bytes_text(*total),
-                bytes_text(u128::from(*limit))
+                "{}: {} elements, {}, would bring this conversion to {}, past its memory limit of {}",
+                m.array,
+                m.elements,
+                bytes_text(m.bytes),
+                bytes_text(m.total),
+                bytes_text(u128::from(m.limit))
             ),
             ConvertError::RowTooLong { row, entries, k } => write!(
                 f,

@@ -44,7 +44,7 @@ pub use direct::{convert_tensor, csr_route};
 pub use entries::{
     coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,
 };
-pub use error::ConvertError;
+pub use error::{ConvertError, MemoryLimit};
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
 pub use layout::{Layout, LevelPlan};
 pub use parts::{convert_parts, EntryParts};

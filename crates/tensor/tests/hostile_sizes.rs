@@ -4,7 +4,7 @@
 //! The table below is the contract; `SPTK_PRINT_TABLE=1 cargo test -p sptk-tensor --test
 //! hostile_sizes -- --nocapture` prints what the library does now, in the table's syntax.
 
-use sptk_tensor::{convert, convert_tensor, ConvertError, ConvertOptions, Entries, ValueType};
+use sptk_tensor::{convert, ConvertError, ConvertOptions, Entries, ValueType};
 
 const LIMIT: u64 = 64 << 20;
 
@@ -65,9 +65,9 @@ fn outcome(dims: &[u64], preset: &str) -> String {
             assert_eq!(c.tensor.to_entries(), entries(dims), "{preset} round trip");
             "ok".into()
         }
-        Err(ConvertError::MemoryLimit {
-            array, elements, ..
-        }) => format!("refused: {array}: {elements} elements"),
+        Err(ConvertError::MemoryLimit(m)) => {
+            format!("refused: {}: {} elements", m.array, m.elements)
+        }
         Err(e) => format!("error: {e}"),
     }
 }

@@ -24,11 +24,9 @@ fn padded_outputs_too_large_for_the_machine_are_errors() {
             };
             // Under the machine's default limit: refused up front, naming the array.
             match run(&ConvertOptions::default()) {
-                Err(ConvertError::MemoryLimit {
-                    array: a,
-                    elements: n,
-                    ..
-                }) => assert_eq!((a.as_str(), n), (array, elements), "{to}"),
+                Err(ConvertError::MemoryLimit(m)) => {
+                    assert_eq!((m.array.as_str(), m.elements), (array, elements), "{to}")
+                }
                 other => panic!("{to}: {:?}", other.map(|c| c.tensor.nse())),
             }
             // Without a limit the allocation itself fails: an error, never an abort.
