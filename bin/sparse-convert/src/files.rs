@@ -117,8 +117,39 @@ impl Input {
     }
 }
 
+/// Says which part of a path is missing: the file, or the folder it would be in.
+fn check_exists(path: &Path) -> Result<()> {
+    if path.as_os_str() == "-" || path.exists() {
+        return Ok(());
+    }
+    match path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty() && !p.is_dir())
+    {
+        Some(folder) => bail!(
+            "{}: the folder {} does not exist",
+            path.display(),
+            folder.display()
+        ),
+        None => bail!("{}: no such file", path.display()),
+    }
+}
+
+/// Refuses an output whose folder does not exist, naming the folder.
+fn check_folder(path: &Path) -> Result<()> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(folder) if path.as_os_str() != "-" && !folder.is_dir() => bail!(
+            "-o {}: the folder {} does not exist",
+            path.display(),
+            folder.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// The input's format: `--from`, else what its content says, else its name.
 fn input_format(path: &Path, from: &Option<String>) -> Result<Format> {
+    check_exists(path)?;
     if let Some(f) = from {
         return Format::parse(f);
     }
@@ -346,6 +377,7 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
 pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertArgs) -> Result<()> {
     let source = input.path.as_str();
     let format = output_format(path, &args.format)?;
+    check_folder(path)?;
     let quiet = args.input.quiet || path.as_os_str() == "-";
     if format == Format::Spt {
         if args.symmetry.is_some() {

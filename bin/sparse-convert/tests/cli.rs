@@ -663,6 +663,17 @@ fn what_a_new_user_met() {
         &["a.mtx", "--to", "ELL:2"],
         "row 1 of the file (0-based row 0) has 3 entries; ELL:2 holds at most 2 per row",
     );
+    // A missing file or folder is named once, as such.
+    fails(
+        &["nofolder/a.mtx", "--to", "CSR"],
+        "nofolder/a.mtx: the folder nofolder does not exist",
+    );
+    fails(&["missing.mtx", "--to", "CSR"], "missing.mtx: no such file");
+    let out = run(&["a.mtx", "--to", "CSR", "-o", "nofolder/out.spt"], d);
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "sparse-convert: error: -o nofolder/out.spt: the folder nofolder does not exist"
+    );
     // A pattern file stays a pattern file.
     std::fs::write(
         d.join("p.mtx"),
