@@ -54,6 +54,10 @@ pub struct InputArgs {
     /// process may change or truncate while they are in use).
     #[arg(long)]
     pub no_mmap: bool,
+    /// `.spt` input: skip the chunk checksums (the arrays are still validated, so nothing
+    /// invalid gets through, but a damaged value or coordinate that stays valid does).
+    #[arg(long)]
+    pub no_verify: bool,
     /// Worker threads (0: one per core; at most 4 per core). Output is identical for any
     /// value.
     #[arg(long, default_value_t = 0)]

@@ -71,6 +71,8 @@ pub struct Input {
     pub field: Option<sptk_mtx::Field>,
     /// What was read.
     pub content: Content,
+    /// A `.spt` input's checksums are checked when it is validated (not `--no-verify`).
+    pub checksums: bool,
 }
 
 /// An input's content: a coordinate list, or a stored tensor (opened, not yet validated).
@@ -270,6 +272,7 @@ pub fn read_direct(
         format: Format::Mtx,
         header: format!("{} {} {} {}", h.object, h.format, h.field, h.symmetry),
         field: Some(h.field),
+        checksums: true,
         content: Content::Direct {
             dims: vec![h.rows, h.cols],
             value_type: d.tensor.value_type(),
@@ -324,8 +327,9 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
         return Ok(Input {
             path: path.display().to_string(),
             format,
-            header: format!("version {}", sptk_store::VERSION),
+            header: format!("version {}", file.header().version),
             field: None,
+            checksums: !args.no_verify,
             content: Content::Stored(Box::new(file)),
         });
     }
@@ -369,6 +373,7 @@ pub fn read_input(args: &InputArgs) -> Result<Input> {
         format,
         header,
         field,
+        checksums: true,
         content: Content::Entries(entries),
     })
 }

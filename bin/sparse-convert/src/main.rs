@@ -220,7 +220,11 @@ fn do_convert(
         }
         Content::Direct { .. } => bail!("internal error: a direct read is converted already"),
         Content::Stored(file) => {
-            let tensor = file.validate()?;
+            let tensor = if input.checksums {
+                file.validate()?
+            } else {
+                file.validate_without_checksums()?
+            };
             sptk_tensor::convert_tensor(&tensor, &target, &opts).map_err(explain)?
         }
     };
@@ -307,10 +311,11 @@ fn info(args: InfoArgs) -> Result<()> {
     };
     // A `.spt` input without --to is described from its header alone: instant.
     let summary = report::summary(&input, converted.as_ref().map(|c| &c.tensor));
+    let labels = report::label_summaries(&input)?;
     let text = if args.json {
-        report::info_json(&input, summary.as_ref())
+        report::info_json(&input, summary.as_ref(), &labels)
     } else {
-        report::info_table(&input, summary.as_ref())
+        report::info_table(&input, summary.as_ref(), &labels)
     };
     print!("{text}");
     std::io::stdout().flush()?;

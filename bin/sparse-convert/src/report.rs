@@ -265,7 +265,39 @@ pub fn summary(input: &Input, t: Option<&Tensor>) -> Option<Summary> {
 }
 
 /// `sparse-convert info` as a table.
-pub fn info_table(input: &Input, s: Option<&Summary>) -> String {
+/// How many labels `info` shows per dimension.
+const LABELS_SHOWN: usize = 5;
+
+/// A labelled dimension as `info` shows it: the dimension, its number of labels and the
+/// first few.
+pub struct LabelSummary {
+    /// The dimension.
+    pub dim: usize,
+    /// Number of labels (the dimension's size).
+    pub count: usize,
+    /// The first few labels.
+    pub first: Vec<String>,
+}
+
+/// The labelled dimensions of a stored input (their chunks and text checked on the way).
+pub fn label_summaries(input: &Input) -> Result<Vec<LabelSummary>, sptk_store::StoreError> {
+    let Content::Stored(f) = &input.content else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for &dim in &f.header().labelled_dims {
+        if let Some(l) = f.labels(dim)? {
+            out.push(LabelSummary {
+                dim,
+                count: l.len(),
+                first: l.iter().take(LABELS_SHOWN).map(str::to_string).collect(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+pub fn info_table(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "file        {}", input.path);
     let header = if input.header.is_empty() {
@@ -293,6 +325,17 @@ pub fn info_table(input: &Input, s: Option<&Summary>) -> String {
                 sl.dim, sl.offset, sl.size, sl.stride
             );
         }
+    }
+    for l in labels {
+        let shown: Vec<String> = l.first.iter().map(|x| format!("{x:?}")).collect();
+        let more = if l.count > l.first.len() { ", ..." } else { "" };
+        let _ = writeln!(
+            out,
+            "labels      dimension {}: {} labels ({}{more})",
+            l.dim,
+            l.count,
+            shown.join(", ")
+        );
     }
     if let Some(s) = s {
         out.push('\n');
@@ -351,7 +394,7 @@ fn json_list(v: &[u64]) -> String {
 }
 
 /// `sparse-convert info --json`.
-pub fn info_json(input: &Input, s: Option<&Summary>) -> String {
+pub fn info_json(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) -> String {
     let mut out = String::from("{\n");
     let _ = writeln!(out, "  \"file\": {},", json_str(&input.path));
     let _ = writeln!(out, "  \"format\": {},", json_str(input.format.name()));
@@ -363,6 +406,21 @@ pub fn info_json(input: &Input, s: Option<&Summary>) -> String {
         json_str(input.value_type().name())
     );
     let _ = write!(out, "  \"entries\": {}", input.entry_count());
+    if !labels.is_empty() {
+        out.push_str(",\n  \"labels\": [");
+        for (i, l) in labels.iter().enumerate() {
+            let first: Vec<String> = l.first.iter().map(|x| json_str(x)).collect();
+            let _ = write!(
+                out,
+                "{}\n    {{\"dim\": {}, \"count\": {}, \"first\": [{}]}}",
+                if i == 0 { "" } else { "," },
+                l.dim,
+                l.count,
+                first.join(", ")
+            );
+        }
+        out.push_str("\n  ]");
+    }
     if let Some(s) = s {
         let _ = write!(
             out,
@@ -401,15 +459,27 @@ pub fn info_json(input: &Input, s: Option<&Summary>) -> String {
 pub fn verified(path: &str, f: &sptk_store::SptFile, t: &Tensor, elapsed: Duration) -> String {
     let h = f.header();
     let bytes: usize = h.arrays.iter().map(|a| a.nbytes).sum();
+    let sums = match (h.chunk_bytes, h.array(sptk_store::CHECKSUMS)) {
+        (Some(c), Some(a)) => format!(
+            "every chunk checksum ({} chunks of {}, {}) matches",
+            a.len,
+            human_bytes(c as usize),
+            sptk_store::CHECKSUM_ALGORITHM
+        ),
+        _ => format!(
+            "every array checksum ({}, format version {}) matches",
+            sptk_store::CHECKSUM_ALGORITHM,
+            h.version
+        ),
+    };
     format!(
-        "{path}: ok\n  encoding  {}\n  dim       {}\n  nse       {}\n  entries   {}\n  arrays    {} ({}), every checksum ({}) matches, every invariant holds\n  time      {:.3} s\n",
+        "{path}: ok\n  encoding  {}\n  dim       {}\n  nse       {}\n  entries   {}\n  arrays    {} ({}), {sums}, every invariant holds\n  time      {:.3} s\n",
         t.encoding(),
         list(t.dim_sizes()),
         t.nse(),
         h.entries,
         h.arrays.len(),
         human_bytes(bytes),
-        sptk_store::CHECKSUM_ALGORITHM,
         elapsed.as_secs_f64()
     )
 }

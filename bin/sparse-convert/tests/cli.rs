@@ -538,7 +538,7 @@ fn spt_info_is_header_only_and_verify_names_a_corrupt_array() {
     // verify refuses naming the array, a conversion refuses too, and nothing is written.
     let path = dir.path().join("m.spt");
     let mut bytes = std::fs::read(&path).unwrap();
-    let at = bytes.len() - 80;
+    let at = value_byte(&path);
     bytes[at] ^= 0x40;
     std::fs::write(&path, &bytes).unwrap();
     assert!(run(&["info", "m.spt"], dir.path()).status.success());
@@ -552,6 +552,80 @@ fn spt_info_is_header_only_and_verify_names_a_corrupt_array() {
     let c = run(&["short.spt", "--to", "CSC", "-o", "out.mtx"], dir.path());
     assert!(!c.status.success());
     assert!(!dir.path().join("out.mtx").exists());
+}
+
+/// The file offset of the first byte of a `.spt` file's values.
+fn value_byte(path: &Path) -> usize {
+    let f = sptk_store::SptFile::open(path).unwrap();
+    let header_len = u64::from_le_bytes(f.as_bytes()[16..24].try_into().unwrap()) as usize;
+    24 + header_len + f.header().array("values").unwrap().offset
+}
+
+#[test]
+fn damaged_spt_is_refused_unless_no_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("mtx/scipy_real_general.mtx");
+    let w = run(
+        &[src.to_str().unwrap(), "--to", "CSR", "-o", "m.spt", "-q"],
+        dir.path(),
+    );
+    assert!(w.status.success(), "{}", stderr(&w));
+    let path = dir.path().join("m.spt");
+    let mut bytes = std::fs::read(&path).unwrap();
+    // The lowest mantissa byte of the first value: the arrays stay valid.
+    bytes[value_byte(&path)] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let c = run(&["m.spt", "--to", "CSC", "-o", "out.mtx"], dir.path());
+    assert_eq!(c.status.code(), Some(1));
+    let err = stderr(&c);
+    assert!(
+        err.contains("m.spt: values: bytes 0..") && err.contains("are damaged"),
+        "{err}"
+    );
+    assert!(!dir.path().join("out.mtx").exists());
+    let c = run(
+        &["m.spt", "--to", "CSC", "-o", "out.mtx", "--no-verify"],
+        dir.path(),
+    );
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert!(dir.path().join("out.mtx").exists());
+}
+
+#[test]
+fn info_shows_labels_and_conversions_keep_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = sptk_tensor::Entries::new(vec![3, 2], sptk_tensor::ValueType::F64);
+    e.push(&[0, 1], 1.0).unwrap();
+    e.push(&[2, 0], 2.0).unwrap();
+    let t = sptk_tensor::convert_to(&e, &sptk_encoding::csr(), &Default::default())
+        .unwrap()
+        .with_labels(
+            0,
+            sptk_tensor::Labels::from_strings(["AAAC-1", "AAAG-1", "ACGT-1"]),
+        )
+        .unwrap()
+        .with_labels(1, sptk_tensor::Labels::from_strings(["Xkr4", "Gm1992"]))
+        .unwrap();
+    sptk_store::write(dir.path().join("l.spt"), &t, &Default::default()).unwrap();
+    let c = run(&["l.spt", "--to", "COO", "-o", "l2.spt", "-q"], dir.path());
+    assert!(c.status.success(), "{}", stderr(&c));
+    for file in ["l.spt", "l2.spt"] {
+        let info = run(&["info", file], dir.path());
+        assert!(info.status.success(), "{}", stderr(&info));
+        let s = stdout(&info);
+        assert!(
+            s.contains("labels      dimension 0: 3 labels (\"AAAC-1\", \"AAAG-1\", \"ACGT-1\")"),
+            "{s}"
+        );
+        assert!(
+            s.contains("labels      dimension 1: 2 labels (\"Xkr4\", \"Gm1992\")"),
+            "{s}"
+        );
+        let json = run(&["info", file, "--json"], dir.path());
+        let v: Json = serde_json::from_str(&stdout(&json)).unwrap();
+        assert_eq!(v["labels"][1]["first"][1], "Gm1992");
+        assert_eq!(v["labels"][0]["count"], 3);
+    }
 }
 
 #[test]

@@ -11,8 +11,44 @@ const PRESETS: [&str; 14] = [
     "2:4", "Dense",
 ];
 
+/// A valid 5 x 5 CSR `.spt` file whose header `edit` changes (the bytes stay as they
+/// are), or whose 24-byte prefix `prefix` changes.
+fn spt(edit: impl Fn(&mut serde_json::Value), prefix: impl Fn(&mut [u8])) -> Vec<u8> {
+    let mut e = sptk_tensor::Entries::new(vec![5, 5], sptk_tensor::ValueType::F64);
+    for (i, j, v) in [(0, 0, 1.0), (2, 3, 2.0), (4, 4, 3.0)] {
+        e.push(&[i, j], v).unwrap();
+    }
+    let mut enc = sptk_encoding::csr();
+    enc.crd_width = 32;
+    let t = sptk_tensor::convert_to(&e, &enc, &Default::default()).unwrap();
+    let bytes = sptk_store::to_bytes(&t, &Default::default()).unwrap();
+    let h = u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
+    let mut header: serde_json::Value = serde_json::from_slice(&bytes[24..24 + h]).unwrap();
+    edit(&mut header);
+    let mut text = serde_json::to_vec(&header).unwrap();
+    while !(24 + text.len()).is_multiple_of(64) {
+        text.push(b' ');
+    }
+    let mut out = bytes[..16].to_vec();
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    prefix(&mut out);
+    out.extend_from_slice(&text);
+    out.extend_from_slice(&bytes[24 + h..]);
+    out
+}
+
+/// Sets `len` and `nbytes` of array `name` in a header.
+fn set_len(h: &mut serde_json::Value, name: &str, len: u64, nbytes: u64) {
+    for a in h["arrays"].as_array_mut().unwrap() {
+        if a["name"] == name {
+            a["len"] = len.into();
+            a["nbytes"] = nbytes.into();
+        }
+    }
+}
+
 /// Inputs: (name, file name, contents).
-fn inputs() -> Vec<(&'static str, &'static str, String)> {
+fn inputs() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     let mtx = |rows: &str, cols: &str, count: &str, lines: &[&str]| {
         format!(
             "%%MatrixMarket matrix coordinate real general\n{rows} {cols} {count}\n{}\n",
@@ -20,7 +56,7 @@ fn inputs() -> Vec<(&'static str, &'static str, String)> {
         )
     };
     let max = "18446744073709551615";
-    vec![
+    let text: Vec<(&'static str, &'static str, String)> = vec![
         (
             "1e12 rows",
             "rows.mtx",
@@ -88,7 +124,57 @@ fn inputs() -> Vec<(&'static str, &'static str, String)> {
             "big.tns",
             "1 1 1.0\n9223372036854775809 2 2.0\n".to_string(),
         ),
-    ]
+    ];
+    let keep = |_: &mut [u8]| {};
+    let mut all: Vec<_> = text
+        .into_iter()
+        .map(|(n, f, t)| (n, f, t.into_bytes()))
+        .collect();
+    all.extend([
+        (
+            "spt 1e12 rows",
+            "rows.spt",
+            spt(
+                |h| {
+                    h["dim_sizes"] = serde_json::json!([1_000_000_000_000u64, 5]);
+                    h["lvl_sizes"] = serde_json::json!([1_000_000_000_000u64, 5]);
+                    h["binsparse"]["shape"] = serde_json::json!([1_000_000_000_000u64, 5]);
+                },
+                keep,
+            ),
+        ),
+        (
+            "spt crd 2^61 long",
+            "crd.spt",
+            spt(|h| set_len(h, "crd[1]", 1 << 61, 1 << 63), keep),
+        ),
+        (
+            "spt nse 2^64-1",
+            "nse.spt",
+            spt(
+                |h| {
+                    h["nse"] = u64::MAX.into();
+                    h["binsparse"]["number_of_stored_values"] = u64::MAX.into();
+                    set_len(h, "values", u64::MAX, u64::MAX);
+                },
+                keep,
+            ),
+        ),
+        (
+            "spt header 2^63 long",
+            "header.spt",
+            spt(
+                |_| {},
+                |p| p[16..24].copy_from_slice(&(1u64 << 63).to_le_bytes()),
+            ),
+        ),
+        (
+            "spt checksums 2^60 long",
+            "sums.spt",
+            spt(|h| set_len(h, "checksums", 1 << 60, 1 << 63), keep),
+        ),
+    ]);
+    all
 }
 
 /// The expected outcome of each (input, preset): `ok`, or text that standard error holds.
@@ -196,6 +282,31 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("tns coordinate past 2^63", "Dense", "values: 18446744073709551618 elements"),
 ];
 
+/// `.spt` files are refused on opening, from the header and directory alone, whatever the
+/// target: (input, message) for every preset.
+const SPT_EXPECTED: &[(&str, &str)] = &[
+    (
+        "spt 1e12 rows",
+        "rows.spt: pos[1]: length 6; 1000000000000 parent position(s) need 1000000000001",
+    ),
+    (
+        "spt crd 2^61 long",
+        "crd.spt: checksums: 3 elements; the arrays before it have 140737488355330 chunks",
+    ),
+    (
+        "spt nse 2^64-1",
+        "nse.spt: values: 18446744073709551615 elements of f64 overflow",
+    ),
+    (
+        "spt header 2^63 long",
+        "header.spt: header length 9223372036854775808 is above the limit of 16777216 bytes",
+    ),
+    (
+        "spt checksums 2^60 long",
+        "sums.spt: checksums: 1152921504606846976 elements; the arrays before it have 3 chunks",
+    ),
+];
+
 fn outcome(dir: &Path, file: &str, preset: &str) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_sparse-convert"))
         .args([
@@ -236,7 +347,7 @@ fn hostile_sizes_convert_or_are_refused_with_their_message() {
     let mut checked = 0;
     for (name, file, text) in inputs() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(file), text).unwrap();
+        std::fs::write(dir.path().join(file), &text).unwrap();
         for preset in PRESETS {
             let got = outcome(dir.path(), file, preset);
             if print {
@@ -246,8 +357,9 @@ fn hostile_sizes_convert_or_are_refused_with_their_message() {
             let want = EXPECTED
                 .iter()
                 .find(|(n, p, _)| *n == name && *p == preset)
-                .unwrap_or_else(|| panic!("no expectation for {name} / {preset}: got {got}"))
-                .2;
+                .map(|e| e.2)
+                .or_else(|| SPT_EXPECTED.iter().find(|(n, _)| *n == name).map(|e| e.1))
+                .unwrap_or_else(|| panic!("no expectation for {name} / {preset}: got {got}"));
             if want == "ok" {
                 assert_eq!(got, "ok", "{name} / {preset}");
             } else {

@@ -167,6 +167,27 @@ pub enum StoreErrorKind {
         /// The checksum of the bytes.
         found: u64,
     },
+    /// A chunk of an array does not match its checksum in the `checksums` array: the
+    /// file was damaged after it was written.
+    ChunkChecksum {
+        /// The array.
+        array: String,
+        /// The chunk's number inside the array.
+        chunk: usize,
+        /// The chunk's bytes, counted from the array's start.
+        bytes: std::ops::Range<u64>,
+        /// The checksum stored in the file.
+        expected: u64,
+        /// The checksum of the bytes.
+        found: u64,
+    },
+    /// A dimension's labels are broken.
+    Labels {
+        /// The dimension.
+        dim: usize,
+        /// What is wrong.
+        message: String,
+    },
     /// The header's `entries` does not match the values (`verify`).
     Entries {
         /// The header's count.
@@ -221,6 +242,7 @@ impl StoreError {
             | K::Gap { array, .. }
             | K::OutOfBounds { array, .. }
             | K::Checksum { array, .. }
+            | K::ChunkChecksum { array, .. }
             | K::Row { array, .. } => Some(array),
             K::Padding { after, .. } => Some(after),
             _ => None,
@@ -263,7 +285,7 @@ impl fmt::Display for StoreErrorKind {
             ),
             K::UnsupportedVersion { version } => write!(
                 f,
-                "format version {version} is not supported (this reader knows version {})",
+                "format version {version} is not supported (this reader knows versions 1 to {})",
                 crate::VERSION
             ),
             K::Reserved { value } => {
@@ -366,6 +388,18 @@ impl fmt::Display for StoreErrorKind {
                 f,
                 "{array}: checksum mismatch: the directory says xxh3-64 {expected:016x}, the bytes hash to {found:016x}"
             ),
+            K::ChunkChecksum {
+                array,
+                chunk,
+                bytes,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{array}: bytes {}..{} (chunk {chunk}) are damaged: they hash to xxh3-64 {found:016x}, the file's checksums say {expected:016x}",
+                bytes.start, bytes.end
+            ),
+            K::Labels { dim, message } => write!(f, "labels of dimension {dim}: {message}"),
             K::Entries { header, found } => write!(
                 f,
                 "header field `entries` is {header}, but the values hold {found} entries"

@@ -8,8 +8,11 @@ use xxhash_rust::xxh3::Xxh3;
 
 /// The first 8 bytes of every `.spt` file.
 pub const MAGIC: [u8; 8] = *b"SPTENSOR";
-/// The format version this crate writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this crate writes; it reads this one and every earlier one.
+pub const VERSION: u32 = 2;
+/// Bytes per checksummed chunk in the files this crate writes (chosen by measurement:
+/// `docs/SPT.md`, "Chunk size").
+pub const CHUNK_BYTES: u64 = 64 * 1024;
 /// Bytes before the JSON header: magic (8), version (u32), reserved (u32, zero), header
 /// length (u64).
 pub const PREFIX_LEN: usize = 24;

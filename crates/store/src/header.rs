@@ -31,6 +31,9 @@ pub(crate) struct RawHeader {
     #[serde(default)]
     pub metadata: BTreeMap<String, serde_json::Value>,
     pub checksum_algorithm: String,
+    /// Version 2: bytes per checksummed chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_bytes: Option<u64>,
     pub arrays: Vec<RawArray>,
 }
 
@@ -62,7 +65,9 @@ pub(crate) struct RawArray {
     pub len: u64,
     pub offset: u64,
     pub nbytes: u64,
-    pub checksum: String,
+    /// Version 1: on every array. Version 2: on the `checksums` array only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
 }
 
 /// A binsparse (v0.1) descriptor of the stored arrays, for the encodings binsparse has.
@@ -110,14 +115,23 @@ pub struct ArrayInfo {
     pub offset: usize,
     /// Bytes of data (`len` elements; padding excluded).
     pub nbytes: usize,
-    /// xxh3-64 of the `nbytes` bytes.
-    pub checksum: u64,
+    /// xxh3-64 of the `nbytes` bytes: every array of a version 1 file, and the
+    /// `checksums` array of a version 2 file (whose other arrays are checked by chunk).
+    pub checksum: Option<u64>,
+    /// Version 2: the index in the `checksums` array of this array's first chunk.
+    pub first_chunk: usize,
 }
 
 /// The checked header of a `.spt` file.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Header {
+    /// The format version of the file (1 or 2).
+    pub version: u32,
+    /// Version 2: bytes per checksummed chunk (None for version 1).
+    pub chunk_bytes: Option<u64>,
+    /// The dimensions that carry labels, ascending.
+    pub labelled_dims: Vec<usize>,
     /// The encoding (canonical, no slices).
     pub encoding: Encoding,
     /// The storage plan for these sizes (dimension and level sizes, widths, array owners).
@@ -153,6 +167,33 @@ impl Header {
     }
 }
 
+/// The name of dimension `dim`'s label offsets array.
+pub fn label_offsets_name(dim: usize) -> String {
+    format!("label_offsets[{dim}]")
+}
+
+/// The name of dimension `dim`'s label text array.
+pub fn label_bytes_name(dim: usize) -> String {
+    format!("label_bytes[{dim}]")
+}
+
+/// The name of the array of chunk checksums (version 2).
+pub const CHECKSUMS: &str = "checksums";
+
+/// `label_offsets[d]` -> d.
+fn label_dim(name: &str) -> Option<usize> {
+    let d = name.strip_prefix("label_offsets[")?.strip_suffix(']')?;
+    if d.len() > 1 && d.starts_with('0') {
+        return None;
+    }
+    d.parse().ok()
+}
+
+/// Chunks of `nbytes` bytes: `ceil(nbytes / chunk_bytes)`.
+pub(crate) fn chunk_count(nbytes: u64, chunk_bytes: u64) -> u64 {
+    nbytes.div_ceil(chunk_bytes.max(1))
+}
+
 /// The arrays an encoding stores, in file order, with their element types.
 pub fn expected_arrays(layout: &Layout, value_type: ValueType) -> Vec<(String, Dtype)> {
     let mut out = Vec::new();
@@ -178,8 +219,8 @@ fn to_usize(x: u64, what: &str) -> Result<usize, StoreError> {
 }
 
 impl RawHeader {
-    /// Checks everything that does not need the file's bytes.
-    pub(crate) fn check(self) -> Result<Header, StoreError> {
+    /// Checks everything that does not need the file's bytes, for format `version`.
+    pub(crate) fn check(self, version: u32) -> Result<Header, StoreError> {
         let encoding: Encoding = self
             .encoding
             .parse()
@@ -257,9 +298,30 @@ impl RawHeader {
                 stride: s.stride,
             });
         }
-        let arrays = check_directory(&self.arrays, &layout, value_type, self.nse)?;
+        let chunk_bytes = match (version, self.chunk_bytes) {
+            (1, None) => None,
+            (1, Some(_)) => {
+                return Err(field(
+                    "chunk_bytes",
+                    "version 1 files have no chunk checksums",
+                ))
+            }
+            (_, Some(c)) if c.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&c) => Some(c),
+            (_, Some(c)) => {
+                return Err(field(
+                    "chunk_bytes",
+                    format!("{c} is not a power of two from {MIN_CHUNK} to {MAX_CHUNK}"),
+                ))
+            }
+            (_, None) => return Err(field("chunk_bytes", "missing (required from version 2)")),
+        };
+        let (arrays, labelled_dims) =
+            check_directory(&self.arrays, &layout, value_type, self.nse, chunk_bytes)?;
         check_lengths(&layout, &arrays)?;
         Ok(Header {
+            version,
+            chunk_bytes,
+            labelled_dims,
             encoding,
             layout,
             value_type,
@@ -277,42 +339,107 @@ impl RawHeader {
     }
 }
 
+/// The smallest and largest chunk sizes a reader accepts (powers of two).
+pub const MIN_CHUNK: u64 = 64;
+/// See [`MIN_CHUNK`].
+pub const MAX_CHUNK: u64 = 1 << 30;
+
+/// What the directory must hold at one position.
+struct Want {
+    name: String,
+    dtypes: Vec<Dtype>,
+    len: Option<u64>,
+}
+
 /// Names, order, types and lengths of the directory (offsets are checked against the file
-/// in `open.rs`).
+/// in `open.rs`): the encoding's arrays and `values`; from version 2 (`chunk_bytes` set)
+/// then label offsets and text for some dimensions, ascending, and last `checksums`, one
+/// u64 per chunk of every array before it. Returns the entries and the labelled dims.
 fn check_directory(
     raw: &[RawArray],
     layout: &Layout,
     value_type: ValueType,
     nse: u64,
-) -> Result<Vec<ArrayInfo>, StoreError> {
-    let expected = expected_arrays(layout, value_type);
-    let mut out = Vec::with_capacity(expected.len());
-    for index in 0..raw.len().max(expected.len()) {
-        let (name, want, a) = match (expected.get(index), raw.get(index)) {
-            (Some((e, want)), Some(a)) if *e == a.name => (e, *want, a),
-            (e, a) => {
+    chunk_bytes: Option<u64>,
+) -> Result<(Vec<ArrayInfo>, Vec<usize>), StoreError> {
+    let mut wants: Vec<Want> = expected_arrays(layout, value_type)
+        .into_iter()
+        .map(|(name, d)| Want {
+            len: (name == "values").then_some(nse),
+            name,
+            dtypes: vec![d],
+        })
+        .collect();
+    let mut labelled = Vec::new();
+    if let Some(chunk) = chunk_bytes {
+        let mut i = wants.len();
+        while let Some(d) = raw.get(i).and_then(|a| label_dim(&a.name)) {
+            let size = layout.dim_sizes.get(d).copied();
+            let ascending = labelled.last().is_none_or(|&p| d > p);
+            let Some(count) = size.filter(|_| ascending).and_then(|s| s.checked_add(1)) else {
+                return Err(StoreErrorKind::ArrayList {
+                    index: i,
+                    expected: None,
+                    found: Some(raw[i].name.clone()),
+                }
+                .into());
+            };
+            labelled.push(d);
+            wants.push(Want {
+                name: label_offsets_name(d),
+                dtypes: vec![Dtype::Scalar(ValueType::U32), Dtype::Scalar(ValueType::U64)],
+                len: Some(count),
+            });
+            wants.push(Want {
+                name: label_bytes_name(d),
+                dtypes: vec![Dtype::Scalar(ValueType::U8)],
+                len: None,
+            });
+            i += 2;
+        }
+        let chunks = raw
+            .iter()
+            .take(wants.len())
+            .try_fold(0u64, |n, a| n.checked_add(chunk_count(a.nbytes, chunk)))
+            .ok_or_else(|| field("arrays", "the number of chunks overflows"))?;
+        wants.push(Want {
+            name: CHECKSUMS.to_string(),
+            dtypes: vec![Dtype::Scalar(ValueType::U64)],
+            len: Some(chunks),
+        });
+    }
+    let mut out = Vec::with_capacity(wants.len());
+    let mut first_chunk: u64 = 0;
+    for index in 0..raw.len().max(wants.len()) {
+        let (want, a) = match (wants.get(index), raw.get(index)) {
+            (Some(w), Some(a)) if w.name == a.name => (w, a),
+            (w, a) => {
                 return Err(StoreErrorKind::ArrayList {
                     index,
-                    expected: e.map(|(n, _)| n.clone()),
+                    expected: w.map(|w| w.name.clone()),
                     found: a.map(|a| a.name.clone()),
                 }
                 .into())
             }
         };
-        let found = Dtype::from_name(&a.dtype);
-        if found != Some(want) {
-            return Err(StoreErrorKind::ArrayType {
+        let name = &want.name;
+        let dtype = Dtype::from_name(&a.dtype)
+            .filter(|d| want.dtypes.contains(d))
+            .ok_or_else(|| StoreErrorKind::ArrayType {
                 array: name.clone(),
                 found: a.dtype.clone(),
-                expected: want.name().to_string(),
-            }
-            .into());
-        }
-        let nbytes = want
+                expected: want
+                    .dtypes
+                    .iter()
+                    .map(|d| d.name())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+            })?;
+        let nbytes = dtype
             .bytes_for(a.len)
             .ok_or_else(|| StoreErrorKind::ArrayLength {
                 array: name.clone(),
-                message: format!("{} elements of {} overflow", a.len, want.name()),
+                message: format!("{} elements of {} overflow", a.len, dtype.name()),
             })?;
         if nbytes != a.nbytes {
             return Err(StoreErrorKind::ArrayLength {
@@ -321,34 +448,52 @@ fn check_directory(
                     "nbytes is {}, but {} elements of {} take {nbytes}",
                     a.nbytes,
                     a.len,
-                    want.name()
+                    dtype.name()
                 ),
             }
             .into());
         }
-        if name == "values" && a.len != nse {
+        if let Some(len) = want.len.filter(|&l| l != a.len) {
+            let why = match name.as_str() {
+                "values" => format!("the header's nse is {len}"),
+                CHECKSUMS => format!("the arrays before it have {len} chunks"),
+                _ => format!("the dimension has {} coordinates", len - 1),
+            };
             return Err(StoreErrorKind::ArrayLength {
                 array: name.clone(),
-                message: format!("{} elements; the header's nse is {nse}", a.len),
+                message: format!("{} elements; {why}", a.len),
             }
             .into());
         }
-        let checksum = parse_hex64(&a.checksum).ok_or_else(|| {
-            field(
+        let needs_checksum = chunk_bytes.is_none() || name == CHECKSUMS;
+        let checksum = match (&a.checksum, needs_checksum) {
+            (Some(c), true) => Some(parse_hex64(c).ok_or_else(|| {
+                field(
+                    format!("arrays[{index}].checksum"),
+                    format!("{c:?} is not 16 lowercase hex digits"),
+                )
+            })?),
+            (None, false) => None,
+            (None, true) => return Err(field(format!("arrays[{index}].checksum"), "missing")),
+            (Some(_), false) => return Err(field(
                 format!("arrays[{index}].checksum"),
-                format!("{:?} is not 16 lowercase hex digits", a.checksum),
-            )
-        })?;
+                "from version 2 an array's checksums are kept by chunk in the `checksums` array",
+            )),
+        };
         out.push(ArrayInfo {
             name: name.clone(),
-            dtype: want,
+            dtype,
             len: to_usize(a.len, &format!("arrays[{index}].len"))?,
             offset: to_usize(a.offset, &format!("arrays[{index}].offset"))?,
             nbytes: to_usize(a.nbytes, &format!("arrays[{index}].nbytes"))?,
             checksum,
+            first_chunk: to_usize(first_chunk, "arrays")?,
         });
+        if let Some(chunk) = chunk_bytes {
+            first_chunk = first_chunk.saturating_add(chunk_count(a.nbytes, chunk));
+        }
     }
-    Ok(out)
+    Ok((out, labelled))
 }
 
 /// Array lengths against each other and the sizes, level by level (O(levels)): the
@@ -575,34 +720,61 @@ pub(crate) fn binsparse_descriptor(
     })
 }
 
-/// The raw header of a tensor about to be written; checksums are placeholders until the
-/// arrays have been streamed.
+/// The raw header of a tensor about to be written, in the current version with chunks
+/// of `chunk_bytes`; checksums are placeholders until the arrays have been streamed.
 pub(crate) fn raw_for(
     tensor: &sptk_tensor::Tensor,
     entries: u64,
     provenance: RawProvenance,
     metadata: BTreeMap<String, serde_json::Value>,
+    chunk_bytes: u64,
 ) -> RawHeader {
     let layout = tensor.layout();
     let vt = tensor.value_type();
-    let mut arrays = Vec::new();
+    let mut list: Vec<(String, Dtype, usize)> = Vec::new();
+    for (name, a) in tensor.index_arrays() {
+        list.push((name, Dtype::index(a.width()), a.len()));
+    }
+    list.push(("values".into(), Dtype::Scalar(vt), tensor.nse()));
+    for (d, labels) in tensor.all_labels().into_iter().enumerate() {
+        if let Some(l) = labels {
+            let offsets = l.offsets();
+            list.push((
+                label_offsets_name(d),
+                Dtype::index(offsets.width()),
+                offsets.len(),
+            ));
+            list.push((
+                label_bytes_name(d),
+                Dtype::Scalar(ValueType::U8),
+                l.bytes().len(),
+            ));
+        }
+    }
+    let nbytes = |dtype: Dtype, len: usize| dtype.bytes_for(len as u64).unwrap_or(0);
+    let chunks: u64 = list
+        .iter()
+        .map(|&(_, d, len)| chunk_count(nbytes(d, len), chunk_bytes))
+        .sum();
+    list.push((
+        CHECKSUMS.to_string(),
+        Dtype::Scalar(ValueType::U64),
+        chunks as usize,
+    ));
+    let mut arrays = Vec::with_capacity(list.len());
     let mut offset: u64 = 0;
-    let mut push = |name: String, dtype: Dtype, len: usize| {
-        let nbytes = dtype.bytes_for(len as u64).unwrap_or(0);
+    for (name, dtype, len) in list {
+        let n = nbytes(dtype, len);
         arrays.push(RawArray {
+            checksum: (name == CHECKSUMS).then(|| hex64(0)),
             name,
             dtype: dtype.name().to_string(),
             len: len as u64,
             offset,
-            nbytes,
-            checksum: hex64(0),
+            nbytes: n,
         });
-        offset = crate::format::align_up(offset + nbytes).unwrap_or(u64::MAX);
-    };
-    for (name, a) in tensor.index_arrays() {
-        push(name, Dtype::index(a.width()), a.len());
+        offset = crate::format::align_up(offset + n).unwrap_or(u64::MAX);
     }
-    push("values".into(), Dtype::Scalar(vt), tensor.nse());
     RawHeader {
         encoding: tensor.encoding().to_string(),
         dim_sizes: tensor.dim_sizes().to_vec(),
@@ -614,6 +786,7 @@ pub(crate) fn raw_for(
         provenance,
         metadata,
         checksum_algorithm: CHECKSUM_ALGORITHM.to_string(),
+        chunk_bytes: Some(chunk_bytes),
         arrays,
     }
 }

@@ -44,6 +44,7 @@
 //! ```
 
 mod atomic;
+mod checks;
 mod convert;
 mod error;
 mod format;
@@ -56,9 +57,13 @@ pub use atomic::{remove_stale_temporaries, temporaries};
 pub use convert::convert_file;
 pub use error::{StoreError, StoreErrorKind};
 pub use format::{
-    checksum, Dtype, ALIGN, CHECKSUM_ALGORITHM, MAGIC, MAX_HEADER_LEN, PREFIX_LEN, VERSION,
+    checksum, Dtype, ALIGN, CHECKSUM_ALGORITHM, CHUNK_BYTES, MAGIC, MAX_HEADER_LEN, PREFIX_LEN,
+    VERSION,
 };
-pub use header::{expected_arrays, ArrayInfo, Binsparse, Header, Provenance};
+pub use header::{
+    expected_arrays, label_bytes_name, label_offsets_name, ArrayInfo, Binsparse, Header,
+    Provenance, CHECKSUMS, MAX_CHUNK, MIN_CHUNK,
+};
 pub use open::SptFile;
 pub use row::RowSlices;
 pub use write::{to_bytes, write, write_to, Progress, WriteOptions};

@@ -21,12 +21,12 @@ use std::sync::Arc;
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 use sptk_tensor::{
-    Buf, IndexVec, IndexWidth, LevelArrays, Owner, Pod, Tensor, ValueType, ValueVec,
+    Buf, IndexVec, IndexWidth, Labels, LevelArrays, Owner, Pod, Tensor, ValueType, ValueVec,
 };
 
 use crate::error::{StoreError, StoreErrorKind};
-use crate::format::{align_up, checksum, Dtype, MAGIC, MAX_HEADER_LEN, PREFIX_LEN, VERSION};
-use crate::header::{ArrayInfo, Header, RawHeader};
+use crate::format::{align_up, Dtype, MAGIC, MAX_HEADER_LEN, PREFIX_LEN, VERSION};
+use crate::header::{label_bytes_name, label_offsets_name, ArrayInfo, Header, RawHeader};
 
 /// An opened `.spt` file: header and directory checked, arrays not yet validated.
 pub struct SptFile {
@@ -285,7 +285,10 @@ impl SptFile {
 
     /// File bytes `range` as a zero-copy `Buf<T>` (bounds, alignment and length checked by
     /// the core).
-    fn buf<T: Pod>(&self, range: Range<usize>) -> Result<Buf<T>, sptk_tensor::ViewError> {
+    pub(crate) fn buf<T: Pod>(
+        &self,
+        range: Range<usize>,
+    ) -> Result<Buf<T>, sptk_tensor::ViewError> {
         // SAFETY: the bytes are those of the map that the owner (an `Arc` of it) keeps
         // alive; the map is read-only and unchanged while mapped under the threat model of
         // `SptFile::open` (the anonymous maps of `read`/`from_bytes` are private).
@@ -298,14 +301,70 @@ impl SptFile {
         unsafe { Buf::from_owner_bools(self.owner(), &self.map, range) }
     }
 
-    /// Runs the O(n) validation of every array (the core's [`Tensor::try_from_parts`]) and
-    /// returns the tensor, whose arrays borrow the file without a copy.
+    /// Checks every array against its checksums and runs the O(n) validation of the
+    /// arrays (the core's [`Tensor::try_from_parts`]), side by side in parallel, and returns
+    /// the tensor, whose arrays (and labels) borrow the file without a copy. This is what
+    /// conversions of a stored tensor use.
     ///
     /// # Errors
-    /// [`StoreErrorKind::Invalid`] naming the array and index of the first broken
-    /// invariant (positions decreasing, a coordinate past its level size, unsorted where
-    /// ordered is promised, ...), or a bool byte other than 0 or 1.
+    /// First a damaged array ([`StoreErrorKind::ChunkChecksum`], or
+    /// [`StoreErrorKind::Checksum`] in version 1 files), else [`StoreErrorKind::Invalid`]
+    /// naming the array and index of the first broken invariant (positions decreasing, a
+    /// coordinate past its level size, unsorted where ordered is promised, ...), a bool
+    /// byte other than 0 or 1, or [`StoreErrorKind::Labels`].
     pub fn validate(&self) -> Result<Tensor, StoreError> {
+        let (checked, built) = rayon::join(|| self.verify_checksums(), || self.build());
+        checked?;
+        built
+    }
+
+    /// [`SptFile::validate`] without the checksums: the arrays are still validated (no
+    /// kernel or conversion ever sees a broken invariant), but damage that keeps them
+    /// valid (a changed value, a coordinate moved within its row) goes unnoticed.
+    ///
+    /// # Errors
+    /// As for [`SptFile::validate`], except the checksum errors.
+    pub fn validate_without_checksums(&self) -> Result<Tensor, StoreError> {
+        self.build()
+    }
+
+    /// The labels of dimension `dim`, if the file has any, after checking their chunks
+    /// and their offsets and UTF-8 text; zero-copy.
+    ///
+    /// # Errors
+    /// Damaged chunks, or [`StoreErrorKind::Labels`].
+    pub fn labels(&self, dim: usize) -> Result<Option<Labels>, StoreError> {
+        if !self.header.labelled_dims.contains(&dim) {
+            return Ok(None);
+        }
+        for name in [label_offsets_name(dim), label_bytes_name(dim)] {
+            if let Some(a) = self.header.array(&name) {
+                self.check_bytes(a, 0..a.nbytes)?;
+            }
+        }
+        self.read_labels(dim).map(Some)
+    }
+
+    /// The labels of `dim` from the file (no checksum check).
+    fn read_labels(&self, dim: usize) -> Result<Labels, StoreError> {
+        let bad = |message: String| self.err(StoreErrorKind::Labels { dim, message });
+        let offsets = self
+            .header
+            .array(&label_offsets_name(dim))
+            .ok_or_else(|| bad("label_offsets missing".into()))?;
+        let text = self
+            .header
+            .array(&label_bytes_name(dim))
+            .ok_or_else(|| bad("label_bytes missing".into()))?;
+        let offsets = self.index_window(offsets, 0..offsets.len)?;
+        let bytes = self
+            .buf::<u8>(self.byte_range(text))
+            .map_err(|e| bad(e.to_string()))?;
+        Labels::try_from_parts(offsets, bytes).map_err(|e| bad(e.message))
+    }
+
+    /// The tensor from the arrays after the O(n) validation, with its labels.
+    fn build(&self) -> Result<Tensor, StoreError> {
         let layout = &self.header.layout;
         let mut levels: Vec<LevelArrays> = (0..layout.lvl_rank())
             .map(|_| LevelArrays {
@@ -330,7 +389,7 @@ impl SptFile {
             }
         }
         let values = self.values_window(0..self.header.nse as usize)?;
-        Tensor::try_from_parts(
+        let mut t = Tensor::try_from_parts(
             self.header.encoding.clone(),
             self.header.dim_sizes().to_vec(),
             levels,
@@ -341,16 +400,24 @@ impl SptFile {
             self.err(StoreErrorKind::Invalid {
                 message: e.to_string(),
             })
-        })
+        })?;
+        for &dim in &self.header.labelled_dims {
+            let labels = self.read_labels(dim)?;
+            t = t.with_labels(dim, labels).map_err(|e| {
+                self.err(StoreErrorKind::Labels {
+                    dim,
+                    message: e.message,
+                })
+            })?;
+        }
+        Ok(t)
     }
 
-    /// Checks every array's checksum, then validates; also checks the header's `entries`.
+    /// Checks every checksum, then validates; also checks the header's `entries`.
     ///
     /// # Errors
-    /// [`StoreErrorKind::Checksum`] naming the first array whose bytes do not match, then
-    /// as for [`SptFile::validate`], then [`StoreErrorKind::Entries`].
+    /// As for [`SptFile::validate`], then [`StoreErrorKind::Entries`].
     pub fn verify(&self) -> Result<Tensor, StoreError> {
-        self.verify_checksums()?;
         let t = self.validate()?;
         let found = crate::write::count_entries(&t);
         if found != self.header.entries {
@@ -360,25 +427,6 @@ impl SptFile {
             }));
         }
         Ok(t)
-    }
-
-    /// Checks every array's checksum only.
-    ///
-    /// # Errors
-    /// [`StoreErrorKind::Checksum`] naming the first array whose bytes do not match.
-    pub fn verify_checksums(&self) -> Result<(), StoreError> {
-        for a in &self.header.arrays {
-            let bytes = self.map.get(self.byte_range(a)).unwrap_or(&[]);
-            let found = checksum(bytes);
-            if found != a.checksum {
-                return Err(self.err(StoreErrorKind::Checksum {
-                    array: a.name.clone(),
-                    expected: a.checksum,
-                    found,
-                }));
-            }
-        }
-        Ok(())
     }
 }
 
@@ -423,7 +471,7 @@ pub(crate) fn check_file(bytes: &[u8]) -> Result<(Header, usize), StoreError> {
         return Err(K::BadMagic { found: magic }.into());
     }
     let version = u32_at(prefix, 8).unwrap_or(0);
-    if version != VERSION {
+    if !(1..=VERSION).contains(&version) {
         return Err(K::UnsupportedVersion { version }.into());
     }
     let reserved = u32_at(prefix, 12).unwrap_or(0);
@@ -461,7 +509,7 @@ pub(crate) fn check_file(bytes: &[u8]) -> Result<(Header, usize), StoreError> {
     let raw: RawHeader = serde_json::from_str(text).map_err(|e| K::HeaderJson {
         message: e.to_string(),
     })?;
-    let header = raw.check()?;
+    let header = raw.check(version)?;
     let data = bytes.get(data_start..).unwrap_or(&[]);
     check_offsets(&header, data, data_start)?;
     Ok((header, data_start))

@@ -2,7 +2,8 @@
 Row views straight from an opened file, without validating the whole tensor: for an
 encoding whose outer level is dense over a compressed level, with dense levels below it
 (CSR, CSC, BSR, BSC), [`SptFile::row`] checks only that row's two positions and its
-coordinates (and order, where promised) and then hands out zero-copy typed windows.
+coordinates (and order, where promised) and then hands out zero-copy typed windows. From
+format version 2 it first checks the checksums of the chunks those windows lie in.
 */
 
 use std::ops::Range;
@@ -57,12 +58,15 @@ impl RowSlices {
 }
 
 impl SptFile {
-    /// The arrays of outer coordinate `row`, after checking only that row: its positions
-    /// bound a range inside `crd[1]`, its coordinates are below the level size and, unless
-    /// the level is `nonordered` (or `nonunique`), strictly ascending.
+    /// The arrays of outer coordinate `row`, after checking only that row: the chunks
+    /// holding its two positions, its coordinates and its values match their checksums
+    /// (format version 2; version 1 files have no chunk checksums), its positions bound a
+    /// range inside `crd[1]`, its coordinates are below the level size and, unless the
+    /// level is `nonordered` (or `nonunique`), strictly ascending.
     ///
     /// # Errors
-    /// [`StoreErrorKind::NoRows`] for encodings without row views, and
+    /// [`StoreErrorKind::NoRows`] for encodings without row views,
+    /// [`StoreErrorKind::ChunkChecksum`] for a damaged chunk, and
     /// [`StoreErrorKind::Row`] naming the array and the problem.
     pub fn row(&self, row: u64) -> Result<RowSlices, StoreError> {
         let h = self.header();
@@ -101,6 +105,8 @@ impl SptFile {
             ));
         }
         let r = row as usize;
+        let pos_bytes = pos_info.dtype.bytes_for(1).unwrap_or(8) as usize;
+        self.check_bytes(pos_info, r * pos_bytes..(r + 2) * pos_bytes)?;
         let pos = self.index_window(pos_info, r..r + 2)?;
         let (lo, hi) = (pos.get(0).unwrap_or(0), pos.get(1).unwrap_or(0));
         if lo > hi {
@@ -120,6 +126,8 @@ impl SptFile {
             ));
         }
         let (lo, hi) = (lo as usize, hi as usize);
+        let crd_bytes = crd_info.dtype.bytes_for(1).unwrap_or(8) as usize;
+        self.check_bytes(crd_info, lo * crd_bytes..hi * crd_bytes)?;
         let crd = self.index_window(crd_info, lo..hi)?;
         let props = h.encoding.levels[1].props;
         let ordered = !props.nonordered;
@@ -168,6 +176,10 @@ impl SptFile {
                     vr.start, vr.end, h.nse
                 ),
             ));
+        }
+        if let Some(v) = h.array("values") {
+            let size = h.value_type.size();
+            self.check_bytes(v, vr.start * size..vr.end * size)?;
         }
         let values = self.values_window(vr)?;
         Ok(RowSlices {

@@ -1,8 +1,9 @@
 /*!
 Writing a [`Tensor`] as a `.spt` file. The arrays stream from the tensor's own buffers to
-the output in 64 KiB chunks, hashed on the way (no second copy of an array in memory); the
-header is written first with placeholder checksums, which have a fixed width (16 hex
-digits), and rewritten in place once the arrays are out. [`write`] does this into an
+the output through a 64 KiB buffer, hashed chunk by chunk on the way (no second copy of an
+array in memory); the chunk checksums follow as the last array, and the header, written
+first with a placeholder checksum of fixed width (16 hex digits), is rewritten in place
+once the arrays are out. [`write`] does this into an
 unnamed temporary file beside the target and publishes it atomically (`atomic.rs`).
 */
 
@@ -14,8 +15,11 @@ use std::sync::Arc;
 use sptk_tensor::{IndexVec, Tensor, Value};
 
 use crate::error::StoreError;
-use crate::format::{align_up, hex64, Hasher, ALIGN, MAGIC, MAX_HEADER_LEN, PREFIX_LEN, VERSION};
+use crate::format::{
+    align_up, hex64, Hasher, ALIGN, CHUNK_BYTES, MAGIC, MAX_HEADER_LEN, PREFIX_LEN, VERSION,
+};
 use crate::header::{raw_for, RawHeader, RawProvenance, RawSlice};
+use crate::header::{CHECKSUMS, MAX_CHUNK, MIN_CHUNK};
 
 /// Called with the number of array bytes written so far (for progress bars).
 pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
@@ -32,6 +36,9 @@ pub struct WriteOptions {
     pub timestamp: bool,
     /// Called after each 64 KiB of array data with the bytes written so far.
     pub progress: Option<Progress>,
+    /// Bytes per checksummed chunk: a power of two from [`crate::MIN_CHUNK`] to
+    /// [`crate::MAX_CHUNK`]; None for [`crate::CHUNK_BYTES`].
+    pub chunk_bytes: Option<u64>,
 }
 
 impl std::fmt::Debug for WriteOptions {
@@ -41,6 +48,7 @@ impl std::fmt::Debug for WriteOptions {
             .field("metadata", &self.metadata)
             .field("timestamp", &self.timestamp)
             .field("progress", &self.progress.is_some())
+            .field("chunk_bytes", &self.chunk_bytes)
             .finish()
     }
 }
@@ -103,11 +111,21 @@ pub fn write_to<W: Write + Seek>(
                 .map_or(0, |d| d.as_secs())
         }),
     };
+    let chunk_bytes = opts.chunk_bytes.unwrap_or(CHUNK_BYTES);
+    if !chunk_bytes.is_power_of_two() || !(MIN_CHUNK..=MAX_CHUNK).contains(&chunk_bytes) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "chunk size {chunk_bytes} is not a power of two from {MIN_CHUNK} to {MAX_CHUNK}"
+            ),
+        ));
+    }
     let mut raw = raw_for(
         tensor,
         count_entries(tensor),
         provenance,
         opts.metadata.clone(),
+        chunk_bytes,
     );
     let header = header_bytes(&raw)?;
     let start = w.stream_position()?;
@@ -122,17 +140,33 @@ pub fn write_to<W: Write + Seek>(
         progress: opts.progress.as_ref(),
     };
     let mut buf = Vec::with_capacity(CHUNK);
-    let arrays = tensor.index_arrays();
-    for (k, (_, a)) in arrays.iter().enumerate() {
-        let h = write_index(&mut out, a, &mut buf)?;
-        raw.arrays[k].checksum = hex64(h);
+    let mut sums = ChunkSums::new(chunk_bytes as usize);
+    for (_, a) in tensor.index_arrays() {
+        write_index(&mut out, a, &mut buf, &mut sums)?;
         pad(&mut out)?;
     }
-    let h = sptk_tensor::with_values!(tensor.values(), v => write_slice(&mut out, v, &mut buf))?;
-    if let Some(last) = raw.arrays.last_mut() {
-        last.checksum = hex64(h);
-    }
+    sptk_tensor::with_values!(tensor.values(), v => write_slice(&mut out, v, &mut buf, &mut sums))?;
     pad(&mut out)?;
+    for labels in tensor.all_labels().into_iter().flatten() {
+        write_index(&mut out, labels.offsets(), &mut buf, &mut sums)?;
+        pad(&mut out)?;
+        write_slice(&mut out, labels.bytes(), &mut buf, &mut sums)?;
+        pad(&mut out)?;
+    }
+    let chunk_sums = std::mem::take(&mut sums.sums);
+    let sum_bytes: Vec<u8> = chunk_sums.iter().flat_map(|h| h.to_le_bytes()).collect();
+    out.put(&sum_bytes)?;
+    pad(&mut out)?;
+    match raw.arrays.last_mut() {
+        Some(last) if last.name == CHECKSUMS && last.len == chunk_sums.len() as u64 => {
+            last.checksum = Some(hex64(crate::format::checksum(&sum_bytes)));
+        }
+        _ => {
+            return Err(io::Error::other(
+                "internal: the chunk checksums do not match the directory",
+            ))
+        }
+    }
     let data_len = out.n;
     let final_header = header_bytes(&raw)?;
     if final_header.len() != header.len() {
@@ -200,36 +234,82 @@ fn write_index<W: Write>(
     out: &mut Counting<'_, W>,
     a: &IndexVec,
     buf: &mut Vec<u8>,
-) -> io::Result<u64> {
+    sums: &mut ChunkSums,
+) -> io::Result<()> {
     match a {
-        IndexVec::Packed2 { bytes, .. } => write_slice(out, bytes, buf),
-        IndexVec::U8(v) => write_slice(out, v, buf),
-        IndexVec::U16(v) => write_slice(out, v, buf),
-        IndexVec::U32(v) => write_slice(out, v, buf),
-        IndexVec::U64(v) => write_slice(out, v, buf),
+        IndexVec::Packed2 { bytes, .. } => write_slice(out, bytes, buf, sums),
+        IndexVec::U8(v) => write_slice(out, v, buf, sums),
+        IndexVec::U16(v) => write_slice(out, v, buf, sums),
+        IndexVec::U32(v) => write_slice(out, v, buf, sums),
+        IndexVec::U64(v) => write_slice(out, v, buf, sums),
     }
 }
 
-/// Streams `v` little-endian through a 64 KiB buffer, hashing it; returns the checksum.
+/// Streams `v` little-endian through a 64 KiB buffer, hashing it into `sums` chunk by
+/// chunk (the array's last, partial chunk included).
 fn write_slice<W: Write, T: LeBytes>(
     out: &mut Counting<'_, W>,
     v: &[T],
     buf: &mut Vec<u8>,
-) -> io::Result<u64> {
-    let mut h = Hasher::new();
+    sums: &mut ChunkSums,
+) -> io::Result<()> {
     let per = (CHUNK / std::mem::size_of::<T>().max(1)).max(1);
     for chunk in v.chunks(per) {
         buf.clear();
         for x in chunk {
             x.put(buf);
         }
-        h.update(buf);
+        sums.feed(buf);
         out.put(buf)?;
         if let Some(p) = out.progress {
             p(out.n);
         }
     }
-    Ok(h.finish())
+    sums.end_array();
+    Ok(())
+}
+
+/// xxh3-64 of every `chunk` bytes of each array fed to it, and of each array's tail.
+struct ChunkSums {
+    chunk: usize,
+    filled: usize,
+    hasher: Hasher,
+    sums: Vec<u64>,
+}
+
+impl ChunkSums {
+    fn new(chunk: usize) -> ChunkSums {
+        ChunkSums {
+            chunk,
+            filled: 0,
+            hasher: Hasher::new(),
+            sums: Vec::new(),
+        }
+    }
+
+    fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let take = (self.chunk - self.filled).min(bytes.len());
+            self.hasher.update(&bytes[..take]);
+            self.filled += take;
+            bytes = &bytes[take..];
+            if self.filled == self.chunk {
+                self.finish_chunk();
+            }
+        }
+    }
+
+    fn end_array(&mut self) {
+        if self.filled > 0 {
+            self.finish_chunk();
+        }
+    }
+
+    fn finish_chunk(&mut self) {
+        self.sums.push(self.hasher.finish());
+        self.hasher = Hasher::new();
+        self.filled = 0;
+    }
 }
 
 /// Little-endian bytes of an element (bool as one byte 0/1, complex as re then im).

@@ -46,28 +46,25 @@ fn crash_child() {
     };
     let (a, b) = (big(1.0), big(2.0));
     loop {
-        write(&target, &a, &WriteOptions::default()).unwrap();
-        write(&target, &b, &WriteOptions::default()).unwrap();
+        for t in [&a, &b] {
+            write(&target, t, &WriteOptions::default()).unwrap();
+            // The parent counts finished writes from these lines.
+            eprintln!("finished a write");
+        }
     }
 }
 
-fn check_target(path: &Path, round: usize) -> Option<f64> {
+/// What the target holds after a kill: the first value of a finished file, or None.
+fn check_target(path: &Path) -> Result<Option<f64>, String> {
     if !path.exists() {
-        return None;
+        return Ok(None);
     }
-    let f = SptFile::open(path).unwrap_or_else(|e| panic!("round {round}: torn file: {e}"));
-    let t = f
-        .verify()
-        .unwrap_or_else(|e| panic!("round {round}: torn file: {e}"));
-    let ValueVec::F64(v) = t.values() else {
-        panic!("round {round}: wrong type")
-    };
-    let first = v[0];
-    assert!(
-        first == 1.0 || first == 2.0,
-        "round {round}: unknown content"
-    );
-    Some(first)
+    let f = SptFile::open(path).map_err(|e| format!("torn file: {e}"))?;
+    let t = f.verify().map_err(|e| format!("torn file: {e}"))?;
+    match t.values() {
+        ValueVec::F64(v) if v.first() == Some(&1.0) || v.first() == Some(&2.0) => Ok(Some(v[0])),
+        _ => Err("unknown content".into()),
+    }
 }
 
 #[test]
@@ -82,33 +79,66 @@ fn killed_writers_leave_the_old_file_or_none() {
         .unwrap_or(16);
     let mut seen = std::collections::BTreeMap::new();
     let mut leftovers = 0;
+    let mut finished_writes = 0;
+    let mut rounds_with_a_file = 0;
     for round in 0..rounds {
+        let log_path = dir.path().join(format!("child-{round}.log"));
+        let log = std::fs::File::create(&log_path).unwrap();
         let mut child = Command::new(&exe)
             .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
             .env("SPT_CRASH_TARGET", &target)
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(30 + rng.below(400)));
+        let exited_early = child.try_wait().unwrap();
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        *seen
-            .entry(format!("{:?}", check_target(&target, round)))
-            .or_insert(0) += 1;
+        let stderr = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let fail = |msg: String| -> ! {
+            panic!("round {round}: {msg}\n--- the writer's stderr ---\n{stderr}--- end ---")
+        };
+        if let Some(status) = exited_early {
+            fail(format!(
+                "the writer exited by itself ({status}) before the kill"
+            ));
+        }
+        let finished = stderr.matches("finished a write").count();
+        finished_writes += finished;
+        let state = check_target(&target).unwrap_or_else(|e| fail(e));
+        if finished_writes > 0 && state.is_none() {
+            fail(format!(
+                "{finished_writes} writes have finished, yet the target does not exist"
+            ));
+        }
+        rounds_with_a_file += usize::from(state.is_some());
+        *seen.entry(format!("{state:?}")).or_insert(0) += 1;
         let temps = temporaries(&target).unwrap();
         if !temps.is_empty() {
             // Possible only if the kill fell between naming the finished temporary and the
             // rename (microseconds): it must then be complete, and stale now.
             leftovers += 1;
             for t in &temps {
-                SptFile::open(t).unwrap().verify().unwrap();
+                if let Err(e) = SptFile::open(t).and_then(|f| f.verify()) {
+                    fail(format!("an incomplete temporary was left: {e}"));
+                }
             }
             assert_eq!(remove_stale_temporaries(&target).unwrap(), temps.len());
         }
     }
-    eprintln!("target after each kill: {seen:?}; complete temporaries left: {leftovers}");
+    eprintln!(
+        "target after each kill: {seen:?}; writes finished: {finished_writes}; \
+         complete temporaries left: {leftovers}"
+    );
     assert!(leftovers <= 1, "{leftovers} temporaries left behind");
+    // The rounds must have tested something: writes finished and were found whole, and
+    // kills fell in the middle of later ones.
+    assert!(
+        finished_writes >= 1 && rounds_with_a_file >= rounds / 2,
+        "only {rounds_with_a_file} of {rounds} rounds found a finished file \
+         ({finished_writes} writes finished): the kills came too early to test anything"
+    );
     // The last state is still readable, and a new write replaces it cleanly.
     write(&target, &big(3.0), &WriteOptions::default()).unwrap();
     assert!(temporaries(&target).unwrap().is_empty());

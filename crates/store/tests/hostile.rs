@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{array, csr_f64, join, split, tensor};
+use common::{array, csr_f64, join, rehash, split, tensor};
 use serde_json::json;
 use sptk_store::{to_bytes, SptFile, StoreError, StoreErrorKind as K, WriteOptions};
 use sptk_tensor::ValueType;
@@ -24,8 +24,14 @@ fn with_header(edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
 }
 
 /// Edits the data section of a good file (element `i` of array `name`, as u64 LE bytes of
-/// its width), then fixes nothing else.
+/// its width) and recomputes the chunk checksums: a broken file from a careless writer,
+/// which only validation can refuse.
 fn with_element(name: &str, i: usize, value: u64) -> Vec<u8> {
+    rehash(&damaged(name, i, value))
+}
+
+/// The same edit without fixing the checksums: a file damaged after it was written.
+fn damaged(name: &str, i: usize, value: u64) -> Vec<u8> {
     let bytes = good();
     let f = SptFile::from_bytes(&bytes).unwrap();
     let a = f.header().array(name).unwrap().clone();
@@ -58,10 +64,15 @@ fn bad_magic() {
 #[test]
 fn unknown_version() {
     let mut b = good();
-    b[8] = 2;
+    b[8] = 3;
     assert!(matches!(
         open_err(&b).kind(),
-        K::UnsupportedVersion { version: 2 }
+        K::UnsupportedVersion { version: 3 }
+    ));
+    b[8] = 0;
+    assert!(matches!(
+        open_err(&b).kind(),
+        K::UnsupportedVersion { version: 0 }
     ));
 }
 
@@ -194,7 +205,7 @@ fn array_missing_extra_or_out_of_order() {
         matches!(
             e.kind(),
             K::ArrayList {
-                index: 2,
+                index: 3,
                 found: None,
                 ..
             }
@@ -209,7 +220,7 @@ fn array_missing_extra_or_out_of_order() {
         matches!(
             e.kind(),
             K::ArrayList {
-                index: 3,
+                index: 4,
                 expected: None,
                 ..
             }
@@ -370,13 +381,27 @@ fn unsorted_where_ordered_is_promised() {
 }
 
 #[test]
-fn bad_checksum_on_verify() {
-    let b = with_element("values", 0, 7.5f64.to_bits());
+fn damaged_chunks_are_found_by_validation_and_verify() {
+    let b = damaged("values", 0, 7.5f64.to_bits());
     let f = SptFile::from_bytes(&b).unwrap();
-    assert!(f.validate().is_ok(), "the arrays are still valid");
-    let e = f.verify().unwrap_err();
+    assert!(
+        f.validate_without_checksums().is_ok(),
+        "the arrays are still valid"
+    );
+    for e in [f.validate().unwrap_err(), f.verify().unwrap_err()] {
+        assert!(matches!(e.kind(), K::ChunkChecksum { chunk: 0, .. }), "{e}");
+        assert_eq!(e.array(), Some("values"));
+        assert!(e.to_string().contains("damaged"), "{e}");
+    }
+    // A damaged checksums array is reported as such (its own checksum is in the header).
+    let f = SptFile::from_bytes(&good()).unwrap();
+    let sums = f.header().array("checksums").unwrap().clone();
+    let mut b = good();
+    let at = 24 + hlen(&b) + sums.offset;
+    b[at] ^= 1;
+    let e = SptFile::from_bytes(&b).unwrap().verify().unwrap_err();
     assert!(matches!(e.kind(), K::Checksum { .. }), "{e}");
-    assert_eq!(e.array(), Some("values"));
+    assert_eq!(e.array(), Some("checksums"));
 }
 
 #[test]
@@ -393,7 +418,10 @@ fn bool_byte_other_than_0_or_1() {
     let f = SptFile::from_bytes(&b).unwrap();
     let at = 24 + hlen(&b) + f.header().array("values").unwrap().offset + 2;
     b[at] = 2;
-    let e = SptFile::from_bytes(&b).unwrap().validate().unwrap_err();
+    let e = SptFile::from_bytes(&rehash(&b))
+        .unwrap()
+        .validate()
+        .unwrap_err();
     assert!(
         e.to_string().contains("values") && e.to_string().contains("not a bool"),
         "{e}"
@@ -417,7 +445,10 @@ fn packed_coordinates_with_stray_bits() {
     let mut b = to_bytes(&t, &WriteOptions::default()).unwrap();
     let at = 24 + hlen(&b) + crd.offset;
     b[at] = (b[at] & !0b1100) | ((b[at] & 0b11) << 2);
-    let e = SptFile::from_bytes(&b).unwrap().validate().unwrap_err();
+    let e = SptFile::from_bytes(&rehash(&b))
+        .unwrap()
+        .validate()
+        .unwrap_err();
     assert!(e.to_string().contains("crd[2]"), "{e}");
 }
 

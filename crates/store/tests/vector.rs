@@ -1,5 +1,6 @@
-//! The test vector of `docs/SPT.md`: the writer produces it byte for byte, and the reader
-//! opens it. Run with `SPT_PRINT_VECTOR=1 -- --nocapture` to print the dump.
+//! The test vectors of `docs/SPT.md`: the writer produces the version 2 one byte for byte,
+//! and the reader opens it and the version 1 one (files written before version 2). Run
+//! with `SPT_PRINT_VECTOR=1 -- --nocapture` to print the dump.
 
 use sptk_store::{to_bytes, SptFile, WriteOptions};
 use sptk_tensor::{convert_to, Entries, ValueType};
@@ -49,12 +50,13 @@ fn dump(bytes: &[u8]) -> String {
     out
 }
 
-/// The bytes of the first ```hexdump block of the spec.
-fn spec_bytes() -> Vec<u8> {
+/// The bytes of the spec's block that starts with ```` ```TAG ````.
+fn spec_bytes(tag: &str) -> Vec<u8> {
+    let open = format!("```{tag}\n");
     let start = SPEC
-        .find("```hexdump\n")
-        .expect("SPT.md has a ```hexdump block")
-        + 11;
+        .find(&open)
+        .unwrap_or_else(|| panic!("SPT.md has a ```{tag} block"))
+        + open.len();
     let end = start + SPEC[start..].find("```").unwrap();
     let mut out = Vec::new();
     for line in SPEC[start..end].lines() {
@@ -76,7 +78,7 @@ fn the_spec_test_vector_is_written_byte_for_byte() {
         let v: serde_json::Value = serde_json::from_slice(&bytes[24..24 + h]).unwrap();
         println!("{}", serde_json::to_string_pretty(&v).unwrap());
     }
-    let spec = spec_bytes();
+    let spec = spec_bytes("hexdump");
     assert_eq!(
         dump(&spec),
         dump(&bytes),
@@ -85,18 +87,40 @@ fn the_spec_test_vector_is_written_byte_for_byte() {
 }
 
 #[test]
-fn the_spec_test_vector_reads_back() {
-    let f = SptFile::from_bytes(&spec_bytes()).unwrap();
-    let t = f.verify().unwrap();
-    assert_eq!(t, vector_tensor());
-    assert_eq!(t.pos(1).unwrap().to_u64_vec(), vec![0, 2, 2, 4]);
-    assert_eq!(t.crd(1).unwrap().to_u64_vec(), vec![0, 2, 1, 3]);
-    assert_eq!(
-        f.header()
-            .arrays
-            .iter()
-            .map(|a| a.offset)
-            .collect::<Vec<_>>(),
-        vec![0, 64, 128]
+fn the_spec_test_vectors_read_back() {
+    for (tag, offsets) in [
+        ("hexdump", vec![0, 64, 128, 192]),
+        ("hexdump-v1", vec![0, 64, 128]),
+    ] {
+        let f = SptFile::from_bytes(&spec_bytes(tag)).unwrap();
+        let t = f.verify().unwrap();
+        assert_eq!(t, vector_tensor(), "{tag}");
+        assert_eq!(t.pos(1).unwrap().to_u64_vec(), vec![0, 2, 2, 4]);
+        assert_eq!(t.crd(1).unwrap().to_u64_vec(), vec![0, 2, 1, 3]);
+        assert_eq!(
+            f.header()
+                .arrays
+                .iter()
+                .map(|a| a.offset)
+                .collect::<Vec<_>>(),
+            offsets,
+            "{tag}"
+        );
+        assert_eq!(f.row(2).unwrap().crd().to_u64_vec(), vec![1, 3], "{tag}");
+    }
+}
+
+#[test]
+fn damage_in_a_version_1_file_is_found_by_its_array_checksums() {
+    let mut b = spec_bytes("hexdump-v1");
+    b[0x3c0 + 4] ^= 1; // a value: the arrays stay valid
+    let f = SptFile::from_bytes(&b).unwrap();
+    assert_eq!(f.header().version, 1);
+    assert!(f.validate_without_checksums().is_ok());
+    let e = f.validate().unwrap_err();
+    assert!(
+        matches!(e.kind(), sptk_store::StoreErrorKind::Checksum { .. }),
+        "{e}"
     );
+    assert_eq!(e.array(), Some("values"));
 }

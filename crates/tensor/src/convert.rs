@@ -322,6 +322,7 @@ fn convert_fixed<V: Value + ValueVecAccess>(
             levels,
             values: V::wrap(out),
             slices: Vec::new(),
+            labels: Vec::new(),
         });
     }
     let keyer = Keyer::new(enc, &layout.lvl_sizes());
@@ -430,6 +431,7 @@ fn finish_typed<W: Value + ValueVecAccess>(
         levels,
         values: W::wrap(out_vals),
         slices: Vec::new(),
+        labels: Vec::new(),
     })
 }
 

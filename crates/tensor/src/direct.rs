@@ -32,6 +32,7 @@ pub fn convert_tensor(
 ) -> Result<Converted, ConvertError> {
     let budget = Budget::new(opts.memory_limit);
     if let Some(mut converted) = direct(t, target, opts, &budget)? {
+        // Direct paths apply no slices and keep the dimensions, and so the labels.
         converted.pruned = budget.pruned();
         return Ok(converted);
     }
@@ -45,7 +46,32 @@ pub fn convert_tensor(
             t.value_type().size() as u32 * 8,
         ),
     ])?;
-    convert_within(&t.to_entries(), target, opts, &budget)
+    let mut converted = convert_within(&t.to_entries(), target, opts, &budget)?;
+    carry_labels(t, &mut converted.tensor)?;
+    Ok(converted)
+}
+
+/// Gives `out` (converted from `src` by the general path) the labels of `src`, through
+/// the slices that conversion applied (`out`'s applied slices are this conversion's own).
+fn carry_labels(src: &Tensor, out: &mut Tensor) -> Result<(), ConvertError> {
+    for (dim, labels) in src.labels.iter().enumerate() {
+        let Some(labels) = labels else { continue };
+        let mut carried = Some(labels.clone());
+        for s in out.slices.iter().filter(|s| s.dim == dim) {
+            let sliced = carried
+                .as_ref()
+                .and_then(|l| l.slice(s.offset, s.size, s.stride))
+                .ok_or_else(|| {
+                    ConvertError::Encoding(format!(
+                        "the slice of dimension {dim} runs past its {} labels",
+                        labels.len()
+                    ))
+                })?;
+            carried = Some(std::sync::Arc::new(sliced));
+        }
+        out.set_labels(dim, carried);
+    }
+    Ok(())
 }
 
 /// The CSR-like orientation `(outer, inner)` from which `target` has a direct path other
@@ -129,6 +155,7 @@ fn csr_of<V: Value + ValueVecAccess>(
         levels,
         values: V::wrap(out),
         slices: Vec::new(),
+        labels: Vec::new(),
     })
 }
 
@@ -242,6 +269,7 @@ fn direct(
             levels,
             values,
             slices: t.slices.clone(),
+            labels: t.labels.clone(),
         },
         choice,
         pruned: 0,

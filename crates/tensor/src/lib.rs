@@ -25,6 +25,7 @@ mod error;
 mod fast;
 pub mod format;
 mod index;
+mod labels;
 mod layout;
 mod order;
 mod padded;
@@ -46,6 +47,7 @@ pub use entries::{
 };
 pub use error::{ConvertError, MemoryLimit};
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
+pub use labels::{LabelError, Labels};
 pub use layout::{Layout, LevelPlan};
 pub use parts::{convert_parts, EntryParts};
 pub use tensor::{AppliedSlice, LevelArrays, Tensor};

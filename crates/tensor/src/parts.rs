@@ -106,6 +106,7 @@ pub fn convert_parts<P: EntryParts>(
         levels,
         values: P::Value::wrap(values),
         slices: Vec::new(),
+        labels: Vec::new(),
     }))
 }
 

@@ -2,7 +2,10 @@
 
 use sptk_encoding::Encoding;
 
+use std::sync::Arc;
+
 use crate::index::IndexVec;
+use crate::labels::{LabelError, Labels};
 use crate::layout::Layout;
 use crate::value::{ValueType, ValueVec};
 
@@ -38,6 +41,8 @@ pub struct Tensor {
     pub(crate) levels: Vec<LevelArrays>,
     pub(crate) values: ValueVec,
     pub(crate) slices: Vec<AppliedSlice>,
+    /// Empty, or one entry per dimension with at least one `Some` (see `set_labels`).
+    pub(crate) labels: Vec<Option<Arc<Labels>>>,
 }
 
 impl Tensor {
@@ -94,6 +99,58 @@ impl Tensor {
     /// Slices applied when the tensor was made.
     pub fn applied_slices(&self) -> &[AppliedSlice] {
         &self.slices
+    }
+    /// The labels of dimension `dim` (row names, column names), if it has any.
+    pub fn labels(&self, dim: usize) -> Option<&Labels> {
+        self.labels.get(dim)?.as_deref()
+    }
+    /// The same tensor with `labels` naming the coordinates of dimension `dim` (replacing
+    /// any it had). Labels travel with the tensor: conversions keep them (a dimension
+    /// slice keeps the labels it selects) and the storage file stores them.
+    ///
+    /// # Errors
+    /// `dim` is not a dimension, or the number of labels is not its size.
+    pub fn with_labels(mut self, dim: usize, labels: Labels) -> Result<Tensor, LabelError> {
+        let size = *self.dim_sizes().get(dim).ok_or_else(|| LabelError {
+            message: format!(
+                "dimension {dim} does not exist (rank {})",
+                self.dim_sizes().len()
+            ),
+        })?;
+        if labels.len() as u64 != size {
+            return Err(LabelError {
+                message: format!(
+                    "{} labels for dimension {dim}, whose size is {size}",
+                    labels.len()
+                ),
+            });
+        }
+        self.set_labels(dim, Some(Arc::new(labels)));
+        Ok(self)
+    }
+    /// The same tensor without labels on dimension `dim`.
+    pub fn without_labels(mut self, dim: usize) -> Tensor {
+        self.set_labels(dim, None);
+        self
+    }
+    /// Every dimension's labels, one entry per dimension.
+    pub fn all_labels(&self) -> Vec<Option<&Labels>> {
+        (0..self.dim_sizes().len())
+            .map(|d| self.labels(d))
+            .collect()
+    }
+    /// Sets one dimension's labels, keeping `labels` canonical (empty when no dimension
+    /// has any), so that equal tensors compare equal. The count is the caller's to check.
+    pub(crate) fn set_labels(&mut self, dim: usize, labels: Option<Arc<Labels>>) {
+        let rank = self.dim_sizes().len();
+        if dim >= rank {
+            return;
+        }
+        self.labels.resize(rank, None);
+        self.labels[dim] = labels;
+        if self.labels.iter().all(Option::is_none) {
+            self.labels.clear();
+        }
     }
     /// Every stored array by its name (`pos[1]`, `crd[1]`), in level order; values last
     /// are not included.

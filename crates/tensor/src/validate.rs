@@ -102,6 +102,7 @@ impl Tensor {
             levels,
             values,
             slices: Vec::new(),
+            labels: Vec::new(),
         };
         let expected_values = if t.layout.ell {
             check_ell(&t)?

@@ -118,6 +118,7 @@ pub fn csr_f64() -> Tensor {
 
 /// A `.spt` file cut into its parts.
 pub struct Parts {
+    pub version: u32,
     pub header: serde_json::Value,
     pub data: Vec<u8>,
 }
@@ -126,6 +127,7 @@ pub fn split(bytes: &[u8]) -> Parts {
     let h = u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
     let text = std::str::from_utf8(&bytes[24..24 + h]).unwrap();
     Parts {
+        version: u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
         header: serde_json::from_str(text).unwrap(),
         data: bytes[24 + h..].to_vec(),
     }
@@ -138,7 +140,7 @@ pub fn join(p: &Parts) -> Vec<u8> {
         text.push(b' ');
     }
     let mut out = b"SPTENSOR".to_vec();
-    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&p.version.to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&(text.len() as u64).to_le_bytes());
     out.extend_from_slice(&text);
@@ -168,4 +170,30 @@ pub fn triples(e: &Entries) -> Vec<(Vec<u64>, String)> {
         .collect();
     v.sort();
     v
+}
+
+/// Recomputes the chunk checksums of a version 2 file (and the `checksums` array's own
+/// checksum in the header) after its data was edited: a file whose arrays are broken but
+/// whose checksums match them, as a careless writer would make. Validation must still
+/// refuse it.
+pub fn rehash(bytes: &[u8]) -> Vec<u8> {
+    let mut p = split(bytes);
+    let chunk = p.header["chunk_bytes"].as_u64().expect("a version 2 file") as usize;
+    let arrays = p.header["arrays"].as_array().unwrap().clone();
+    let (last, data_arrays) = arrays.split_last().unwrap();
+    assert_eq!(last["name"], "checksums");
+    let mut sums: Vec<u8> = Vec::new();
+    for a in data_arrays {
+        let off = a["offset"].as_u64().unwrap() as usize;
+        let n = a["nbytes"].as_u64().unwrap() as usize;
+        for c in p.data[off..off + n].chunks(chunk) {
+            sums.extend_from_slice(&sptk_store::checksum(c).to_le_bytes());
+        }
+    }
+    let off = last["offset"].as_u64().unwrap() as usize;
+    assert_eq!(sums.len() as u64, last["nbytes"].as_u64().unwrap());
+    p.data[off..off + sums.len()].copy_from_slice(&sums);
+    array(&mut p.header, "checksums")["checksum"] =
+        serde_json::json!(format!("{:016x}", sptk_store::checksum(&sums)));
+    join(&p)
 }
