@@ -1,6 +1,6 @@
 //! The `.spt` opener on arbitrary bytes: open, row views, labels, validation (with and
-//! without checksums), verification, and
-//! everything a valid tensor supports. Refusals are fine; panics and bad reads are not.
+//! without checksums), verification, and everything a valid tensor supports. Refusals
+//! are fine; panics and bad reads are not.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

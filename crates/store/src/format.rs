@@ -4,7 +4,9 @@ cap, element types and the array checksum.
 */
 
 use sptk_tensor::{IndexWidth, ValueType};
-use xxhash_rust::xxh3::Xxh3;
+use std::hash::Hasher as _;
+
+use twox_hash::XxHash3_64;
 
 /// The first 8 bytes of every `.spt` file.
 pub const MAGIC: [u8; 8] = *b"SPTENSOR";
@@ -12,7 +14,7 @@ pub const MAGIC: [u8; 8] = *b"SPTENSOR";
 pub const VERSION: u32 = 2;
 /// Bytes per checksummed chunk in the files this crate writes (chosen by measurement:
 /// `docs/SPT.md`, "Chunk size").
-pub const CHUNK_BYTES: u64 = 64 * 1024;
+pub const CHUNK_BYTES: u64 = 16 * 1024;
 /// Bytes before the JSON header: magic (8), version (u32), reserved (u32, zero), header
 /// length (u64).
 pub const PREFIX_LEN: usize = 24;
@@ -90,23 +92,24 @@ impl Dtype {
     }
 }
 
-/// The checksum of an array's bytes (padding excluded): xxh3-64, seed 0.
+/// The checksum of bytes (a chunk, or a whole array in version 1): xxh3-64, seed 0. The
+/// implementation picks AVX2 or SSE2 at run time.
 pub fn checksum(bytes: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(bytes)
+    XxHash3_64::oneshot(bytes)
 }
 
 /// Incremental form of [`checksum`].
-pub(crate) struct Hasher(Xxh3);
+pub(crate) struct Hasher(XxHash3_64);
 
 impl Hasher {
     pub(crate) fn new() -> Hasher {
-        Hasher(Xxh3::new())
+        Hasher(XxHash3_64::with_seed(0))
     }
     pub(crate) fn update(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
+        self.0.write(bytes);
     }
     pub(crate) fn finish(&self) -> u64 {
-        self.0.digest()
+        self.0.finish()
     }
 }
 
