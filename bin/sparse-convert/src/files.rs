@@ -407,6 +407,13 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
         progress::finish(bar);
         return Ok(());
     }
+    let labelled = tensor.all_labels().iter().filter(|l| l.is_some()).count();
+    if labelled > 0 && !args.input.quiet {
+        eprintln!(
+            "note: the labels of {labelled} dimension(s) are not written: {} has no place for them (a .spt output keeps them)",
+            format.name()
+        );
+    }
     let bar = progress::count(quiet, tensor.nse() as u64, "writing");
     let tick = bar.clone();
     let progress: sptk_mtx::Progress = Arc::new(move |done: u64| tick.set_position(done));

@@ -626,6 +626,14 @@ fn info_shows_labels_and_conversions_keep_them() {
         assert_eq!(v["labels"][1]["first"][1], "Gm1992");
         assert_eq!(v["labels"][0]["count"], 3);
     }
+    // Matrix Market has no place for labels: said, not silently dropped.
+    let m = run(&["l.spt", "-o", "l.mtx"], dir.path());
+    assert!(m.status.success(), "{}", stderr(&m));
+    assert!(
+        stderr(&m).contains("note: the labels of 2 dimension(s) are not written: Matrix Market has no place for them"),
+        "{}",
+        stderr(&m)
+    );
 }
 
 #[test]
