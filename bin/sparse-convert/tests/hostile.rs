@@ -274,11 +274,11 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("tns coordinate past 2^63", "DCSC", "ok"),
     ("tns coordinate past 2^63", "CSF", "ok"),
     ("tns coordinate past 2^63", "BSR", "intermediate CSR pos[1]: 9223372036854775810 elements"),
-    ("tns coordinate past 2^63", "BSR:4x4", "intermediate CSR pos[1]: 9223372036854775810 elements"),
+    ("tns coordinate past 2^63", "BSR:4x4", "pos[1]: 2305843009213693954 elements"),
     ("tns coordinate past 2^63", "BSC", "ok"),
     ("tns coordinate past 2^63", "ELL", "intermediate CSR pos[1]: 9223372036854775810 elements"),
-    ("tns coordinate past 2^63", "ELL:4", "intermediate CSR pos[1]: 9223372036854775810 elements"),
-    ("tns coordinate past 2^63", "2:4", "intermediate CSR pos[1]: 9223372036854775810 elements"),
+    ("tns coordinate past 2^63", "ELL:4", "crd[2]: 36893488147419103236 elements"),
+    ("tns coordinate past 2^63", "2:4", "crd[2]: 18446744073709551618 elements"),
     ("tns coordinate past 2^63", "Dense", "values: 18446744073709551618 elements"),
 ];
 

@@ -3,7 +3,8 @@
 //! - CSR <-> CSC (any CSR-like pair with the dimensions swapped): the two-pass radix
 //!   transpose of `transpose.rs`;
 //! - CSR -> BSR / BSC-ordered blocks of the same outer dimension: each block row merges
-//!   its rows' sorted coordinates into blocks, block rows in parallel.
+//!   its rows' sorted coordinates into blocks, block rows in parallel;
+//! - CSR -> DCSR / COO over the same dimensions (`derived.rs`): no sort at all.
 //!
 //! Every other pair goes through the tensor's coordinate list.
 
@@ -15,6 +16,7 @@ use crate::convert::{
     convert_within, count_block_row, AutoChoice, BlockCounts, ConvertOptions, Converted,
     BLOCK_SIDES,
 };
+use crate::derived::{self, derived_like, Derived};
 use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::fast::{csr_levels, csr_like};
@@ -90,6 +92,84 @@ pub fn csr_route(target: &Target) -> Option<(usize, usize)> {
     }
 }
 
+/// The CSR-like orientation `(outer, inner)` from which a DCSR / DCSC / COO `target` is
+/// derived (`derived.rs`), when a CSR over it is cheap for these sizes: its positions (one
+/// per outer coordinate) cost no more than a few per entry, and the target's widths hold
+/// every value. Hypersparse inputs take the general path, whose cost grows with the
+/// entries only.
+fn derived_route(target: &Target, dims: &[u64], nnz: u64) -> Option<(usize, usize)> {
+    let enc = target.encoding()?;
+    let (a, b) = [(0, 1), (1, 0)]
+        .into_iter()
+        .find(|&(a, b)| derived_like(enc, a, b).is_some())?;
+    let outer = *dims.get(a)?;
+    let cheap = outer <= nnz.saturating_mul(4).max(1 << 16);
+    let layout = Layout::new(enc, dims).ok()?;
+    (cheap && derived::widths_hold(&layout, nnz)).then_some((a, b))
+}
+
+/// `enc` (DCSR / DCSC / COO over the same dimensions) from the CSR-like tensor `t`, whose
+/// inner coordinates and values move into the result. None where a width might not hold
+/// a value (the general path then reports it).
+fn derive(
+    t: Tensor,
+    enc: &sptk_encoding::Encoding,
+    kind: Derived,
+    budget: &Budget,
+) -> Result<Option<Converted>, ConvertError> {
+    let layout = Layout::new(enc, t.dim_sizes())?;
+    let nnz = t.values.len() as u64;
+    if !derived::widths_hold(&layout, nnz) {
+        return Ok(None);
+    }
+    // Only the new arrays: the rest are the CSR's (re-typed if the width differs).
+    let (pb, cb) = (layout.pos_width.bits(), layout.crd_width.bits());
+    let outer = u128::from(layout.levels[0].size.min(nnz));
+    let mut needs = match kind {
+        Derived::Doubly => vec![
+            Need::new("crd[0]", outer, cb),
+            Need::new("pos[1]", outer + 1, pb),
+        ],
+        Derived::Coo { soa } => {
+            let per = if soa { 1 } else { 2 };
+            vec![Need::new("crd[0]", u128::from(nnz) * per, cb)]
+        }
+    };
+    if t.levels[1].crd.as_ref().map(IndexVec::width) != Some(layout.crd_width) {
+        needs.push(Need::new(
+            "crd[1] at the target's width",
+            u128::from(nnz),
+            cb,
+        ));
+    }
+    budget.charge(&needs)?;
+    let pos = positions(&t).into_owned();
+    let Tensor {
+        mut levels,
+        values,
+        slices,
+        labels,
+        ..
+    } = t;
+    let crd = levels
+        .get_mut(1)
+        .and_then(|l| l.crd.take())
+        .unwrap_or_else(|| IndexVec::new(IndexWidth::W64));
+    let levels = derived::derive_levels(kind, &pos, crd, &layout);
+    Ok(Some(Converted {
+        tensor: Tensor {
+            encoding: enc.clone(),
+            layout,
+            levels,
+            values,
+            slices,
+            labels,
+        },
+        choice: None,
+        pruned: 0,
+    }))
+}
+
 /// Converts a coordinate list into a target of [`csr_route`] through CSR built by counting
 /// sort, then the direct path: no global sort. None where that route does not apply.
 pub(crate) fn via_csr<V: Value + ValueVecAccess>(
@@ -99,7 +179,9 @@ pub(crate) fn via_csr<V: Value + ValueVecAccess>(
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Option<Converted>, ConvertError> {
-    let Some((a, b)) = csr_route(target) else {
+    let route = csr_route(target)
+        .or_else(|| derived_route(target, entries.dim_sizes(), entries.len() as u64));
+    let Some((a, b)) = route else {
         return Ok(None);
     };
     let plain = !opts.keep_duplicates
@@ -109,7 +191,20 @@ pub(crate) fn via_csr<V: Value + ValueVecAccess>(
     if !plain || entries.rank() != 2 {
         return Ok(None);
     }
+    let derived = target.encoding().and_then(|e| derived_like(e, a, b));
+    if let (Some(enc), None) = (target.encoding(), derived) {
+        // The output before the intermediate: a target that cannot be held is refused
+        // naming its own arrays. (Derived targets reuse the intermediate's.)
+        let layout = Layout::new(enc, entries.dim_sizes())?;
+        budget.charge_layout(&layout, entries.len() as u64, V::TYPE.size() as u32 * 8)?;
+    }
     let t = csr_of(entries, vals, a, b, opts.drop_zeros, budget)?;
+    if let Some(enc) = target.encoding() {
+        if let Some(kind) = derived_like(enc, a, b) {
+            // The intermediate CSR is this conversion's own: its arrays move into the result.
+            return derive(t, enc, kind, budget);
+        }
+    }
     // Zeros are already dropped.
     let rest = ConvertOptions {
         drop_zeros: false,
@@ -219,13 +314,17 @@ fn direct(
     let Some((a, b)) = csr_like(&t.encoding, &t.layout) else {
         return Ok(None);
     };
+    if let Some(kind) = derived_like(&enc, a, b) {
+        // Shares the arrays of a stored tensor; copies those of one in memory.
+        return derive(t.clone(), &enc, kind, budget);
+    }
     let nnz = t.values().len() as u64;
     let vbits = t.value_type().size() as u32 * 8;
     let charge_output = || budget.charge_layout(&layout, nnz, vbits);
-    let (levels, values) = if let Some((r, c)) = bsr_like(&enc, a, b) {
+    let (levels, values) = if let Some((r, c, inner_first)) = bsr_like(&enc, a, b) {
         charge_output()?;
         budget.charge(&[Need::new("scratch: block columns", nnz, 64)])?;
-        with_values!(t.values(), v => blocks_values(t, v, &layout, r, c, budget)?)
+        with_values!(t.values(), v => blocks_values(t, v, &layout, (r, c, inner_first), budget)?)
     } else if crate::padded::ell_like(&enc, a, b) {
         charge_output()?;
         with_values!(t.values(), v => ell_values(t, v, &layout)?)
@@ -400,34 +499,31 @@ fn width_err(
 
 /// `(R, C)` if `enc` is BSR over the source's (outer `a`, inner `b`) dimensions:
 /// `(a floordiv R : dense, b floordiv C : compressed, a mod R : dense, b mod C : dense)`.
-fn bsr_like(enc: &sptk_encoding::Encoding, a: usize, b: usize) -> Option<(u64, u64)> {
+fn bsr_like(enc: &sptk_encoding::Encoding, a: usize, b: usize) -> Option<(u64, u64, bool)> {
     use sptk_encoding::{LevelExpr as E, LevelFormat as F};
     if enc.levels.len() != 4 || enc.dim_rank() != 2 {
         return None;
     }
     let l = &enc.levels;
     let plain = l.iter().all(|s| !s.props.nonunique && !s.props.nonordered);
-    match (
-        &l[0].expr,
-        l[0].format,
-        &l[1].expr,
-        l[1].format,
-        &l[2].expr,
-        l[2].format,
-        &l[3].expr,
-        l[3].format,
-    ) {
-        (
-            E::FloorDiv(d0, r),
-            F::Dense,
-            E::FloorDiv(d1, c),
-            F::Compressed,
-            E::Mod(d2, r2),
-            F::Dense,
-            E::Mod(d3, c2),
-            F::Dense,
-        ) if plain && *d0 == a && *d1 == b && *d2 == a && *d3 == b && r == r2 && c == c2 => {
-            Some((*r, *c))
+    let formats = [F::Dense, F::Compressed, F::Dense, F::Dense];
+    if !plain || l.iter().zip(formats).any(|(s, f)| s.format != f) {
+        return None;
+    }
+    let (E::FloorDiv(d0, r), E::FloorDiv(d1, c)) = (&l[0].expr, &l[1].expr) else {
+        return None;
+    };
+    if (*d0, *d1) != (a, b) {
+        return None;
+    }
+    // Inside a block: `a mod r` then `b mod c` (BSR), or the other way round (BSC,
+    // whose blocks are row-major while the block grid is column-major).
+    match (&l[2].expr, &l[3].expr) {
+        (E::Mod(x, r2), E::Mod(y, c2)) if (*x, *y) == (a, b) && (r2, c2) == (r, c) => {
+            Some((*r, *c, false))
+        }
+        (E::Mod(x, c2), E::Mod(y, r2)) if (*x, *y) == (b, a) && (r2, c2) == (r, c) => {
+            Some((*r, *c, true))
         }
         _ => None,
     }
@@ -437,8 +533,7 @@ fn blocks_values<V: Value + ValueVecAccess>(
     t: &Tensor,
     vals: &[V],
     layout: &Layout,
-    r: u64,
-    c: u64,
+    (r, c, inner_first): (u64, u64, bool),
     budget: &Budget,
 ) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
     let pos = positions(t);
@@ -448,17 +543,25 @@ fn blocks_values<V: Value + ValueVecAccess>(
         .ok_or_else(|| ConvertError::Invalid("crd[1] missing".into()))?;
     let block_rows = layout.levels[0].size as usize;
     let (bpos, bcrd, bvals) = match crd {
-        IndexVec::U32(x) => {
-            blocks::<u32, V>(&pos, x, vals, (block_rows, r as usize, c as usize), budget)?
-        }
-        IndexVec::U64(x) => {
-            blocks::<u64, V>(&pos, x, vals, (block_rows, r as usize, c as usize), budget)?
-        }
+        IndexVec::U32(x) => blocks::<u32, V>(
+            &pos,
+            x,
+            vals,
+            (block_rows, r as usize, c as usize, inner_first),
+            budget,
+        )?,
+        IndexVec::U64(x) => blocks::<u64, V>(
+            &pos,
+            x,
+            vals,
+            (block_rows, r as usize, c as usize, inner_first),
+            budget,
+        )?,
         other => blocks::<u64, V>(
             &pos,
             &other.to_u64_vec(),
             vals,
-            (block_rows, r as usize, c as usize),
+            (block_rows, r as usize, c as usize, inner_first),
             budget,
         )?,
     };
@@ -492,12 +595,13 @@ type BlockArrays<V> = (Vec<u64>, Vec<u64>, Vec<V>);
 const BLOCK_ROWS_PER_TASK: usize = 1024;
 
 /// CSR (`pos`, `crd`, `vals`, sorted and unique) into `r x c` blocks: `pos`, `crd` over
-/// block rows and the blocks' values, row-major inside each block, zeros elsewhere.
+/// block rows and the blocks' values, zeros elsewhere; inside each block outer-major, or
+/// inner-major with `inner_first` (BSC from CSC).
 fn blocks<C: Index, V: Value>(
     pos: &[u64],
     crd: &[C],
     vals: &[V],
-    (block_rows, r, c): (usize, usize, usize),
+    (block_rows, r, c, inner_first): (usize, usize, usize, bool),
     budget: &Budget,
 ) -> Result<BlockArrays<V>, ConvertError> {
     if c.is_power_of_two() {
@@ -505,7 +609,7 @@ fn blocks<C: Index, V: Value>(
             pos,
             crd,
             vals,
-            (block_rows, r, Split::new(c as u64)),
+            (block_rows, r, Split::new(c as u64), inner_first),
             budget,
         )
     } else {
@@ -513,7 +617,7 @@ fn blocks<C: Index, V: Value>(
             pos,
             crd,
             vals,
-            (block_rows, r, Split::new(c as u64)),
+            (block_rows, r, Split::new(c as u64), inner_first),
             budget,
         )
     }
@@ -558,7 +662,7 @@ fn blocks_by<C: Index, V: Value, const POW2: bool>(
     pos: &[u64],
     crd: &[C],
     vals: &[V],
-    (block_rows, r, split): (usize, usize, Split<POW2>),
+    (block_rows, r, split, inner_first): (usize, usize, Split<POW2>, bool),
     budget: &Budget,
 ) -> Result<BlockArrays<V>, ConvertError> {
     let changed = || ConvertError::Invalid("blocks: the source changed while read".into());
@@ -631,7 +735,11 @@ fn blocks_by<C: Index, V: Value, const POW2: bool>(
                         while cols.get(b).is_some_and(|&k| k < jb) {
                             b += 1;
                         }
-                        let at = b * bsize + ii * split.c as usize + split.inside(x) as usize;
+                        let at = if inner_first {
+                            b * bsize + split.inside(x) as usize * r + ii
+                        } else {
+                            b * bsize + ii * split.c as usize + split.inside(x) as usize
+                        };
                         match (cols.get(b), blocks.get_mut(at)) {
                             (Some(&k), Some(slot)) if k == jb => *slot = v,
                             _ => return Err(changed()),

@@ -19,6 +19,7 @@ mod budget;
 mod buffer;
 mod build;
 mod convert;
+mod derived;
 mod direct;
 mod entries;
 mod error;

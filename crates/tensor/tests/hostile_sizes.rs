@@ -89,7 +89,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     (
         "1e12 x 5",
         "BSR:4x4",
-        "refused: intermediate CSR pos[1]: 1000000000001 elements",
+        "refused: pos[1]: 250000000001 elements",
     ),
     ("1e12 x 5", "BSC", "ok"),
     ("1e12 x 5", "BSC:2x2", "ok"),
@@ -101,13 +101,9 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     (
         "1e12 x 5",
         "ELL:4",
-        "refused: intermediate CSR pos[1]: 1000000000001 elements",
+        "refused: crd[2]: 4000000000000 elements",
     ),
-    (
-        "1e12 x 5",
-        "2:4",
-        "refused: intermediate CSR pos[1]: 1000000000001 elements",
-    ),
+    ("1e12 x 5", "2:4", "refused: crd[2]: 4000000000000 elements"),
     (
         "1e12 x 5",
         "Dense",
@@ -173,7 +169,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     (
         "(2^64-1)^2",
         "BSR:4x4",
-        "refused: intermediate CSR pos[1]: 18446744073709551616 elements",
+        "refused: pos[1]: 4611686018427387905 elements",
     ),
     (
         "(2^64-1)^2",
@@ -193,12 +189,12 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     (
         "(2^64-1)^2",
         "ELL:4",
-        "refused: intermediate CSR pos[1]: 18446744073709551616 elements",
+        "refused: crd[2]: 73786976294838206460 elements",
     ),
     (
         "(2^64-1)^2",
         "2:4",
-        "refused: intermediate CSR pos[1]: 18446744073709551616 elements",
+        "refused: crd[2]: 170141183460469231722463931679029329920 elements",
     ),
     (
         "(2^64-1)^2",
@@ -221,7 +217,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     (
         "5e9 x 3e9",
         "BSR:4x4",
-        "refused: intermediate CSR pos[1]: 5000000001 elements",
+        "refused: pos[1]: 1250000001 elements",
     ),
     ("5e9 x 3e9", "BSC", "refused: pos[1]: 375000001 elements"),
     (
@@ -237,12 +233,12 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     (
         "5e9 x 3e9",
         "ELL:4",
-        "refused: intermediate CSR pos[1]: 5000000001 elements",
+        "refused: crd[2]: 20000000000 elements",
     ),
     (
         "5e9 x 3e9",
         "2:4",
-        "refused: intermediate CSR pos[1]: 5000000001 elements",
+        "refused: crd[2]: 7500000000000000000 elements",
     ),
     (
         "5e9 x 3e9",

@@ -587,7 +587,7 @@ proptest! {
 
 /// Targets with direct paths from CSR (and a few without), for the route properties.
 fn targets() -> impl Strategy<Value = &'static str> {
-    prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("ELL"), Just("BSR"), Just("BSC"), Just("ELL:3"), Just("ELL:40"), Just("BSR:2x2"), Just("BSR:4x1"), Just("BSR:3x5"), Just("BSC:2x2"), Just("map = (i, j) -> (j floordiv 2 : dense, i floordiv 4 : compressed, j mod 2 : dense, i mod 4 : dense)"), Just("2:4"), Just("1:2"), Just("3:8"), Just("5:5"), Just("map = (i, j) -> (j : dense, i floordiv 4 : dense, i mod 4 : structured[2, 4])"), Just("map = (i, j) -> (j floordiv 4 : dense, i : dense, j mod 4 : structured[2, 4])"), Just("map = [s0](i, j) -> (j * (s0 * 4) : dense, j : dense, i : compressed)")]
+    prop_oneof![Just("CSR"), Just("CSC"), Just("DCSR"), Just("DCSC"), Just("COO"), Just("COO:soa"), Just("map = (i, j) -> (j : compressed(nonunique), i : singleton)"), Just("ELL"), Just("BSR"), Just("BSC"), Just("ELL:3"), Just("ELL:40"), Just("BSR:2x2"), Just("BSR:4x1"), Just("BSR:3x5"), Just("BSC:2x2"), Just("map = (i, j) -> (j floordiv 2 : dense, i floordiv 4 : compressed, j mod 2 : dense, i mod 4 : dense)"), Just("2:4"), Just("1:2"), Just("3:8"), Just("5:5"), Just("map = (i, j) -> (j : dense, i floordiv 4 : dense, i mod 4 : structured[2, 4])"), Just("map = (i, j) -> (j floordiv 4 : dense, i : dense, j mod 4 : structured[2, 4])"), Just("map = [s0](i, j) -> (j * (s0 * 4) : dense, j : dense, i : compressed)")]
 }
 
 /// How a property's cases ended, so that its test can insist that the comparison it is
