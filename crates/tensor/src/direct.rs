@@ -541,29 +541,16 @@ fn blocks_values<V: Value + ValueVecAccess>(
         .crd
         .as_ref()
         .ok_or_else(|| ConvertError::Invalid("crd[1] missing".into()))?;
-    let block_rows = layout.levels[0].size as usize;
+    let shape = (
+        layout.levels[0].size as usize,
+        r as usize,
+        c as usize,
+        inner_first,
+    );
     let (bpos, bcrd, bvals) = match crd {
-        IndexVec::U32(x) => blocks::<u32, V>(
-            &pos,
-            x,
-            vals,
-            (block_rows, r as usize, c as usize, inner_first),
-            budget,
-        )?,
-        IndexVec::U64(x) => blocks::<u64, V>(
-            &pos,
-            x,
-            vals,
-            (block_rows, r as usize, c as usize, inner_first),
-            budget,
-        )?,
-        other => blocks::<u64, V>(
-            &pos,
-            &other.to_u64_vec(),
-            vals,
-            (block_rows, r as usize, c as usize, inner_first),
-            budget,
-        )?,
+        IndexVec::U32(x) => blocks::<u32, V>(&pos, x, vals, shape, budget)?,
+        IndexVec::U64(x) => blocks::<u64, V>(&pos, x, vals, shape, budget)?,
+        other => blocks::<u64, V>(&pos, &other.to_u64_vec(), vals, shape, budget)?,
     };
     if let Some(e) = crate::fast::first_overflow(&bpos, &bcrd, layout, 1) {
         return Err(e);

@@ -605,6 +605,30 @@ impl Tally {
     fn refused(&self) {
         self.refused.set(self.refused.get() + 1);
     }
+    /// Both sides converted to the same tensor (and, with `choice`, the same automatic
+    /// choice), or were refused with the same message.
+    fn agree(
+        &self,
+        a: Result<sptk_tensor::Converted, sptk_tensor::ConvertError>,
+        b: Result<sptk_tensor::Converted, sptk_tensor::ConvertError>,
+        choice: bool,
+    ) -> proptest::test_runner::TestCaseResult {
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                self.converted();
+                if choice {
+                    prop_assert_eq!(a.choice, b.choice);
+                }
+                prop_assert_eq!(a.tensor, b.tensor);
+            }
+            (Err(a), Err(b)) => {
+                self.refused();
+                prop_assert_eq!(a.to_string(), b.to_string());
+            }
+            (a, b) => prop_assert!(false, "{:?} vs {:?}", a.err(), b.err()),
+        }
+        Ok(())
+    }
     /// At least `share` of the cases run converted on both sides.
     fn assert_mostly_converted(&self, what: &str, share: f64) {
         let (c, r) = (self.converted.get(), self.refused.get());
@@ -670,19 +694,7 @@ fn coordinate_routes_through_csr_equal_the_general_path() {
             };
             let routed = sptk_tensor::convert(&input.entries(), &target, &opts);
             let general = sptk_tensor::convert_general(&input.entries(), &target, &opts);
-            match (routed, general) {
-                (Ok(a), Ok(b)) => {
-                    tally.converted();
-                    prop_assert_eq!(a.choice, b.choice);
-                    prop_assert_eq!(a.tensor, b.tensor);
-                }
-                (Err(a), Err(b)) => {
-                    tally.refused();
-                    prop_assert_eq!(a.to_string(), b.to_string());
-                }
-                (a, b) => prop_assert!(false, "{:?} vs {:?}", a.err(), b.err()),
-            }
-            Ok(())
+            tally.agree(routed, general, true)
         },
     );
     tally.assert_mostly_converted("coordinates through CSR", 0.5);
@@ -725,18 +737,10 @@ fn stored_tensor_conversions_equal_the_coordinate_path() {
             (Ok(a), Ok(_)) if target.encoding() == Some(t.encoding()) => {
                 tally.converted();
                 prop_assert_eq!(a.tensor, t);
+                Ok(())
             }
-            (Ok(a), Ok(b)) => {
-                tally.converted();
-                prop_assert_eq!(a.tensor, b.tensor);
-            }
-            (Err(a), Err(b)) => {
-                tally.refused();
-                prop_assert_eq!(a.to_string(), b.to_string());
-            }
-            (a, b) => prop_assert!(false, "{:?} vs {:?}", a.err(), b.err()),
+            (a, b) => tally.agree(a, b, false),
         }
-        Ok(())
     });
     tally.assert_mostly_converted("stored tensors", 0.5);
 }
