@@ -40,6 +40,10 @@ zeroed!(
 unsafe impl Zeroed for crate::value::C64 {}
 // SAFETY: as above.
 unsafe impl Zeroed for crate::value::C128 {}
+// SAFETY: arrays of integers: all-zero bytes are zeros (the raw form of values).
+unsafe impl Zeroed for [u32; 2] {}
+// SAFETY: as above.
+unsafe impl Zeroed for [u64; 2] {}
 
 /// `n` zero elements, on huge pages when large: the pages are faulted in by whichever
 /// thread writes them first. An array the machine cannot allocate is an error naming its

@@ -47,6 +47,44 @@ unsafe impl Pod for crate::value::C64 {}
 impl sealed::Sealed for crate::value::C128 {}
 // SAFETY: `#[repr(C)]` pair of two `f64`: no padding, every bit pattern valid.
 unsafe impl Pod for crate::value::C128 {}
+impl sealed::Sealed for [u32; 2] {}
+// SAFETY: an array of a `Pod` type: no padding, every bit pattern valid.
+unsafe impl Pod for [u32; 2] {}
+impl sealed::Sealed for [u64; 2] {}
+// SAFETY: as above.
+unsafe impl Pod for [u64; 2] {}
+
+/// `a` viewed as `[B]`: two `Pod` types of one size and alignment (checked when compiled).
+pub(crate) fn cast_slice<A: Pod, B: Pod>(a: &[A]) -> &[B] {
+    const {
+        assert!(std::mem::size_of::<A>() == std::mem::size_of::<B>());
+        assert!(std::mem::align_of::<A>() == std::mem::align_of::<B>());
+    }
+    // SAFETY: same size and alignment (asserted above), no padding and every bit pattern
+    // valid in `B` (`Pod`): the same memory is `a.len()` valid `B`s, borrowed as long as `a`.
+    unsafe { std::slice::from_raw_parts(a.as_ptr().cast::<B>(), a.len()) }
+}
+
+/// `v` reinterpreted as `Vec<B>` without a copy: two `Pod` types of one size and
+/// alignment (checked when compiled).
+pub(crate) fn cast_vec<A: Pod, B: Pod>(v: Vec<A>) -> Vec<B> {
+    const {
+        assert!(std::mem::size_of::<A>() == std::mem::size_of::<B>());
+        assert!(std::mem::align_of::<A>() == std::mem::align_of::<B>());
+    }
+    let mut v = std::mem::ManuallyDrop::new(v);
+    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+    // SAFETY: the allocation came from the global allocator for `cap` elements of `A`, which
+    // is the same layout as `cap` elements of `B` (same size and alignment); its first `len`
+    // elements are valid `B`s (`Pod`); `v` is not dropped, so the allocation has one owner.
+    unsafe { Vec::from_raw_parts(ptr.cast::<B>(), len, cap) }
+}
+
+/// `bool`s viewed as their bytes (0 or 1).
+pub(crate) fn bool_bytes(a: &[bool]) -> &[u8] {
+    // SAFETY: `bool` is one byte with alignment 1 holding 0 or 1, each a valid `u8`.
+    unsafe { std::slice::from_raw_parts(a.as_ptr().cast::<u8>(), a.len()) }
+}
 
 /// Why bytes could not be viewed as a typed array.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use crate::error::ConvertError;
 use crate::index::{IndexVec, IndexWidth};
 use crate::layout::Layout;
 use crate::order::Keyer;
+use crate::raw::Raw;
 use crate::tensor::LevelArrays;
-use crate::value::Value;
 
 /// Sorted, de-duplicated entries ready to store: `idx[k]` is an input entry (for its
 /// coordinates) and `vals[k]` the value to store for it.
@@ -57,7 +57,7 @@ fn push_checked(
 }
 
 /// Builds every array of a non-ELL layout.
-pub(crate) fn build<W: Value>(
+pub(crate) fn build<W: Raw>(
     layout: &Layout,
     items: &Items<'_, W>,
     budget: &Budget,
@@ -107,7 +107,7 @@ struct Builder<'a, 'b, W> {
     budget: &'a Budget,
 }
 
-impl<W: Value> Builder<'_, '_, W> {
+impl<W: Raw> Builder<'_, '_, W> {
     fn format(&self, l: usize) -> LevelFormat {
         self.layout.levels[l].format
     }
@@ -298,7 +298,7 @@ impl<W> Builder<'_, '_, W> {
 }
 
 /// Builds ELL: `crd[2]` and values, K x rows, slice-major.
-pub(crate) fn build_ell<W: Value>(
+pub(crate) fn build_ell<W: Raw>(
     layout: &Layout,
     items: &Items<'_, W>,
     k_slices: u64,

@@ -11,8 +11,9 @@ use crate::error::ConvertError;
 use crate::index::IndexWidth;
 use crate::layout::Layout;
 use crate::order::Keyer;
+use crate::raw::{with_raw, Arith, Raw};
 use crate::tensor::{AppliedSlice, Tensor};
-use crate::value::{Value, ValueType, ValueVec, ValueVecAccess};
+use crate::value::{Scalar, Value, ValueType, ValueVec, ValueVecAccess};
 use crate::with_values;
 
 /// What a conversion does beyond building the target layout.
@@ -81,8 +82,11 @@ pub(crate) fn convert_within(
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Converted, ConvertError> {
-    let mut done =
-        with_values!(entries.values(), v => convert_typed(entries, v, target, opts, budget))?;
+    let direct = with_raw!(entries.values(), (v, ar) => crate::direct::via_csr(entries, (v, &ar), target, opts, budget))?;
+    let mut done = match direct {
+        Some(done) => done,
+        None => general(entries, target, opts, budget)?,
+    };
     done.pruned = budget.pruned();
     Ok(done)
 }
@@ -105,52 +109,45 @@ pub fn convert_general(
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
     let budget = Budget::new(opts.memory_limit);
-    let mut done = with_values!(entries.values(), v => general(entries, v, target, opts, &budget))?;
+    let mut done = general(entries, target, opts, &budget)?;
     done.pruned = budget.pruned();
     Ok(done)
 }
 
-fn convert_typed<V: Value + ValueVecAccess>(
+fn general(
     entries: &Entries,
-    vals: &[V],
     target: &Target,
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Converted, ConvertError> {
-    if let Some(done) = crate::direct::via_csr(entries, vals, target, opts, budget)? {
-        return Ok(done);
+    if let Target::Fixed(enc) = target {
+        let (enc, sliced, applied) = apply_slices(enc, entries, &opts.slice_values, budget)?;
+        let src = sliced.as_ref().unwrap_or(entries);
+        let enc = resolve_keep_duplicates(enc, opts.keep_duplicates)?;
+        let mut t = with_raw!(src.values(), (v, ar) => convert_fixed(src, (v, &ar), &enc, opts, None, budget))?;
+        t.slices = applied;
+        return Ok(Converted {
+            tensor: t,
+            choice: None,
+            pruned: 0,
+        });
     }
-    general(entries, vals, target, opts, budget)
+    with_raw!(entries.values(), (v, ar) => general_auto(entries, (v, &ar), target, opts, budget))
 }
 
-fn general<V: Value + ValueVecAccess>(
+/// The automatic targets (`BSR` / `BSC` / `ELL` alone) by the general path: stage in row
+/// order, choose, then build.
+fn general_auto<V: Raw>(
     entries: &Entries,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     target: &Target,
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Converted, ConvertError> {
     match target {
-        Target::Fixed(enc) => {
-            let (enc, sliced, applied) = apply_slices(enc, entries, &opts.slice_values, budget)?;
-            let src = sliced.as_ref().unwrap_or(entries);
-            let svals_owned;
-            let svals: &[V] = match &sliced {
-                Some(s) => {
-                    svals_owned = V::slice(s.values()).unwrap_or(&[]).to_vec();
-                    &svals_owned
-                }
-                None => vals,
-            };
-            let enc = resolve_keep_duplicates(enc, opts.keep_duplicates)?;
-            let mut t = convert_fixed(src, svals, &enc, opts, None, budget)?;
-            t.slices = applied;
-            Ok(Converted {
-                tensor: t,
-                choice: None,
-                pruned: 0,
-            })
-        }
+        Target::Fixed(_) => Err(ConvertError::Invalid(
+            "a fixed encoding is not an automatic target".into(),
+        )),
         Target::AutoBlock {
             column_blocks,
             pos_width,
@@ -174,10 +171,10 @@ fn general<V: Value + ValueVecAccess>(
                 ));
             }
             let csr = csr_encoding();
-            let staged = stage(entries, vals, &csr, opts, budget)?;
+            let staged = stage(entries, (vals, ar), &csr, opts, budget)?;
             let choice = choose_block(
                 entries.dim_sizes(),
-                V::TYPE.size() as u64,
+                u64::from(ar.bits() / 8),
                 *column_blocks,
                 (*pos_width, *crd_width),
                 &count_blocks(entries, &staged.0),
@@ -190,7 +187,7 @@ fn general<V: Value + ValueVecAccess>(
             };
             enc.pos_width = *pos_width;
             enc.crd_width = *crd_width;
-            let t = convert_fixed(entries, vals, &enc, opts, Some(staged), budget)?;
+            let t = convert_fixed(entries, (vals, ar), &enc, opts, Some(staged), budget)?;
             Ok(Converted {
                 tensor: t,
                 choice: Some(AutoChoice::Block {
@@ -212,7 +209,7 @@ fn general<V: Value + ValueVecAccess>(
                 )));
             }
             let csr = csr_encoding();
-            let staged = stage(entries, vals, &csr, opts, budget)?;
+            let staged = stage(entries, (vals, ar), &csr, opts, budget)?;
             let mut k = 1u64;
             let mut i = 0;
             let idx = &staged.0;
@@ -228,7 +225,7 @@ fn general<V: Value + ValueVecAccess>(
             let mut enc = sptk_encoding::ell(k);
             enc.pos_width = *pos_width;
             enc.crd_width = *crd_width;
-            let t = convert_fixed(entries, vals, &enc, opts, Some(staged), budget)?;
+            let t = convert_fixed(entries, (vals, ar), &enc, opts, Some(staged), budget)?;
             Ok(Converted {
                 tensor: t,
                 choice: Some(AutoChoice::Ell { k }),
@@ -243,9 +240,9 @@ fn general<V: Value + ValueVecAccess>(
 type Staged<V> = (Vec<usize>, Vec<V>);
 
 /// Sorts, merges duplicates and drops zeros as asked, in the source type.
-fn stage<V: Value>(
+fn stage<V: Raw>(
     entries: &Entries,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     enc: &Encoding,
     opts: &ConvertOptions,
     budget: &Budget,
@@ -254,7 +251,7 @@ fn stage<V: Value>(
     budget.charge(&budget::sort_needs(
         entries.len() as u64,
         lvl_sizes.first().copied().unwrap_or(1),
-        V::TYPE.size() as u32 * 8,
+        ar.bits(),
     ))?;
     let keyer = Keyer::new(enc, &lvl_sizes);
     let mut idx: Vec<usize> = (0..entries.len()).collect();
@@ -269,15 +266,15 @@ fn stage<V: Value>(
         let mut e = k + 1;
         if !keep {
             while e < idx.len() && keyer.same(entries, first, idx[e]) {
-                v = v
-                    .accumulate(vals[idx[e]])
+                v = ar
+                    .add(v, vals[idx[e]])
                     .ok_or_else(|| ConvertError::SumOverflow {
                         coord: dim_coord(entries, first),
                     })?;
                 e += 1;
             }
         }
-        if !(opts.drop_zeros && v.is_zero()) {
+        if !(opts.drop_zeros && ar.is_zero(v)) {
             out_idx.push(first);
             out_vals.push(v);
         }
@@ -292,35 +289,35 @@ fn dim_coord(entries: &Entries, e: usize) -> Vec<u64> {
 
 /// Converts into a fixed, slice-free encoding. `staged` holds items already merged (in
 /// some order) by an automatic target.
-fn convert_fixed<V: Value + ValueVecAccess>(
+fn convert_fixed<V: Raw>(
     entries: &Entries,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     enc: &Encoding,
     opts: &ConvertOptions,
     staged: Option<Staged<V>>,
     budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
     let layout = Layout::new(enc, entries.dim_sizes())?;
-    let target_type = opts.dtype.unwrap_or(V::TYPE);
+    let target_type = opts.dtype.unwrap_or(ar.ty);
     let nnz = entries.len() as u64;
     budget.charge_layout(&layout, nnz, target_type.size() as u32 * 8)?;
-    let same_type = opts.dtype.is_none_or(|t| t == V::TYPE);
+    let same_type = opts.dtype.is_none_or(|t| t == ar.ty);
     if let (None, true, Some((outer, inner))) =
         (&staged, same_type, crate::fast::csr_like(enc, &layout))
     {
         let work = crate::fast::work_width(entries.dim_sizes()[inner], layout.crd_width);
         let rows = entries.dim_sizes()[outer];
-        let vbits = V::TYPE.size() as u32 * 8;
+        let vbits = ar.bits();
         budget.charge(&budget::counting_sort_needs(
             rows, nnz, work, &layout, vbits,
         ))?;
         let (levels, out) =
-            crate::fast::build_csr(entries, vals, outer, inner, &layout, opts.drop_zeros)?;
+            crate::fast::build_csr(entries, (vals, ar), outer, inner, &layout, opts.drop_zeros)?;
         return Ok(Tensor {
             encoding: enc.clone(),
             layout,
             levels,
-            values: V::wrap(out),
+            values: ar.wrap(out),
             slices: Vec::new(),
             labels: Vec::new(),
         });
@@ -335,59 +332,48 @@ fn convert_fixed<V: Value + ValueVecAccess>(
             idx = pos.iter().map(|&p| idx[p]).collect();
             (idx, merged2)
         }
-        None => stage(entries, vals, enc, opts, budget)?,
+        None => stage(entries, (vals, ar), enc, opts, budget)?,
     };
-    macro_rules! finish {
-        ($w:ty) => {{
-            let wvals = cast_values::<V, $w>(entries, &idx, merged, target_type)?;
-            finish_typed::<$w>(entries, &keyer, &layout, enc, (idx, wvals), opts, budget)
-        }};
+    if target_type == ar.ty {
+        return finish_typed(
+            entries,
+            &keyer,
+            &layout,
+            enc,
+            (idx, merged, ar),
+            opts,
+            budget,
+        );
     }
-    match target_type {
-        ValueType::F16 => finish!(half::f16),
-        ValueType::BF16 => finish!(half::bf16),
-        ValueType::F32 => finish!(f32),
-        ValueType::F64 => finish!(f64),
-        ValueType::I8 => finish!(i8),
-        ValueType::I16 => finish!(i16),
-        ValueType::I32 => finish!(i32),
-        ValueType::I64 => finish!(i64),
-        ValueType::U8 => finish!(u8),
-        ValueType::U16 => finish!(u16),
-        ValueType::U32 => finish!(u32),
-        ValueType::U64 => finish!(u64),
-        ValueType::Bool => finish!(bool),
-        ValueType::C64 => finish!(crate::value::C64),
-        ValueType::C128 => finish!(crate::value::C128),
-    }
+    let cast = cast_values(entries, &idx, &ar.wrap(merged), target_type)?;
+    with_raw!(&cast, (w, war) => finish_typed(
+        entries,
+        &keyer,
+        &layout,
+        enc,
+        (idx, w.to_vec(), &war),
+        opts,
+        budget
+    ))
 }
 
-/// Converts merged values to `W`; the first entry in input order that would change is an
-/// error.
-fn cast_values<V: Value, W: Value>(
+/// Converts merged values to `target`; the first entry in input order whose value would
+/// change is an error.
+fn cast_values(
     entries: &Entries,
     idx: &[usize],
-    vals: Vec<V>,
+    vals: &ValueVec,
     target: ValueType,
-) -> Result<Vec<W>, ConvertError> {
-    if V::TYPE == W::TYPE {
-        // Same type: reinterpret without converting.
-        let any: Box<dyn std::any::Any> = Box::new(vals);
-        if let Ok(same) = any.downcast::<Vec<W>>() {
-            return Ok(*same);
-        }
-        return Err(ConvertError::Invalid("value type mismatch".into()));
-    }
-    let mut out = Vec::with_capacity(vals.len());
+) -> Result<ValueVec, ConvertError> {
+    let mut out = ValueVec::with_capacity(target, vals.len());
     let mut bad: Option<(usize, usize)> = None;
-    for (k, v) in vals.iter().enumerate() {
-        match W::from_scalar(v.to_scalar()) {
-            Some(w) => out.push(w),
-            None => {
-                out.push(W::default());
-                if bad.is_none_or(|(e, _)| idx[k] < e) {
-                    bad = Some((idx[k], k));
-                }
+    for (k, &e) in idx.iter().enumerate().take(vals.len()) {
+        let s = vals.scalar(k).unwrap_or(Scalar::Int(0));
+        if out.push_scalar(s).is_none() {
+            // A placeholder keeps the positions; the conversion fails below.
+            let _ = out.push_scalar(Scalar::Int(0));
+            if bad.is_none_or(|(first, _)| e < first) {
+                bad = Some((e, k));
             }
         }
     }
@@ -395,23 +381,24 @@ fn cast_values<V: Value, W: Value>(
         return Err(ConvertError::Dtype {
             dtype: target.name().to_string(),
             coord: dim_coord(entries, e),
-            value: vals[k].to_scalar().to_string(),
+            value: vals.scalar(k).map(|s| s.to_string()).unwrap_or_default(),
         });
     }
     Ok(out)
 }
 
-fn finish_typed<W: Value + ValueVecAccess>(
+fn finish_typed<W: Raw>(
     entries: &Entries,
     keyer: &Keyer,
     layout: &Layout,
     enc: &Encoding,
-    (mut idx, mut vals): (Vec<usize>, Vec<W>),
+    (mut idx, mut vals, ar): (Vec<usize>, Vec<W>, &Arith<W>),
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
     if let Some(LevelFormat::Structured { n, m }) = layout.levels.last().map(|p| p.format) {
-        let pruned = fit_groups(entries, keyer, enc, &mut idx, &mut vals, (n, m), opts.prune)?;
+        let items = (&mut idx, &mut vals, ar);
+        let pruned = fit_groups(entries, keyer, enc, items, (n, m), opts.prune)?;
         budget.add_pruned(pruned);
     }
     let items = Items {
@@ -429,20 +416,18 @@ fn finish_typed<W: Value + ValueVecAccess>(
         encoding: enc.clone(),
         layout: layout.clone(),
         levels,
-        values: W::wrap(out_vals),
+        values: ar.wrap(out_vals),
         slices: Vec::new(),
         labels: Vec::new(),
     })
 }
 
 /// n:m: drops zeros, then prunes or refuses groups with more than n nonzeros.
-#[allow(clippy::too_many_arguments)]
-fn fit_groups<W: Value>(
+fn fit_groups<W: Raw>(
     entries: &Entries,
     keyer: &Keyer,
     enc: &Encoding,
-    idx: &mut Vec<usize>,
-    vals: &mut Vec<W>,
+    (idx, vals, ar): (&mut Vec<usize>, &mut Vec<W>, &Arith<W>),
     (n, m): (u32, u32),
     prune: bool,
 ) -> Result<u64, ConvertError> {
@@ -459,7 +444,7 @@ fn fit_groups<W: Value>(
         while e < idx.len() && same_group(idx[k], idx[e]) {
             e += 1;
         }
-        let mut group: Vec<usize> = (k..e).filter(|&i| !vals[i].is_zero()).collect();
+        let mut group: Vec<usize> = (k..e).filter(|&i| !ar.is_zero(vals[i])).collect();
         if group.len() > n as usize {
             if !prune {
                 return Err(ConvertError::GroupOverflow(group_message(
@@ -472,7 +457,7 @@ fn fit_groups<W: Value>(
                 )));
             }
             pruned += (group.len() - n as usize) as u64;
-            crate::padded::keep_largest(|i| vals[i], &mut group, n as usize);
+            crate::padded::keep_largest(|i| ar.magnitude(vals[i]), &mut group, n as usize);
         }
         for i in group {
             out_idx.push(idx[i]);

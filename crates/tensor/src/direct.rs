@@ -22,9 +22,8 @@ use crate::error::ConvertError;
 use crate::fast::{csr_levels, csr_like};
 use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
+use crate::raw::{with_raw, Arith, Raw};
 use crate::tensor::{LevelArrays, Tensor};
-use crate::value::{Value, ValueVecAccess};
-use crate::with_values;
 
 /// Converts a stored tensor into `target`, by a direct path where there is one.
 pub fn convert_tensor(
@@ -172,9 +171,9 @@ fn derive(
 
 /// Converts a coordinate list into a target of [`csr_route`] through CSR built by counting
 /// sort, then the direct path: no global sort. None where that route does not apply.
-pub(crate) fn via_csr<V: Value + ValueVecAccess>(
+pub(crate) fn via_csr<V: Raw>(
     entries: &Entries,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     target: &Target,
     opts: &ConvertOptions,
     budget: &Budget,
@@ -186,7 +185,7 @@ pub(crate) fn via_csr<V: Value + ValueVecAccess>(
     };
     let plain = !opts.keep_duplicates
         && opts.slice_values.is_empty()
-        && opts.dtype.is_none_or(|d| d == V::TYPE)
+        && opts.dtype.is_none_or(|d| d == ar.ty)
         && target.encoding().is_none_or(|e| !e.has_slices());
     if !plain || entries.rank() != 2 {
         return Ok(None);
@@ -196,9 +195,9 @@ pub(crate) fn via_csr<V: Value + ValueVecAccess>(
         // The output before the intermediate: a target that cannot be held is refused
         // naming its own arrays. (Derived targets reuse the intermediate's.)
         let layout = Layout::new(enc, entries.dim_sizes())?;
-        budget.charge_layout(&layout, entries.len() as u64, V::TYPE.size() as u32 * 8)?;
+        budget.charge_layout(&layout, entries.len() as u64, ar.bits())?;
     }
-    let t = csr_of(entries, vals, a, b, opts.drop_zeros, budget)?;
+    let t = csr_of(entries, (vals, ar), (a, b), opts.drop_zeros, budget)?;
     if let Some(enc) = target.encoding() {
         if let Some(kind) = derived_like(enc, a, b) {
             // The intermediate CSR is this conversion's own: its arrays move into the result.
@@ -215,11 +214,10 @@ pub(crate) fn via_csr<V: Value + ValueVecAccess>(
 
 /// CSR-like `(a : dense, b : compressed)` of a coordinate list, with 32-bit coordinates
 /// where they fit.
-fn csr_of<V: Value + ValueVecAccess>(
+fn csr_of<V: Raw>(
     entries: &Entries,
-    vals: &[V],
-    a: usize,
-    b: usize,
+    (vals, ar): (&[V], &Arith<V>),
+    (a, b): (usize, usize),
     drop_zeros: bool,
     budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
@@ -233,7 +231,7 @@ fn csr_of<V: Value + ValueVecAccess>(
     }
     let layout = Layout::new(&enc, entries.dim_sizes())?;
     // Alive beside the target's arrays: counted under its own names.
-    let (nnz, vbits) = (entries.len() as u64, V::TYPE.size() as u32 * 8);
+    let (nnz, vbits) = (entries.len() as u64, ar.bits());
     let work = crate::fast::work_width(entries.dim_sizes()[b], layout.crd_width);
     let rows = entries.dim_sizes()[a];
     let mut needs = budget::layout_needs(&layout, nnz, vbits);
@@ -243,12 +241,12 @@ fn csr_of<V: Value + ValueVecAccess>(
         .map(|n| n.prefixed("intermediate CSR "))
         .collect();
     budget.charge(&needs)?;
-    let (levels, out) = crate::fast::build_csr(entries, vals, a, b, &layout, drop_zeros)?;
+    let (levels, out) = crate::fast::build_csr(entries, (vals, ar), a, b, &layout, drop_zeros)?;
     Ok(Tensor {
         encoding: enc,
         layout,
         levels,
-        values: V::wrap(out),
+        values: ar.wrap(out),
         slices: Vec::new(),
         labels: Vec::new(),
     })
@@ -324,18 +322,17 @@ fn direct(
     let (levels, values) = if let Some((r, c, inner_first)) = bsr_like(&enc, a, b) {
         charge_output()?;
         budget.charge(&[Need::new("scratch: block columns", nnz, 64)])?;
-        with_values!(t.values(), v => blocks_values(t, v, &layout, (r, c, inner_first), budget)?)
+        with_raw!(t.values(), (v, ar) => blocks_values(t, (v, &ar), &layout, (r, c, inner_first), budget)?)
     } else if crate::padded::ell_like(&enc, a, b) {
         charge_output()?;
-        with_values!(t.values(), v => ell_values(t, v, &layout)?)
+        with_raw!(t.values(), (v, ar) => ell_values(t, (v, &ar), &layout)?)
     } else if let Some((n, m)) = crate::padded::nm_like(&enc, a, b) {
         charge_output()?;
-        let built =
-            with_values!(t.values(), v => structured_values(t, v, &layout, (n, m), opts.prune)?);
+        let built = with_raw!(t.values(), (v, ar) => structured_values(t, (v, &ar), &layout, (n, m), opts.prune)?);
         if let (Some((_, out)), true) = (&built, opts.prune) {
             // A valid CSR holds each coordinate once: what n:m keeps of its nonzeros
             // tells how many were pruned.
-            let nonzeros = |v: &crate::ValueVec| with_values!(v, x => count_nonzero(x));
+            let nonzeros = |v: &crate::ValueVec| with_raw!(v, (x, ar) => count_nonzero(x, &ar));
             budget.add_pruned(nonzeros(t.values()).saturating_sub(nonzeros(out)));
         }
         match built {
@@ -356,7 +353,7 @@ fn direct(
                     ));
                 }
                 budget.charge(&needs)?;
-                with_values!(t.values(), v => transpose_values(t, v, &layout)?)
+                with_raw!(t.values(), (v, ar) => transpose_values(t, (v, &ar), &layout)?)
             }
             _ => return Ok(None),
         }
@@ -377,9 +374,9 @@ fn direct(
 
 /// Transposes a valid CSR-like tensor into the CSR-like `enc` with the dimensions swapped
 /// (see `transpose.rs`).
-fn transpose_values<V: Value + ValueVecAccess>(
+fn transpose_values<V: Raw>(
     t: &Tensor,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     layout: &Layout,
 ) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
     let pos = positions(t);
@@ -397,10 +394,10 @@ fn transpose_values<V: Value + ValueVecAccess>(
         ($c:expr) => {
             if !wide {
                 let x = crate::transpose::transpose::<_, u32, V>(&pos, $c, vals, inner)?;
-                (csr_levels(x.pos, x.crd, layout)?, V::wrap(x.val))
+                (csr_levels(x.pos, x.crd, layout)?, ar.wrap(x.val))
             } else {
                 let x = crate::transpose::transpose::<_, u64, V>(&pos, $c, vals, inner)?;
-                (csr_levels(x.pos, x.crd, layout)?, V::wrap(x.val))
+                (csr_levels(x.pos, x.crd, layout)?, ar.wrap(x.val))
             }
         };
     }
@@ -446,34 +443,33 @@ macro_rules! with_crd {
 }
 
 /// A valid CSR into ELL (see `padded.rs`).
-fn ell_values<V: Value + ValueVecAccess>(
+fn ell_values<V: Raw>(
     t: &Tensor,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     layout: &Layout,
 ) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
     let pos = positions(t);
     let k = layout.levels[0].size;
     let (levels, out) = with_crd!(t, c => crate::padded::ell(&pos, c, vals, k, layout)?);
-    Ok((levels, V::wrap(out)))
+    Ok((levels, ar.wrap(out)))
 }
 
-fn count_nonzero<V: Value>(v: &[V]) -> u64 {
-    v.par_iter().filter(|x| !x.is_zero()).count() as u64
+fn count_nonzero<V: Raw>(v: &[V], ar: &Arith<V>) -> u64 {
+    v.par_iter().filter(|&&x| !ar.is_zero(x)).count() as u64
 }
 
 /// A valid CSR into n:m (see `padded.rs`); None where the general path must decide.
-fn structured_values<V: Value + ValueVecAccess>(
+fn structured_values<V: Raw>(
     t: &Tensor,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     layout: &Layout,
     (n, m): (u32, u32),
     prune: bool,
 ) -> Result<Option<(Vec<LevelArrays>, crate::ValueVec)>, ConvertError> {
     let pos = positions(t);
     let cols = layout.levels[1].size.saturating_mul(u64::from(m));
-    let built =
-        with_crd!(t, c => crate::padded::structured(&pos, c, vals, cols, n, m, prune, layout)?);
-    Ok(built.map(|(levels, out)| (levels, V::wrap(out))))
+    let built = with_crd!(t, c => crate::padded::structured(&pos, c, (vals, ar), cols, n, m, prune, layout)?);
+    Ok(built.map(|(levels, out)| (levels, ar.wrap(out))))
 }
 
 /// Level 1's positions as `u64`: borrowed when stored so (no copy), else widened.
@@ -529,9 +525,9 @@ fn bsr_like(enc: &sptk_encoding::Encoding, a: usize, b: usize) -> Option<(u64, u
     }
 }
 
-fn blocks_values<V: Value + ValueVecAccess>(
+fn blocks_values<V: Raw>(
     t: &Tensor,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     layout: &Layout,
     (r, c, inner_first): (u64, u64, bool),
     budget: &Budget,
@@ -572,7 +568,7 @@ fn blocks_values<V: Value + ValueVecAccess>(
         none(),
         none(),
     ];
-    Ok((levels, V::wrap(bvals)))
+    Ok((levels, ar.wrap(bvals)))
 }
 
 /// `pos`, `crd` and the values of a block layout.
@@ -584,7 +580,7 @@ const BLOCK_ROWS_PER_TASK: usize = 1024;
 /// CSR (`pos`, `crd`, `vals`, sorted and unique) into `r x c` blocks: `pos`, `crd` over
 /// block rows and the blocks' values, zeros elsewhere; inside each block outer-major, or
 /// inner-major with `inner_first` (BSC from CSC).
-fn blocks<C: Index, V: Value>(
+fn blocks<C: Index, V: Raw>(
     pos: &[u64],
     crd: &[C],
     vals: &[V],
@@ -645,7 +641,7 @@ impl<const POW2: bool> Split<POW2> {
     }
 }
 
-fn blocks_by<C: Index, V: Value, const POW2: bool>(
+fn blocks_by<C: Index, V: Raw, const POW2: bool>(
     pos: &[u64],
     crd: &[C],
     vals: &[V],

@@ -12,8 +12,8 @@ use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
+use crate::raw::{Arith, Raw};
 use crate::tensor::LevelArrays;
-use crate::value::Value;
 
 /// The (outer, inner) dimensions if `enc` is CSR-like: `(a : dense, b : compressed)`.
 /// (`nonordered` takes the general path, which the tests use as this path's oracle.)
@@ -36,19 +36,25 @@ pub(crate) fn csr_like(enc: &Encoding, layout: &Layout) -> Option<(usize, usize)
 const ROWS_PER_TASK: usize = 4096;
 
 /// Builds CSR-like arrays from unsorted entries.
-pub(crate) fn build_csr<V: Value>(
+pub(crate) fn build_csr<V: Raw>(
     entries: &Entries,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     outer: usize,
     inner: usize,
     layout: &Layout,
     drop_zeros: bool,
 ) -> Result<(Vec<LevelArrays>, Vec<V>), ConvertError> {
     match work_width(entries.dim_sizes()[inner], layout.crd_width) {
-        IndexWidth::W8 => build_typed::<V, u8>(entries, vals, outer, inner, layout, drop_zeros),
-        IndexWidth::W16 => build_typed::<V, u16>(entries, vals, outer, inner, layout, drop_zeros),
-        IndexWidth::W32 => build_typed::<V, u32>(entries, vals, outer, inner, layout, drop_zeros),
-        _ => build_typed::<V, u64>(entries, vals, outer, inner, layout, drop_zeros),
+        IndexWidth::W8 => {
+            build_typed::<V, u8>(entries, (vals, ar), outer, inner, layout, drop_zeros)
+        }
+        IndexWidth::W16 => {
+            build_typed::<V, u16>(entries, (vals, ar), outer, inner, layout, drop_zeros)
+        }
+        IndexWidth::W32 => {
+            build_typed::<V, u32>(entries, (vals, ar), outer, inner, layout, drop_zeros)
+        }
+        _ => build_typed::<V, u64>(entries, (vals, ar), outer, inner, layout, drop_zeros),
     }
 }
 
@@ -65,9 +71,9 @@ pub(crate) fn work_width(inner_size: u64, w: IndexWidth) -> IndexWidth {
     }
 }
 
-fn build_typed<V: Value, C: Index>(
+fn build_typed<V: Raw, C: Index>(
     entries: &Entries,
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     outer: usize,
     inner: usize,
     layout: &Layout,
@@ -88,16 +94,16 @@ fn build_typed<V: Value, C: Index>(
         }
     };
     debug_assert_eq!(crd.len(), n);
-    finish_rows(&start, crd, val, outer, layout, drop_zeros)
+    finish_rows(&start, crd, (val, ar), outer, layout, drop_zeros)
 }
 
 /// Finishes rows scattered into `start[r]..start[r + 1]`: sorts each by coordinate, sums
 /// duplicates in the order they came, drops zeros if asked, compacts, and narrows the
 /// arrays to the layout's widths.
-pub(crate) fn finish_rows<V: Value, C: Index>(
+pub(crate) fn finish_rows<V: Raw, C: Index>(
     start: &[usize],
     mut crd: Vec<C>,
-    mut val: Vec<V>,
+    (mut val, ar): (Vec<V>, &Arith<V>),
     outer: usize,
     layout: &Layout,
     drop_zeros: bool,
@@ -128,15 +134,14 @@ pub(crate) fn finish_rows<V: Value, C: Index>(
             let mut scratch: Vec<(C, V)> = Vec::new();
             for r in r0..r1 {
                 let (a, b) = (start[r] - base, start[r + 1] - base);
-                l[r - r0] = sum_row(&mut c[a..b], &mut v[a..b], drop_zeros, &mut scratch).map_err(
-                    |col| ConvertError::SumOverflow {
+                l[r - r0] = sum_row(&mut c[a..b], (&mut v[a..b], ar), drop_zeros, &mut scratch)
+                    .map_err(|col| ConvertError::SumOverflow {
                         coord: if outer == 0 {
                             vec![r as u64, col]
                         } else {
                             vec![col, r as u64]
                         },
-                    },
-                )?;
+                    })?;
             }
             Ok::<(), ConvertError>(())
         })?;
@@ -146,7 +151,7 @@ pub(crate) fn finish_rows<V: Value, C: Index>(
 
 /// Moves each row's kept prefix (`len[r]` entries from `start[r]`) left so rows follow
 /// each other, builds the positions, and narrows the arrays to the layout's widths.
-pub(crate) fn compact_rows<V: Value, C: Index>(
+pub(crate) fn compact_rows<V: Raw, C: Index>(
     start: &[usize],
     len: &[usize],
     mut crd: Vec<C>,
@@ -252,7 +257,7 @@ pub(crate) fn first_overflow<C: Index>(
 /// The rows are split into ranges holding about equal numbers of entries; each range is
 /// filled by one task that scans the whole input and takes its own rows, so tasks write
 /// disjoint slices and the result does not depend on the number of threads.
-fn scatter<R: Index, K: Index, C: Index, V: Value>(
+fn scatter<R: Index, K: Index, C: Index, V: Raw>(
     row: &[R],
     col: &[K],
     vals: &[V],
@@ -302,7 +307,7 @@ pub(crate) fn bucket_starts(
 }
 
 /// Zeroed output arrays for a scatter of `n` entries, backed by huge pages where possible.
-pub(crate) fn scatter_outputs<C: Index, V: Value>(
+pub(crate) fn scatter_outputs<C: Index, V: Raw>(
     n: usize,
 ) -> Result<(Vec<C>, Vec<V>), ConvertError> {
     Ok((big_zeroed(n)?, big_zeroed(n)?))
@@ -363,9 +368,9 @@ pub(crate) fn balanced_bounds(
 
 /// Sorts one row by coordinate (stably), sums duplicates in order, drops zeros if asked;
 /// returns the kept length, or the coordinate whose integer sum overflowed.
-pub(crate) fn sum_row<C: Index, V: Value>(
+pub(crate) fn sum_row<C: Index, V: Raw>(
     crd: &mut [C],
-    val: &mut [V],
+    (val, ar): (&mut [V], &Arith<V>),
     drop_zeros: bool,
     scratch: &mut Vec<(C, V)>,
 ) -> Result<usize, u64> {
@@ -399,10 +404,10 @@ pub(crate) fn sum_row<C: Index, V: Value>(
         let mut v = val[i];
         i += 1;
         while i < crd.len() && crd[i] == c {
-            v = v.accumulate(val[i]).ok_or(c.to_u64())?;
+            v = ar.add(v, val[i]).ok_or(c.to_u64())?;
             i += 1;
         }
-        if !(drop_zeros && v.is_zero()) {
+        if !(drop_zeros && ar.is_zero(v)) {
             crd[w] = c;
             val[w] = v;
             w += 1;

@@ -13,8 +13,8 @@ use crate::error::ConvertError;
 use crate::fast::big_zeroed;
 use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
+use crate::raw::{Arith, Raw};
 use crate::tensor::LevelArrays;
-use crate::value::Value;
 
 /// The level arrays and values of a built tensor.
 type Built<V> = (Vec<LevelArrays>, Vec<V>);
@@ -87,7 +87,7 @@ fn row_range(pos: &[u64], i: usize, len: usize) -> Result<std::ops::Range<usize>
 
 /// ELL with `k` slices from CSR (`pos`, `crd`, `vals`): `crd[2]` and the values, slice-major,
 /// padding slots holding column 0 and value 0.
-pub(crate) fn ell<C: Index, V: Value>(
+pub(crate) fn ell<C: Index, V: Raw>(
     pos: &[u64],
     crd: &[C],
     vals: &[V],
@@ -150,7 +150,7 @@ pub(crate) fn ell<C: Index, V: Value>(
 }
 
 /// Fills ELL's arrays with coordinates of type `O`.
-fn fill_ell<C: Index, O: Index, V: Value>(
+fn fill_ell<C: Index, O: Index, V: Raw>(
     pos: &[u64],
     crd: &[C],
     vals: &[V],
@@ -203,10 +203,10 @@ fn fill_ell<C: Index, O: Index, V: Value>(
 /// offsets, offsets ascending. `None` when an offset may not fit the coordinate width
 /// (the general path then reports exactly which).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn structured<C: Index, V: Value>(
+pub(crate) fn structured<C: Index, V: Raw>(
     pos: &[u64],
     crd: &[C],
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     cols: u64,
     n: u32,
     m: u32,
@@ -225,11 +225,11 @@ pub(crate) fn structured<C: Index, V: Value>(
         prune,
     };
     let crd = match width {
-        IndexWidth::W2 => pack2(fill_groups::<C, u8, V>(pos, crd, vals, &shape)?),
-        IndexWidth::W8 => fill_groups::<C, u8, V>(pos, crd, vals, &shape).map(wrap)?,
-        IndexWidth::W16 => fill_groups::<C, u16, V>(pos, crd, vals, &shape).map(wrap)?,
-        IndexWidth::W32 => fill_groups::<C, u32, V>(pos, crd, vals, &shape).map(wrap)?,
-        IndexWidth::W64 => fill_groups::<C, u64, V>(pos, crd, vals, &shape).map(wrap)?,
+        IndexWidth::W2 => pack2(fill_groups::<C, u8, V>(pos, crd, (vals, ar), &shape)?),
+        IndexWidth::W8 => fill_groups::<C, u8, V>(pos, crd, (vals, ar), &shape).map(wrap)?,
+        IndexWidth::W16 => fill_groups::<C, u16, V>(pos, crd, (vals, ar), &shape).map(wrap)?,
+        IndexWidth::W32 => fill_groups::<C, u32, V>(pos, crd, (vals, ar), &shape).map(wrap)?,
+        IndexWidth::W64 => fill_groups::<C, u64, V>(pos, crd, (vals, ar), &shape).map(wrap)?,
     };
     let (crd, out_vals) = crd;
     let none = || LevelArrays {
@@ -290,10 +290,10 @@ struct Groups {
 /// A group with too many nonzeros: (row, group, nonzeros).
 type Overflow = (u64, u64, usize);
 
-fn fill_groups<C: Index, O: Index, V: Value>(
+fn fill_groups<C: Index, O: Index, V: Raw>(
     pos: &[u64],
     crd: &[C],
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     shape: &Groups,
 ) -> Result<(Vec<O>, Vec<V>), ConvertError> {
     let rows = pos.len().saturating_sub(1);
@@ -324,7 +324,8 @@ fn fill_groups<C: Index, O: Index, V: Value>(
             {
                 let row = t * ROWS_PER_TASK + r;
                 let range = row_range(pos, row, len)?;
-                let over = fill_row(&crd[range.clone()], &vals[range], shape, rc, rv, &mut keep);
+                let row_vals = (&vals[range.clone()], ar);
+                let over = fill_row(&crd[range], row_vals, shape, (rc, rv), &mut keep);
                 if let Some((g, count)) = over {
                     return Ok(Some((row as u64, g, count)));
                 }
@@ -346,12 +347,11 @@ fn fill_groups<C: Index, O: Index, V: Value>(
 
 /// Fills one row's groups; returns the first group (and its nonzeros) that overflows
 /// when not pruning. `keep` is scratch.
-fn fill_row<C: Index, O: Index, V: Value>(
+fn fill_row<C: Index, O: Index, V: Raw>(
     crd: &[C],
-    vals: &[V],
+    (vals, ar): (&[V], &Arith<V>),
     shape: &Groups,
-    out_crd: &mut [O],
-    out_val: &mut [V],
+    (out_crd, out_val): (&mut [O], &mut [V]),
     keep: &mut Vec<usize>,
 ) -> Option<(u64, usize)> {
     let n = shape.n;
@@ -364,7 +364,7 @@ fn fill_row<C: Index, O: Index, V: Value>(
             if c.to_u64() / shape.m != g {
                 break;
             }
-            if !vals[e].is_zero() {
+            if !ar.is_zero(vals[e]) {
                 keep.push(e);
             }
             e += 1;
@@ -373,7 +373,7 @@ fn fill_row<C: Index, O: Index, V: Value>(
             if !shape.prune {
                 return Some((g, keep.len()));
             }
-            keep_largest(|i| vals[i], keep, n);
+            keep_largest(|i| ar.magnitude(vals[i]), keep, n);
         }
         // Offsets ascending: the kept entries' and, for the rest of the n slots, the
         // lowest offsets no entry uses.
@@ -404,11 +404,10 @@ fn fill_row<C: Index, O: Index, V: Value>(
 
 /// Keeps the `n` items of `group` (ascending item order) whose values have the largest
 /// magnitude, the earlier item on a tie, and leaves them in ascending order.
-pub(crate) fn keep_largest<V: Value>(value: impl Fn(usize) -> V, group: &mut Vec<usize>, n: usize) {
+pub(crate) fn keep_largest(magnitude: impl Fn(usize) -> f64, group: &mut Vec<usize>, n: usize) {
     group.sort_by(|&a, &b| {
-        value(b)
-            .magnitude()
-            .partial_cmp(&value(a).magnitude())
+        magnitude(b)
+            .partial_cmp(&magnitude(a))
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.cmp(&b))
     });

@@ -26,6 +26,7 @@ use crate::error::ConvertError;
 use crate::fast::{big_zeroed, compact_rows, csr_like, scatter_outputs, sum_row, work_width};
 use crate::index::{Index, IndexWidth};
 use crate::layout::Layout;
+use crate::raw::{Arith, Raw};
 use crate::tensor::Tensor;
 use crate::value::{Value, ValueVecAccess};
 
@@ -94,17 +95,18 @@ pub fn convert_parts<P: EntryParts>(
         vbits,
     ))?;
     budget.charge(&[Need::new("scratch: rows inside blocks", nnz, 16)])?;
+    let ar = Arith::of::<P::Value>();
     let (levels, values) = match work_width(dims[inner], layout.crd_width) {
-        IndexWidth::W8 => build::<P, u8>(source, outer, &layout, drop_zeros)?,
-        IndexWidth::W16 => build::<P, u16>(source, outer, &layout, drop_zeros)?,
-        IndexWidth::W32 => build::<P, u32>(source, outer, &layout, drop_zeros)?,
-        _ => build::<P, u64>(source, outer, &layout, drop_zeros)?,
+        IndexWidth::W8 => build::<P, u8>(source, outer, &layout, (drop_zeros, &ar))?,
+        IndexWidth::W16 => build::<P, u16>(source, outer, &layout, (drop_zeros, &ar))?,
+        IndexWidth::W32 => build::<P, u32>(source, outer, &layout, (drop_zeros, &ar))?,
+        _ => build::<P, u64>(source, outer, &layout, (drop_zeros, &ar))?,
     };
     Ok(Some(Tensor {
         encoding: encoding.clone(),
         layout,
         levels,
-        values: P::Value::wrap(values),
+        values: ar.wrap(values),
         slices: Vec::new(),
         labels: Vec::new(),
     }))
@@ -116,12 +118,15 @@ fn source_error(e: SourceError) -> ConvertError {
     ConvertError::Invalid(format!("reading the input: {e}"))
 }
 
+/// The raw form of a source's values.
+type RawOf<P> = <<P as EntryParts>::Value as Value>::Raw;
+
 fn build<P: EntryParts, C: Index>(
     source: &P,
     outer: usize,
     layout: &Layout,
-    drop_zeros: bool,
-) -> Result<Built<P::Value>, ConvertError> {
+    (drop_zeros, ar): (bool, &Arith<RawOf<P>>),
+) -> Result<Built<RawOf<P>>, ConvertError> {
     let dims = source.dim_sizes();
     let rows = usize::try_from(dims[outer])
         .ok()
@@ -164,7 +169,7 @@ fn build<P: EntryParts, C: Index>(
 
     // Pass 2: every part appends its entries to its slots, in batches: parsing fills a
     // small buffer, then a tight loop writes it out.
-    let (mut crd, mut val) = scatter_outputs::<C, P::Value>(total)?;
+    let (mut crd, mut val) = scatter_outputs::<C, RawOf<P>>(total)?;
     let mut local = big_zeroed::<u16>(total)?;
     let out = SharedOut::new(&mut crd, &mut val, &mut local);
     let out = &out;
@@ -172,9 +177,10 @@ fn build<P: EntryParts, C: Index>(
         .par_iter_mut()
         .enumerate()
         .try_for_each(|(p, slots)| {
-            let mut batch: Vec<(u64, u64, P::Value)> = Vec::with_capacity(BATCH);
+            let mut batch: Vec<(u64, u64, RawOf<P>)> = Vec::with_capacity(BATCH);
             let mut ok = true;
             source.visit(p, |i, j, v| {
+                let v = v.to_raw();
                 batch.push(if outer == 0 { (i, j, v) } else { (j, i, v) });
                 if batch.len() == BATCH {
                     ok = append_batch(&batch, slots, shift, inner_size, out);
@@ -226,7 +232,7 @@ fn build<P: EntryParts, C: Index>(
         }
         tasks.into_par_iter().try_for_each_init(
             || (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
-            |scratch, block| block.finish(outer, drop_zeros, scratch),
+            |scratch, block| block.finish(outer, (drop_zeros, ar), scratch),
         )?;
     }
     drop(local);
@@ -249,7 +255,7 @@ fn block_shift(rows: u64, entries: u64) -> u32 {
 /// Appends `(outer, inner, value)` entries to their part's next slots in their blocks;
 /// `false` if one has no slot left or a coordinate is out of range.
 #[inline(never)]
-fn append_batch<C: Index, V: Value>(
+fn append_batch<C: Index, V: Raw>(
     batch: &[(u64, u64, V)],
     slots: &mut [[usize; 2]],
     shift: u32,
@@ -292,13 +298,13 @@ struct Block<'a, C, V> {
 /// Reused buffers: per-row cursors, the reordered block, and `sum_row`'s scratch.
 type Scratch<C, V> = (Vec<usize>, Vec<C>, Vec<V>, Vec<(C, V)>);
 
-impl<C: Index, V: Value> Block<'_, C, V> {
+impl<C: Index, V: Raw> Block<'_, C, V> {
     /// Puts the entries in row order (stably, so input order stays inside rows), writes
     /// the row starts, then sorts and sums each row.
     fn finish(
         self,
         outer: usize,
-        drop_zeros: bool,
+        (drop_zeros, ar): (bool, &Arith<V>),
         (next, c_tmp, v_tmp, pairs): &mut Scratch<C, V>,
     ) -> Result<(), ConvertError> {
         let Block {
@@ -345,8 +351,8 @@ impl<C: Index, V: Value> Block<'_, C, V> {
         for r in 0..starts.len() {
             let a = starts[r];
             let b = starts.get(r + 1).copied().unwrap_or(crd.len());
-            kept[r] =
-                sum_row(&mut crd[a..b], &mut val[a..b], drop_zeros, pairs).map_err(|col| {
+            kept[r] = sum_row(&mut crd[a..b], (&mut val[a..b], ar), drop_zeros, pairs).map_err(
+                |col| {
                     let row = (first_row + r) as u64;
                     ConvertError::SumOverflow {
                         coord: if outer == 0 {
@@ -355,7 +361,8 @@ impl<C: Index, V: Value> Block<'_, C, V> {
                             vec![col, row]
                         },
                     }
-                })?;
+                },
+            )?;
             starts[r] = base + a;
         }
         Ok(())

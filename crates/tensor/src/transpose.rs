@@ -25,7 +25,7 @@ use crate::error::ConvertError;
 use crate::fast::{balanced_bounds, big_zeroed, scatter_outputs};
 use crate::index::{Index, IndexWidth};
 use crate::parts::SharedOut;
-use crate::value::Value;
+use crate::raw::Raw;
 
 /// The transposed arrays: `pos` (one more than the source's inner size), `crd` (source
 /// outer coordinates) and the values.
@@ -46,7 +46,7 @@ const BLOCK_ENTRIES: u64 = 32768;
 ///
 /// The arrays may be a mapped file: should they change while this runs, the result is an
 /// error (or wrong values), never a write out of place.
-pub(crate) fn transpose<S: Index, O: Index, V: Value>(
+pub(crate) fn transpose<S: Index, O: Index, V: Raw>(
     pos: &[u64],
     crd: &[S],
     vals: &[V],
@@ -61,7 +61,7 @@ pub(crate) fn transpose<S: Index, O: Index, V: Value>(
 
 /// The transpose; with `PACKED`, 64-bit coordinates carry `row << 16 | column in block`
 /// until the sort, instead of a side array: one write stream and 2 bytes an entry less.
-fn run<S: Index, O: Index, V: Value, const PACKED: bool>(
+fn run<S: Index, O: Index, V: Raw, const PACKED: bool>(
     pos: &[u64],
     crd: &[S],
     vals: &[V],
@@ -214,7 +214,7 @@ struct ColumnBlock<'a, O, V> {
     pos: &'a mut [u64],
 }
 
-impl<O: Index, V: Value> ColumnBlock<'_, O, V> {
+impl<O: Index, V: Raw> ColumnBlock<'_, O, V> {
     /// Stable counting sort by column through `scratch`; `Err` if an entry's column lies
     /// outside the block (only a source changed under us does that).
     fn sort<const PACKED: bool>(

@@ -4,6 +4,7 @@
 use half::{bf16, f16};
 
 use crate::buffer::Buf;
+use crate::raw::Raw;
 use std::fmt;
 
 /// A complex number stored as two consecutive components (`re`, `im`), like C's `_Complex`.
@@ -204,6 +205,36 @@ pub trait Value:
     fn from_scalar(s: Scalar) -> Option<Self>;
     /// Appends the `sparse_tensor.print` text of the value.
     fn write_print(&self, out: &mut String);
+    /// The unsigned integer type (or array of them) of this type's size and alignment,
+    /// in which conversions move values without looking at them.
+    type Raw: Raw;
+    /// The value's bits.
+    fn to_raw(self) -> Self::Raw;
+    /// The value whose bits `to_raw` gave.
+    fn from_raw(r: Self::Raw) -> Self;
+    /// A slice of values viewed as their bits (no copy).
+    fn raw_slice(v: &[Self]) -> &[Self::Raw];
+    /// Bits that `to_raw` gave, as values again (no copy except for `bool`).
+    fn from_raw_vec(v: Vec<Self::Raw>) -> Vec<Self>;
+}
+
+/// Generates the raw-form methods of a `Pod` value type.
+macro_rules! raw_pod {
+    ($raw:ty) => {
+        type Raw = $raw;
+        fn to_raw(self) -> $raw {
+            crate::buffer::cast_slice::<Self, $raw>(std::slice::from_ref(&self))[0]
+        }
+        fn from_raw(r: $raw) -> Self {
+            crate::buffer::cast_slice::<$raw, Self>(std::slice::from_ref(&r))[0]
+        }
+        fn raw_slice(v: &[Self]) -> &[$raw] {
+            crate::buffer::cast_slice(v)
+        }
+        fn from_raw_vec(v: Vec<$raw>) -> Vec<Self> {
+            crate::buffer::cast_vec(v)
+        }
+    };
 }
 
 fn float_from_scalar(s: Scalar) -> Option<f64> {
@@ -236,10 +267,11 @@ fn int_from_scalar(s: Scalar) -> Option<i128> {
 }
 
 macro_rules! float_value {
-    ($t:ty, $tag:ident, $to:expr, $from:expr) => {
+    ($t:ty, $tag:ident, $raw:ty, $to:expr, $from:expr) => {
         impl sealed::Sealed for $t {}
         impl Value for $t {
             const TYPE: ValueType = ValueType::$tag;
+            raw_pod!($raw);
             fn is_zero(&self) -> bool {
                 let x: f64 = $to(*self);
                 x == 0.0
@@ -270,16 +302,17 @@ macro_rules! float_value {
     };
 }
 
-float_value!(f64, F64, |x: f64| x, |x: f64| x);
-float_value!(f32, F32, |x: f32| x as f64, |x: f64| x as f32);
-float_value!(f16, F16, |x: f16| x.to_f64(), f16::from_f64);
-float_value!(bf16, BF16, |x: bf16| x.to_f64(), bf16::from_f64);
+float_value!(f64, F64, u64, |x: f64| x, |x: f64| x);
+float_value!(f32, F32, u32, |x: f32| x as f64, |x: f64| x as f32);
+float_value!(f16, F16, u16, |x: f16| x.to_f64(), f16::from_f64);
+float_value!(bf16, BF16, u16, |x: bf16| x.to_f64(), bf16::from_f64);
 
 macro_rules! int_value {
-    ($t:ty, $tag:ident) => {
+    ($t:ty, $tag:ident, $raw:ty) => {
         impl sealed::Sealed for $t {}
         impl Value for $t {
             const TYPE: ValueType = ValueType::$tag;
+            raw_pod!($raw);
             fn is_zero(&self) -> bool {
                 *self == 0
             }
@@ -303,18 +336,31 @@ macro_rules! int_value {
     };
 }
 
-int_value!(i8, I8);
-int_value!(i16, I16);
-int_value!(i32, I32);
-int_value!(i64, I64);
-int_value!(u8, U8);
-int_value!(u16, U16);
-int_value!(u32, U32);
-int_value!(u64, U64);
+int_value!(i8, I8, u8);
+int_value!(i16, I16, u16);
+int_value!(i32, I32, u32);
+int_value!(i64, I64, u64);
+int_value!(u8, U8, u8);
+int_value!(u16, U16, u16);
+int_value!(u32, U32, u32);
+int_value!(u64, U64, u64);
 
 impl sealed::Sealed for bool {}
 impl Value for bool {
     const TYPE: ValueType = ValueType::Bool;
+    type Raw = u8;
+    fn to_raw(self) -> u8 {
+        self as u8
+    }
+    fn from_raw(r: u8) -> Self {
+        r != 0
+    }
+    fn raw_slice(v: &[Self]) -> &[u8] {
+        crate::buffer::bool_bytes(v)
+    }
+    fn from_raw_vec(v: Vec<u8>) -> Vec<Self> {
+        v.into_iter().map(|b| b != 0).collect()
+    }
     fn is_zero(&self) -> bool {
         !*self
     }
@@ -343,10 +389,11 @@ impl Value for bool {
 }
 
 macro_rules! complex_value {
-    ($t:ty, $f:ty, $tag:ident) => {
+    ($t:ty, $f:ty, $tag:ident, $raw:ty) => {
         impl sealed::Sealed for $t {}
         impl Value for $t {
             const TYPE: ValueType = ValueType::$tag;
+            raw_pod!($raw);
             fn is_zero(&self) -> bool {
                 self.re == 0.0 && self.im == 0.0
             }
@@ -385,8 +432,8 @@ macro_rules! complex_value {
     };
 }
 
-complex_value!(C64, f32, C64);
-complex_value!(C128, f64, C128);
+complex_value!(C64, f32, C64, [u32; 2]);
+complex_value!(C128, f64, C128, [u64; 2]);
 
 /// A vector of values of one runtime-chosen type.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,161 @@
+//! Index widths chosen for the data (`--pos-width auto`, `--crd-width auto`): the narrowest
+//! of 8, 16, 32 and 64 bits that holds every value the arrays can take, decided from the
+//! shape and an upper bound on the entries before anything is converted.
+//!
+//! - A position counts stored entries of the level below it, and every stored entry of a
+//!   compressed or loose-compressed level (a row, a block, a fiber) holds at least one
+//!   input entry: positions are at most the number of entries.
+//! - A coordinate of a level is below that level's size.
+
+use sptk_encoding::Target;
+
+use crate::error::ConvertError;
+use crate::index::IndexWidth;
+use crate::layout::Layout;
+
+/// Which index widths a conversion picks from the data instead of taking the target's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AutoWidths {
+    /// Choose `posWidth`.
+    pub pos: bool,
+    /// Choose `crdWidth`.
+    pub crd: bool,
+}
+
+impl AutoWidths {
+    /// True if either width is chosen.
+    pub fn any(self) -> bool {
+        self.pos || self.crd
+    }
+}
+
+/// The narrowest of 8, 16, 32 and 64 bits that holds `max`.
+pub fn narrowest_width(max: u64) -> IndexWidth {
+    [IndexWidth::W8, IndexWidth::W16, IndexWidth::W32]
+        .into_iter()
+        .find(|w| max <= w.max())
+        .unwrap_or(IndexWidth::W64)
+}
+
+/// `target` with the widths `auto` asks for set to the narrowest that hold a tensor of
+/// `dims` with at most `entries` entries (see the module text). Slices are ignored: the
+/// sizes before slicing bound those after.
+pub fn fit_widths(
+    target: &Target,
+    dims: &[u64],
+    entries: u64,
+    auto: AutoWidths,
+) -> Result<Target, ConvertError> {
+    if !auto.any() {
+        return Ok(target.clone());
+    }
+    let largest_coordinate = match target {
+        Target::Fixed(enc) => {
+            let layout = Layout::new(&enc.without_slices(), dims)?;
+            layout
+                .levels
+                .iter()
+                .filter(|l| l.crd_owner.is_some())
+                .map(|l| l.size.saturating_sub(1))
+                .max()
+                .unwrap_or(0)
+        }
+        // Block rows and columns (BSR / BSC) or columns (ELL): below the largest dimension.
+        Target::AutoBlock { .. } | Target::AutoEll { .. } => {
+            dims.iter().max().map_or(0, |d| d.saturating_sub(1))
+        }
+    };
+    let pos = auto.pos.then(|| narrowest_width(entries).bits() as u8);
+    let crd = auto.crd.then(|| narrowest_width(largest_coordinate).bits() as u8);
+    target
+        .with_widths(pos, crd)
+        .map_err(|e| ConvertError::Encoding(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixed(text: &str) -> Target {
+        Target::Fixed(text.parse().unwrap())
+    }
+
+    fn widths(t: &Target) -> (u8, u8) {
+        let e = t.encoding().unwrap();
+        (e.pos_width, e.crd_width)
+    }
+
+    #[test]
+    fn narrowest_holds_the_bound() {
+        assert_eq!(narrowest_width(0), IndexWidth::W8);
+        assert_eq!(narrowest_width(255), IndexWidth::W8);
+        assert_eq!(narrowest_width(256), IndexWidth::W16);
+        assert_eq!(narrowest_width(65_535), IndexWidth::W16);
+        assert_eq!(narrowest_width(65_536), IndexWidth::W32);
+        assert_eq!(narrowest_width(u32::MAX as u64), IndexWidth::W32);
+        assert_eq!(narrowest_width(u32::MAX as u64 + 1), IndexWidth::W64);
+    }
+
+    #[test]
+    fn csr_of_20m_entries_stores_12_bytes_an_entry() {
+        let csr = fixed("map = (i, j) -> (i : dense, j : compressed)");
+        let both = AutoWidths {
+            pos: true,
+            crd: true,
+        };
+        let t = fit_widths(&csr, &[2_000_000, 2_000_000], 20_000_000, both).unwrap();
+        assert_eq!(widths(&t), (32, 32));
+        // 256 columns still fit 8 bits; 257 do not.
+        let t = fit_widths(&csr, &[10, 256], 100, both).unwrap();
+        assert_eq!(widths(&t), (8, 8));
+        let t = fit_widths(&csr, &[10, 257], 100, both).unwrap();
+        assert_eq!(widths(&t), (8, 16));
+    }
+
+    #[test]
+    fn only_the_asked_width_changes() {
+        let csr = fixed("map = (i, j) -> (i : dense, j : compressed), posWidth = 16");
+        let crd_only = AutoWidths {
+            pos: false,
+            crd: true,
+        };
+        let t = fit_widths(&csr, &[10, 1000], 5, crd_only).unwrap();
+        assert_eq!(widths(&t), (16, 16));
+        let none = fit_widths(&csr, &[10, 1000], 5, AutoWidths::default()).unwrap();
+        assert_eq!(none, csr);
+    }
+
+    #[test]
+    fn block_levels_bound_coordinates_by_block_counts() {
+        // BSR 4x4 over 1024 x 1024: block columns < 256, offsets inside blocks < 4.
+        let bsr = Target::Fixed(sptk_encoding::bsr(4, 4));
+        let both = AutoWidths {
+            pos: true,
+            crd: true,
+        };
+        let t = fit_widths(&bsr, &[1024, 1024], 70_000, both).unwrap();
+        assert_eq!(widths(&t), (32, 8));
+    }
+
+    #[test]
+    fn automatic_targets_take_the_largest_dimension() {
+        let auto = Target::AutoBlock {
+            column_blocks: false,
+            pos_width: 0,
+            crd_width: 0,
+        };
+        let both = AutoWidths {
+            pos: true,
+            crd: true,
+        };
+        let t = fit_widths(&auto, &[100, 70_000], 300, both).unwrap();
+        assert_eq!(
+            t,
+            Target::AutoBlock {
+                column_blocks: false,
+                pos_width: 16,
+                crd_width: 32
+            }
+        );
+    }
+}
