@@ -104,7 +104,7 @@ fn mtx(c: &mut Criterion) {
     g.bench_function("uniform_1M/read_into_csr", |b| {
         b.iter(|| {
             black_box(
-                sptk_mtx::read_direct(&path, &csr, false, &Default::default())
+                sptk_mtx::read_direct(&path, &csr, &Default::default(), &Default::default())
                     .expect("reads")
                     .expect("direct route applies"),
             )

@@ -86,12 +86,14 @@ pub struct TargetArgs {
     /// Keep duplicate coordinates (COO targets, or an innermost nonunique level).
     #[arg(long)]
     pub keep_duplicates: bool,
-    /// posWidth of the target (8, 16, 32, 64; 0 = 64).
-    #[arg(long, value_name = "W")]
-    pub pos_width: Option<u8>,
-    /// crdWidth of the target (2 for n:m offsets, 8, 16, 32, 64; 0 = 64).
-    #[arg(long, value_name = "W")]
-    pub crd_width: Option<u8>,
+    /// posWidth of the target (8, 16, 32, 64; 0 = 64), or `auto`: the narrowest that holds
+    /// a position up to the number of entries.
+    #[arg(long, value_name = "W", value_parser = parse_width)]
+    pub pos_width: Option<Width>,
+    /// crdWidth of the target (2 for n:m offsets, 8, 16, 32, 64; 0 = 64), or `auto`: the
+    /// narrowest that holds every level's coordinates.
+    #[arg(long, value_name = "W", value_parser = parse_width)]
+    pub crd_width: Option<Width>,
     /// Values of the `?` in the encoding's dimension slices, in text order.
     #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
     pub slice_values: Vec<u64>,
@@ -100,6 +102,34 @@ pub struct TargetArgs {
     /// memory and the cgroup limit, at least 512 MiB kept back.
     #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
     pub memory_limit: Option<u64>,
+}
+
+/// An index width on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// These many bits.
+    Bits(u8),
+    /// The narrowest that holds the data.
+    Auto,
+}
+
+impl Width {
+    /// The bits, unless `auto`.
+    pub fn bits(self) -> Option<u8> {
+        match self {
+            Width::Bits(b) => Some(b),
+            Width::Auto => None,
+        }
+    }
+}
+
+fn parse_width(text: &str) -> Result<Width, String> {
+    if text.eq_ignore_ascii_case("auto") {
+        return Ok(Width::Auto);
+    }
+    text.parse()
+        .map(Width::Bits)
+        .map_err(|_| format!("`{text}`: a width in bits (8, 16, 32, 64) or `auto`"))
 }
 
 /// `sparse-convert INPUT --to ENCODING ...`
@@ -188,5 +218,21 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(c.convert.target.slice_values, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn widths_are_bits_or_auto() {
+        let c = Cli::try_parse_from([
+            "sparse-convert",
+            "a.mtx",
+            "--pos-width",
+            "auto",
+            "--crd-width",
+            "16",
+        ])
+        .unwrap();
+        assert_eq!(c.convert.target.pos_width, Some(Width::Auto));
+        assert_eq!(c.convert.target.crd_width, Some(Width::Bits(16)));
+        assert!(Cli::try_parse_from(["sparse-convert", "a.mtx", "--pos-width", "wide"]).is_err());
     }
 }

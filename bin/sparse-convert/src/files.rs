@@ -243,6 +243,16 @@ pub fn read_direct(
         (Target::Fixed(encoding), None) => encoding.clone(),
         _ => return Ok(None),
     };
+    // The intermediate CSR of a route through CSR keeps its own widths; the conversion after
+    // it fits the target's.
+    let read_opts = ConvertOptions {
+        auto_widths: if route.is_some() {
+            sptk_tensor::AutoWidths::default()
+        } else {
+            opts.auto_widths
+        },
+        ..opts.clone()
+    };
     let plain = opts.dtype.is_none() && !opts.keep_duplicates && opts.slice_values.is_empty();
     if !plain || encoding.has_slices() || path.as_os_str() == "-" {
         return Ok(None);
@@ -261,7 +271,7 @@ pub fn read_direct(
         memory_limit: opts.memory_limit,
         ..Default::default()
     };
-    let direct = sptk_mtx::read_direct(path, &encoding, opts.drop_zeros, &ropts)?;
+    let direct = sptk_mtx::read_direct(path, &encoding, &read_opts, &ropts)?;
     progress::finish(bar);
     let Some(d) = direct else {
         return Ok(None);

@@ -146,6 +146,10 @@ fn options(t: &TargetArgs) -> Result<ConvertOptions> {
         dtype,
         slice_values: t.slice_values.clone(),
         memory_limit: t.memory_limit,
+        auto_widths: sptk_tensor::AutoWidths {
+            pos: t.pos_width == Some(cli::Width::Auto),
+            crd: t.crd_width == Some(cli::Width::Auto),
+        },
     })
 }
 
@@ -158,7 +162,10 @@ fn target(t: &TargetArgs, rank: usize) -> Result<sptk_encoding::Target> {
         anyhow::anyhow!("--to: {}", text.strip_prefix("error: ").unwrap_or(&text))
     })?;
     let target = target
-        .with_widths(t.pos_width, t.crd_width)
+        .with_widths(
+            t.pos_width.and_then(cli::Width::bits),
+            t.crd_width.and_then(cli::Width::bits),
+        )
         .map_err(|e| anyhow::anyhow!("--to: {e}"))?;
     check_flags(&target, t)?;
     Ok(target)
@@ -202,7 +209,10 @@ fn do_convert(
         // Without --to a stored tensor keeps its encoding (to write it as text, say).
         (None, Content::Stored(file)) => {
             let target = sptk_encoding::Target::Fixed(file.header().encoding.clone())
-                .with_widths(t.pos_width, t.crd_width)
+                .with_widths(
+                    t.pos_width.and_then(cli::Width::bits),
+                    t.crd_width.and_then(cli::Width::bits),
+                )
                 .map_err(|e| anyhow::anyhow!("--pos-width / --crd-width: {e}"))?;
             check_flags(&target, t)?;
             target

@@ -778,3 +778,88 @@ fn what_a_new_user_met() {
         stderr(&out)
     );
 }
+
+/// `--pos-width auto` / `--crd-width auto` pick the narrowest widths on every route: the
+/// direct `.mtx` reader, standard input (read, then converted), through CSR into BSR, and
+/// from a stored tensor; the arrays equal those of the same widths asked for by number.
+#[test]
+fn automatic_widths_on_every_route() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("examples/fem_8x8.mtx");
+    let src = src.to_str().unwrap();
+    let auto = ["--pos-width", "auto", "--crd-width", "auto"];
+    let info_encoding = |spt: &str| {
+        let out = run(&["info", spt, "--json"], dir.path());
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    for to in ["CSR", "BSR:2x2", "DCSC"] {
+        let mut args = vec![src, "--to", to, "-o", "auto.spt", "--quiet"];
+        args.extend(auto);
+        let out = run(&args, dir.path());
+        assert!(out.status.success(), "{to}: {}", stderr(&out));
+        let text = info_encoding("auto.spt");
+        assert!(
+            text.contains("posWidth = 8") && text.contains("crdWidth = 8"),
+            "{to}: {text}"
+        );
+        // The same arrays as asking for 8 bits.
+        let fixed = run(
+            &[
+                src,
+                "--to",
+                to,
+                "--pos-width",
+                "8",
+                "--crd-width",
+                "8",
+                "--print",
+            ],
+            dir.path(),
+        );
+        let mut args = vec![src, "--to", to, "--print"];
+        args.extend(auto);
+        let chosen = run(&args, dir.path());
+        assert!(fixed.status.success() && chosen.status.success());
+        assert_eq!(stdout(&fixed), stdout(&chosen), "{to}");
+    }
+    // Standard input (the ordinary reader), and a stored tensor as the source.
+    let text = std::fs::read(testdata().join("examples/fem_8x8.mtx")).unwrap();
+    let mut child = bin()
+        .args([
+            "-",
+            "--from",
+            "mtx",
+            "--to",
+            "CSC",
+            "-o",
+            "stdin.spt",
+            "--quiet",
+        ])
+        .args(auto)
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &text).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(info_encoding("stdin.spt").contains("crdWidth = 8"));
+    let wide = run(
+        &[src, "--to", "CSR", "-o", "wide.spt", "--quiet"],
+        dir.path(),
+    );
+    assert!(wide.status.success());
+    assert!(!info_encoding("wide.spt").contains("Width"));
+    let mut args = vec!["wide.spt", "--to", "CSC", "-o", "narrow.spt", "--quiet"];
+    args.extend(auto);
+    assert!(run(&args, dir.path()).status.success());
+    let text = info_encoding("narrow.spt");
+    assert!(
+        text.contains("posWidth = 8") && text.contains("crdWidth = 8"),
+        "{text}"
+    );
+    // Not a width.
+    let out = run(&[src, "--to", "CSR", "--pos-width", "wide"], dir.path());
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("auto"), "{}", stderr(&out));
+}

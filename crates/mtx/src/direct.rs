@@ -19,7 +19,7 @@ use crate::scan::find_newline;
 use crate::MtxError;
 use memmap2::Mmap;
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat};
-use sptk_tensor::{convert_parts, ConvertError, EntryParts, SourceError, Tensor};
+use sptk_tensor::{convert_parts, ConvertError, ConvertOptions, EntryParts, SourceError, Tensor};
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,14 +37,14 @@ pub struct DirectRead {
 
 /// Reads `path` straight into `encoding` if it is CSR-like (`(a : dense, b : compressed)`)
 /// and the file is a regular, uncompressed `coordinate` file; duplicates are summed in
-/// file order and zeros dropped if `drop_zeros`, byte for byte as reading the entries and
-/// converting them would. `Ok(None)` means "read it the ordinary way": the route does not
+/// file order and zeros dropped, widths chosen and memory limited as `convert` asks (see
+/// [`convert_parts`]), byte for byte as reading the entries and converting them would. `Ok(None)` means "read it the ordinary way": the route does not
 /// apply, or the file has a problem that the ordinary reader reports precisely. Standard
 /// input (`-`) is never touched.
 pub fn read_direct(
     path: &Path,
     encoding: &Encoding,
-    drop_zeros: bool,
+    convert: &ConvertOptions,
     opts: &ReadOptions,
 ) -> Result<Option<DirectRead>, MtxError> {
     if path.as_os_str() == "-" {
@@ -79,14 +79,10 @@ pub fn read_direct(
     )?;
     let (h, enc) = (&header, encoding);
     let result = workers.install(|| match h.field {
-        Field::Real => direct::<RealField>(map, body_start, h, enc, drop_zeros, opts, threads),
-        Field::Integer => direct::<IntField>(map, body_start, h, enc, drop_zeros, opts, threads),
-        Field::Complex => {
-            direct::<ComplexField>(map, body_start, h, enc, drop_zeros, opts, threads)
-        }
-        Field::Pattern => {
-            direct::<PatternField>(map, body_start, h, enc, drop_zeros, opts, threads)
-        }
+        Field::Real => direct::<RealField>(map, body_start, h, enc, convert, opts, threads),
+        Field::Integer => direct::<IntField>(map, body_start, h, enc, convert, opts, threads),
+        Field::Complex => direct::<ComplexField>(map, body_start, h, enc, convert, opts, threads),
+        Field::Pattern => direct::<PatternField>(map, body_start, h, enc, convert, opts, threads),
     })?;
     Ok(match result {
         Some((tensor, lines, entries)) if lines == header.nnz_stored => Some(DirectRead {
@@ -219,7 +215,7 @@ fn direct<F: FieldKind>(
     body_start: usize,
     header: &MtxHeader,
     encoding: &Encoding,
-    drop_zeros: bool,
+    convert: &ConvertOptions,
     opts: &ReadOptions,
     threads: usize,
 ) -> Result<Option<(Tensor, u64, u64)>, MtxError> {
@@ -239,7 +235,11 @@ fn direct<F: FieldKind>(
         entries: AtomicU64::new(0),
         _field: PhantomData,
     };
-    let tensor = match convert_parts(&source, encoding, drop_zeros, opts.memory_limit) {
+    let convert = ConvertOptions {
+        memory_limit: convert.memory_limit.or(opts.memory_limit),
+        ..convert.clone()
+    };
+    let tensor = match convert_parts(&source, encoding, &convert) {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(None),
         Err(e @ (ConvertError::TooLarge(_) | ConvertError::MemoryLimit { .. })) => {

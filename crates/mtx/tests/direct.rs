@@ -57,7 +57,15 @@ fn check_file(path: &Path, label: &str) -> usize {
                     threads,
                     ..Default::default()
                 };
-                let got = match read_direct(path, &e, drop_zeros, &opts) {
+                let got = match read_direct(
+                    path,
+                    &e,
+                    &ConvertOptions {
+                        drop_zeros,
+                        ..Default::default()
+                    },
+                    &opts,
+                ) {
                     Ok(got) => got,
                     Err(err) => {
                         // Only header problems are reported directly, as the ordinary
@@ -153,7 +161,7 @@ fn bad_files_are_left_to_the_ordinary_reader() {
                 threads,
                 ..Default::default()
             };
-            let got = read_direct(&path, &enc(CSR), false, &opts).unwrap();
+            let got = read_direct(&path, &enc(CSR), &ConvertOptions::default(), &opts).unwrap();
             assert!(got.is_none(), "{label}: the direct route should decline");
         }
     }
@@ -164,7 +172,13 @@ fn bad_files_are_left_to_the_ordinary_reader() {
         "%%MatrixMarket matrix coordinate real general\n2 x 1\n",
     )
     .unwrap();
-    let direct = read_direct(&path, &enc(CSR), false, &ReadOptions::default()).unwrap_err();
+    let direct = read_direct(
+        &path,
+        &enc(CSR),
+        &ConvertOptions::default(),
+        &ReadOptions::default(),
+    )
+    .unwrap_err();
     let plain = read_path(&path, &ReadOptions::default()).unwrap_err();
     assert_eq!(direct.to_string(), plain.to_string());
 }
@@ -180,17 +194,25 @@ fn other_routes_decline() {
     .unwrap();
     let opts = ReadOptions::default();
     let dcsr = enc("map = (i, j) -> (i : compressed, j : compressed)");
-    assert!(read_direct(&path, &dcsr, false, &opts).unwrap().is_none());
+    assert!(read_direct(&path, &dcsr, &ConvertOptions::default(), &opts)
+        .unwrap()
+        .is_none());
     let unordered = enc("map = (i, j) -> (i : dense, j : compressed(nonordered))");
-    assert!(read_direct(&path, &unordered, false, &opts)
-        .unwrap()
-        .is_none());
-    assert!(read_direct(Path::new("-"), &enc(CSR), false, &opts)
-        .unwrap()
-        .is_none());
-    assert!(read_direct(&path, &enc(CSR), false, &opts)
-        .unwrap()
-        .is_some());
+    assert!(
+        read_direct(&path, &unordered, &ConvertOptions::default(), &opts)
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        read_direct(Path::new("-"), &enc(CSR), &ConvertOptions::default(), &opts)
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        read_direct(&path, &enc(CSR), &ConvertOptions::default(), &opts)
+            .unwrap()
+            .is_some()
+    );
 }
 
 /// A random Matrix Market file: header, then entry lines with comments, blank lines and

@@ -11,6 +11,7 @@ use sptk_mtx::{
     read_direct, read_from, read_path, read_tns_from, read_tns_path, MtxError, ReadOptions,
     TnsReadOptions,
 };
+use sptk_tensor::ConvertOptions;
 use std::path::Path;
 
 /// What a reader made of a file: its dimension sizes and entry count, or the error text.
@@ -27,10 +28,12 @@ fn direct(path: &Path, enc: &Encoding, limit: Option<u64>) -> Result<String, Mtx
         memory_limit: limit,
         ..Default::default()
     };
-    Ok(match read_direct(path, enc, false, &opts)? {
-        Some(d) => format!("ok {:?} {}", d.tensor.dim_sizes(), d.tensor.nse()),
-        None => "none".to_string(),
-    })
+    Ok(
+        match read_direct(path, enc, &ConvertOptions::default(), &opts)? {
+            Some(d) => format!("ok {:?} {}", d.tensor.dim_sizes(), d.tensor.nse()),
+            None => "none".to_string(),
+        },
+    )
 }
 
 const MIB: u64 = 1 << 20;

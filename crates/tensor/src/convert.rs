@@ -33,6 +33,9 @@ pub struct ConvertOptions {
     /// scratch of its route; see [`crate::default_memory_limit`] for `None`). A conversion
     /// that would need more is refused before its large allocations.
     pub memory_limit: Option<u64>,
+    /// Index widths to choose for the data (the narrowest that hold the arrays), in place
+    /// of the target's `posWidth` / `crdWidth`; see [`crate::fit_widths`].
+    pub auto_widths: crate::AutoWidths,
 }
 
 /// Which block or K an automatic target chose, for reporting.
@@ -82,6 +85,8 @@ pub(crate) fn convert_within(
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Converted, ConvertError> {
+    let fitted = fitted(entries, target, opts)?;
+    let target = &fitted;
     let direct = with_raw!(entries.values(), (v, ar) => crate::direct::via_csr(entries, (v, &ar), target, opts, budget))?;
     let mut done = match direct {
         Some(done) => done,
@@ -109,9 +114,23 @@ pub fn convert_general(
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
     let budget = Budget::new(opts.memory_limit);
-    let mut done = general(entries, target, opts, &budget)?;
+    let mut done = general(entries, &fitted(entries, target, opts)?, opts, &budget)?;
     done.pruned = budget.pruned();
     Ok(done)
+}
+
+/// `target` with the widths [`ConvertOptions::auto_widths`] chooses for `entries`.
+fn fitted(
+    entries: &Entries,
+    target: &Target,
+    opts: &ConvertOptions,
+) -> Result<Target, ConvertError> {
+    crate::fit_widths(
+        target,
+        entries.dim_sizes(),
+        entries.len() as u64,
+        opts.auto_widths,
+    )
 }
 
 fn general(

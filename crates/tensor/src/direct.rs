@@ -32,6 +32,8 @@ pub fn convert_tensor(
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
     let budget = Budget::new(opts.memory_limit);
+    let nnz = t.values().len() as u64;
+    let target = &crate::fit_widths(target, t.dim_sizes(), nnz, opts.auto_widths)?;
     if let Some(mut converted) = direct(t, target, opts, &budget)? {
         // Direct paths apply no slices and keep the dimensions, and so the labels.
         converted.pruned = budget.pruned();
@@ -47,6 +49,11 @@ pub fn convert_tensor(
             t.value_type().size() as u32 * 8,
         ),
     ])?;
+    // The widths are fitted already (to the stored entries, padding included).
+    let opts = &ConvertOptions {
+        auto_widths: crate::AutoWidths::default(),
+        ..opts.clone()
+    };
     let mut converted = convert_within(&t.to_entries(), target, opts, &budget)?;
     carry_labels(t, &mut converted.tensor)?;
     Ok(converted)

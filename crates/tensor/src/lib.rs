@@ -39,6 +39,7 @@ mod validate;
 mod value;
 mod view;
 mod walk;
+mod widths;
 
 pub use budget::default_memory_limit;
 pub use buffer::{Buf, Owner, Pod, ViewError};
@@ -56,6 +57,7 @@ pub use raw::Raw;
 pub use tensor::{AppliedSlice, LevelArrays, Tensor};
 pub use value::{Complex, Scalar, Value, ValueType, ValueVec, ValueVecAccess, C128, C64};
 pub use view::{IndexSlice, OuterView};
+pub use widths::{fit_widths, narrowest_width, AutoWidths};
 
 #[cfg(not(target_endian = "little"))]
 compile_error!(

@@ -18,9 +18,10 @@
 //! exist once, in the output, plus two bytes per entry for the rows inside blocks.
 
 use rayon::prelude::*;
-use sptk_encoding::Encoding;
+use sptk_encoding::{Encoding, Target};
 
 use crate::budget::{self, Budget, Need};
+use crate::convert::ConvertOptions;
 use crate::entries::SourceError;
 use crate::error::ConvertError;
 use crate::fast::{big_zeroed, compact_rows, csr_like, scatter_outputs, sum_row, work_width};
@@ -65,24 +66,40 @@ pub trait EntryParts: Sync {
 }
 
 /// Converts `source` into `encoding` if it is CSR-like (`(a : dense, b : compressed)`,
-/// unique and ordered); returns `Ok(None)` for any other encoding, which needs the general
-/// path over collected entries. Duplicates are summed in input order and zeros dropped if
-/// `drop_zeros`, exactly as [`crate::convert`] does.
+/// unique and ordered) and `opts` asks for nothing but dropping zeros, a memory limit and
+/// chosen widths; returns `Ok(None)` otherwise, which needs the general path over
+/// collected entries. Duplicates are summed in input order and zeros dropped if asked,
+/// exactly as [`crate::convert`] does.
 ///
-/// The output and the scratch are counted against `memory_limit` (see
-/// [`crate::ConvertOptions::memory_limit`]) before anything large is allocated.
+/// The output and the scratch are counted against [`ConvertOptions::memory_limit`] before
+/// anything large is allocated; [`ConvertOptions::auto_widths`] fits the widths to the
+/// source's [`EntryParts::len_hint`], which must then bound the entries.
 pub fn convert_parts<P: EntryParts>(
     source: &P,
     encoding: &Encoding,
-    drop_zeros: bool,
-    memory_limit: Option<u64>,
+    opts: &ConvertOptions,
 ) -> Result<Option<Tensor>, ConvertError> {
+    let plain = !opts.keep_duplicates
+        && opts.slice_values.is_empty()
+        && opts.dtype.is_none_or(|t| t == P::Value::TYPE)
+        && !encoding.has_slices();
+    if !plain {
+        return Ok(None);
+    }
     let dims = source.dim_sizes();
+    let fitted = crate::fit_widths(
+        &Target::Fixed(encoding.clone()),
+        &dims,
+        source.len_hint(),
+        opts.auto_widths,
+    )?;
+    let encoding = fitted.encoding().unwrap_or(encoding);
     let layout = Layout::new(encoding, &dims)?;
     let Some((outer, inner)) = csr_like(encoding, &layout) else {
         return Ok(None);
     };
-    let budget = Budget::new(memory_limit);
+    let drop_zeros = opts.drop_zeros;
+    let budget = Budget::new(opts.memory_limit);
     let nnz = source.len_hint();
     let vbits = P::Value::TYPE.size() as u32 * 8;
     let work = work_width(dims[inner], layout.crd_width);

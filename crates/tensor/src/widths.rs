@@ -66,7 +66,9 @@ pub fn fit_widths(
         }
     };
     let pos = auto.pos.then(|| narrowest_width(entries).bits() as u8);
-    let crd = auto.crd.then(|| narrowest_width(largest_coordinate).bits() as u8);
+    let crd = auto
+        .crd
+        .then(|| narrowest_width(largest_coordinate).bits() as u8);
     target
         .with_widths(pos, crd)
         .map_err(|e| ConvertError::Encoding(e.to_string()))
