@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::cli::{ConvertArgs, InputArgs};
 use crate::progress;
@@ -214,11 +214,10 @@ pub struct DirectInput {
     pub convert_time: Option<Duration>,
 }
 
-/// Reads a Matrix Market input without a coordinate list when that route applies (a
-/// regular uncompressed `coordinate` file, no slices, value type or kept duplicates): a
-/// CSR- or CSC-like target is parsed straight into its arrays; BSR, ELL and n:m targets
-/// (also automatic `BSR` / `ELL`) are parsed into CSR, then converted by the core's
-/// direct paths. `None` means: read it with [`read_input`] and convert.
+/// Reads a Matrix Market input without a coordinate list when the planner's route starts
+/// with a scatter into CSR / CSC ([`sptk_mtx::read_converted`]): a regular uncompressed
+/// `coordinate` file into CSR, CSC, or through them into BSR, ELL, n:m, DCSR, DCSC, COO.
+/// `None` means: read it with [`read_input`] and convert.
 pub fn read_direct(
     args: &InputArgs,
     target: &Target,
@@ -227,37 +226,7 @@ pub fn read_direct(
     let Some(path) = &args.input else {
         return Ok(None);
     };
-    let route = sptk_tensor::csr_route(target);
-    let encoding = match (target, route) {
-        (_, Some((a, _))) => {
-            let mut csr = if a == 0 {
-                sptk_encoding::csr()
-            } else {
-                sptk_encoding::csc()
-            };
-            // 32-bit coordinates halve the intermediate's; a wider file is read the
-            // ordinary way.
-            csr.crd_width = 32;
-            csr
-        }
-        (Target::Fixed(encoding), None) => encoding.clone(),
-        _ => return Ok(None),
-    };
-    // The intermediate CSR of a route through CSR keeps its own widths; the conversion after
-    // it fits the target's.
-    let read_opts = ConvertOptions {
-        auto_widths: if route.is_some() {
-            sptk_tensor::AutoWidths::default()
-        } else {
-            opts.auto_widths
-        },
-        ..opts.clone()
-    };
-    let plain = opts.dtype.is_none() && !opts.keep_duplicates && opts.slice_values.is_empty();
-    if !plain || encoding.has_slices() || path.as_os_str() == "-" {
-        return Ok(None);
-    }
-    if input_format(path, &args.from)? != Format::Mtx {
+    if path.as_os_str() == "-" || input_format(path, &args.from)? != Format::Mtx {
         return Ok(None);
     }
     let bytes = std::fs::metadata(path)
@@ -271,9 +240,12 @@ pub fn read_direct(
         memory_limit: opts.memory_limit,
         ..Default::default()
     };
-    let direct = sptk_mtx::read_direct(path, &encoding, &read_opts, &ropts)?;
+    let read = sptk_mtx::read_converted(path, target, opts, &ropts).map_err(|e| match e {
+        sptk_mtx::MtxError::Convert(c) => crate::errors::conversion(c, true),
+        other => other.into(),
+    });
     progress::finish(bar);
-    let Some(d) = direct else {
+    let Some(d) = read? else {
         return Ok(None);
     };
     let h = &d.header;
@@ -285,37 +257,14 @@ pub fn read_direct(
         checksums: true,
         content: Content::Direct {
             dims: vec![h.rows, h.cols],
-            value_type: d.tensor.value_type(),
+            value_type: d.converted.tensor.value_type(),
             entries: d.entries,
         },
     };
-    if route.is_none() {
-        let converted = Converted {
-            tensor: d.tensor,
-            choice: None,
-            pruned: 0,
-        };
-        return Ok(Some(DirectInput {
-            input,
-            converted,
-            convert_time: None,
-        }));
-    }
-    let bar = progress::spinner(args.quiet, "converting");
-    let start = Instant::now();
-    // Zeros were dropped while reading.
-    let rest = ConvertOptions {
-        drop_zeros: false,
-        ..opts.clone()
-    };
-    let converted = sptk_tensor::convert_tensor(&d.tensor, target, &rest)
-        .map_err(|e| crate::errors::conversion(e, true))?;
-    let convert_time = start.elapsed();
-    progress::finish(bar);
     Ok(Some(DirectInput {
         input,
-        converted,
-        convert_time: Some(convert_time),
+        converted: d.converted,
+        convert_time: d.convert_time,
     }))
 }
 

@@ -198,15 +198,10 @@ fn prune_note(converted: &Converted, t: &TargetArgs, quiet: bool) {
     }
 }
 
-/// Converts the input into the target; returns the result and the time of the
-/// conversion (for a `.spt` input, validation included).
-fn do_convert(
-    input: &files::Input,
-    t: &TargetArgs,
-    quiet: bool,
-) -> Result<(Converted, std::time::Duration)> {
-    let target = match (&t.to, &input.content) {
-        // Without --to a stored tensor keeps its encoding (to write it as text, say).
+/// The target of `--to` for this input; without `--to`, a stored tensor keeps its own
+/// encoding (to write it as text, say).
+fn resolved_target(input: &files::Input, t: &TargetArgs) -> Result<sptk_encoding::Target> {
+    match (&t.to, &input.content) {
         (None, Content::Stored(file)) => {
             let target = sptk_encoding::Target::Fixed(file.header().encoding.clone())
                 .with_widths(
@@ -215,10 +210,42 @@ fn do_convert(
                 )
                 .map_err(|e| anyhow::anyhow!("--pos-width / --crd-width: {e}"))?;
             check_flags(&target, t)?;
-            target
+            Ok(target)
         }
-        _ => target(t, input.dim_sizes().len())?,
+        _ => target(t, input.dim_sizes().len()),
+    }
+}
+
+/// What the planner says of converting `input` into `t`'s target: the route and why.
+fn plan_of(input: &files::Input, t: &TargetArgs) -> Result<sptk_tensor::Plan> {
+    let target = resolved_target(input, t)?;
+    let opts = options(t)?;
+    let dims = input.dim_sizes();
+    let source = match &input.content {
+        Content::Stored(file) => sptk_tensor::Source::Stored {
+            encoding: &file.header().encoding,
+            dims: &dims,
+            entries: file.header().entries,
+            value_type: input.value_type(),
+        },
+        _ => sptk_tensor::Source::Coordinates {
+            dims: &dims,
+            entries: input.entry_count(),
+            value_type: input.value_type(),
+        },
     };
+    sptk_tensor::plan(source, &target, &opts)
+        .map_err(|e| errors::conversion(e, input.format != files::Format::Spt))
+}
+
+/// Converts the input into the target; returns the result and the time of the
+/// conversion (for a `.spt` input, validation included).
+fn do_convert(
+    input: &files::Input,
+    t: &TargetArgs,
+    quiet: bool,
+) -> Result<(Converted, std::time::Duration)> {
+    let target = resolved_target(input, t)?;
     let opts = options(t)?;
     let bar = progress::spinner(quiet, "converting");
     let start = Instant::now();
@@ -304,7 +331,7 @@ fn convert(args: ConvertArgs) -> Result<()> {
         }
     }
     if !args.print && args.output.is_none() {
-        let text = report::dry_run(&input, tensor, read_time, convert_time);
+        let text = report::dry_run(&input, (tensor, &converted.route), read_time, convert_time);
         let stdout = std::io::stdout();
         let mut out = stdout.lock();
         out.write_all(text.as_bytes())?;
@@ -320,7 +347,10 @@ fn info(args: InfoArgs) -> Result<()> {
         None => None,
     };
     // A `.spt` input without --to is described from its header alone: instant.
-    let summary = report::summary(&input, converted.as_ref().map(|c| &c.tensor));
+    let mut summary = report::summary(&input, converted.as_ref().map(|c| &c.tensor));
+    if let (Some(s), Some(c)) = (summary.as_mut(), &converted) {
+        s.set_route(c.route.clone(), plan_of(&input, &args.target)?.why);
+    }
     let labels = report::label_summaries(&input)?;
     let text = if args.json {
         report::info_json(&input, summary.as_ref(), &labels)

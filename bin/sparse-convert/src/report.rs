@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::files::{Content, Input};
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat, Target};
-use sptk_tensor::{AutoChoice, Tensor};
+use sptk_tensor::{AutoChoice, Route, Tensor};
 
 /// A table with a header row; columns padded to their widest cell.
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -161,7 +161,12 @@ fn array_rows(t: &Tensor) -> Vec<Vec<String>> {
 
 /// The summary of a conversion that writes nothing (what the benchmarks time).
 /// `convert` is `None` when the input was parsed straight into the output (one step).
-pub fn dry_run(input: &Input, t: &Tensor, read: Duration, convert: Option<Duration>) -> String {
+pub fn dry_run(
+    input: &Input,
+    (t, route): (&Tensor, &Route),
+    read: Duration,
+    convert: Option<Duration>,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -174,6 +179,7 @@ pub fn dry_run(input: &Input, t: &Tensor, read: Duration, convert: Option<Durati
     let _ = writeln!(out, "dim        {}", list(t.dim_sizes()));
     let _ = writeln!(out, "lvl        {}", list(&t.lvl_sizes()));
     let _ = writeln!(out, "nse        {}", t.nse());
+    let _ = writeln!(out, "route      {route}");
     let _ = writeln!(
         out,
         "bytes      {} ({})",
@@ -212,6 +218,8 @@ pub struct Summary {
     padded: bool,
     arrays: Vec<Vec<String>>,
     bytes: u64,
+    /// The route a conversion took, and why the planner chose it.
+    route: Option<(Route, String)>,
 }
 
 impl Summary {
@@ -225,7 +233,13 @@ impl Summary {
             padded: t.layout().padded,
             arrays: array_rows(t),
             bytes: t.storage_bytes() as u64,
+            route: None,
         }
+    }
+
+    /// Records the route of the conversion described.
+    pub fn set_route(&mut self, route: Route, why: String) {
+        self.route = Some((route, why));
     }
 
     /// From a `.spt` header and directory only.
@@ -251,6 +265,7 @@ impl Summary {
             padded: h.layout.padded,
             bytes: h.arrays.iter().map(|a| a.nbytes as u64).sum(),
             arrays,
+            route: None,
         }
     }
 }
@@ -340,6 +355,12 @@ pub fn info_table(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) -
     if let Some(s) = s {
         out.push('\n');
         let _ = writeln!(out, "encoding    {}", s.encoding);
+        if let Some((route, why)) = &s.route {
+            let _ = writeln!(out, "route       {route}: {why}");
+            for step in &route.steps {
+                let _ = writeln!(out, "            {:<12} {}", step.name(), step.describe());
+            }
+        }
         let _ = writeln!(out, "lvl         {}", list(&s.lvl));
         let _ = writeln!(out, "nse         {}", s.nse);
         if s.padded {
@@ -427,6 +448,11 @@ pub fn info_json(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) ->
             ",\n  \"encoding\": {},",
             json_str(&s.encoding.to_string())
         );
+        if let Some((route, why)) = &s.route {
+            let steps: Vec<String> = route.steps.iter().map(|x| json_str(x.name())).collect();
+            let _ = write!(out, "\n  \"route\": [{}],", steps.join(", "));
+            let _ = write!(out, "\n  \"route_why\": {},", json_str(why));
+        }
         let _ = write!(out, "\n  \"lvl\": {},", json_list(&s.lvl));
         let _ = write!(out, "\n  \"nse\": {},", s.nse);
         let _ = write!(out, "\n  \"nonzeros\": {},", s.nonzeros);

@@ -863,3 +863,44 @@ fn automatic_widths_on_every_route() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("auto"), "{}", stderr(&out));
 }
+
+/// `info --to` and the dry run say which route a conversion takes, and `info` says why.
+#[test]
+fn info_and_dry_run_name_the_route() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = testdata().join("examples/fem_8x8.mtx");
+    let src = src.to_str().unwrap();
+    let info = |args: &[&str]| {
+        let out = run(args, dir.path());
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let text = info(&["info", src, "--to", "BSR:2x2"]);
+    assert!(
+        text.contains("route       scatter -> block-merge: "),
+        "{text}"
+    );
+    assert!(text.contains("counting sort"), "{text}");
+    let text = info(&["info", src, "--to", "CSR", "--dtype", "f32"]);
+    assert!(text.contains("route       general: "), "{text}");
+    assert!(text.contains("--dtype"), "{text}");
+    let json = info(&["info", src, "--to", "DCSC", "--json"]);
+    let doc: Json = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        doc["route"],
+        serde_json::json!(["scatter", "derive"]),
+        "{json}"
+    );
+    // The dry run of the direct reader, and a stored source.
+    let text = info(&[src, "--to", "ELL"]);
+    assert!(text.contains("route      scatter -> pad"), "{text}");
+    assert!(
+        run(&[src, "--to", "CSR", "-o", "a.spt", "--quiet"], dir.path())
+            .status
+            .success()
+    );
+    let text = info(&["info", "a.spt", "--to", "CSC"]);
+    assert!(text.contains("route       transpose: "), "{text}");
+    let text = info(&["a.spt", "--to", "CSR"]);
+    assert!(text.contains("route      share"), "{text}");
+}

@@ -207,6 +207,17 @@ fn check_memory(
     Ok(())
 }
 
+/// The header of a regular, uncompressed `coordinate` file (the direct route's files);
+/// None for any other input.
+pub(crate) fn peek_header(path: &Path) -> Result<Option<MtxHeader>, MtxError> {
+    let name = path.display().to_string();
+    let mut input = open_path(path)?;
+    let mut src = Source::new(&mut input, &name, None);
+    let header = read_header(&mut src)?;
+    let mapped = src.map_position().is_some();
+    Ok((mapped && header.format == Format::Coordinate).then_some(header))
+}
+
 /// Runs the conversion; `(tensor, entry lines, entries after expansion)`, `None` when the
 /// ordinary reader should read the file (it reports malformed input precisely), or the
 /// error of an output that cannot be held.

@@ -43,6 +43,9 @@ pub enum MtxError {
         /// What cannot be held, and why.
         message: String,
     },
+    /// The conversion after reading ([`crate::read_converted`]) refused the entries (its
+    /// coordinates are 0-based).
+    Convert(sptk_tensor::ConvertError),
 }
 
 impl MtxError {
@@ -82,6 +85,7 @@ impl fmt::Display for MtxError {
                 f.write_str(message)
             }
             MtxError::Entries(e) => write!(f, "{e}"),
+            MtxError::Convert(e) => write!(f, "{e}"),
         }
     }
 }
@@ -91,8 +95,15 @@ impl std::error::Error for MtxError {
         match self {
             MtxError::Io { source, .. } => Some(source),
             MtxError::Entries(e) => Some(e),
+            MtxError::Convert(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+impl From<sptk_tensor::ConvertError> for MtxError {
+    fn from(e: sptk_tensor::ConvertError) -> Self {
+        MtxError::Convert(e)
     }
 }
 

@@ -14,6 +14,9 @@
 //! - [`read_direct`] parses a memory-mapped `coordinate` file straight into CSR or CSC;
 //!   its arrays are checked against [`ReadOptions::memory_limit`] and what the machine can
 //!   allocate before any large allocation ([`MtxError::TooLarge`]).
+//! - [`read_converted`] asks the planner ([`sptk_tensor::plan`]) and reads a file straight
+//!   into any target whose route starts with a scatter into CSR / CSC (BSR, ELL, n:m,
+//!   DCSR, DCSC, COO, ...), as `sparse-convert` does.
 //! - [`field_fits`] tells whether values can be written back in a given field (a `pattern`
 //!   file stays `pattern`); [`WriteOptions::field`] asks for it.
 //!
@@ -45,6 +48,7 @@
 //! ```
 
 mod alloc;
+mod convert;
 mod direct;
 mod error;
 mod field;
@@ -58,6 +62,7 @@ mod tns;
 mod write;
 mod write_tensor;
 
+pub use convert::{read_converted, ReadConverted};
 pub use direct::{read_direct, DirectRead};
 pub use error::MtxError;
 pub use field::field_fits;

@@ -11,6 +11,7 @@ use crate::error::ConvertError;
 use crate::index::IndexWidth;
 use crate::layout::Layout;
 use crate::order::Keyer;
+use crate::plan::{Route, Step};
 use crate::raw::{with_raw, Arith, Raw};
 use crate::tensor::{AppliedSlice, Tensor};
 use crate::value::{Scalar, Value, ValueType, ValueVec, ValueVecAccess};
@@ -66,6 +67,8 @@ pub struct Converted {
     pub choice: Option<AutoChoice>,
     /// n:m with [`ConvertOptions::prune`]: nonzeros dropped from overfull groups.
     pub pruned: u64,
+    /// The steps the conversion took (what [`crate::plan`] foretells).
+    pub route: Route,
 }
 
 /// Converts a coordinate list into `target`.
@@ -143,12 +146,13 @@ fn general(
         let (enc, sliced, applied) = apply_slices(enc, entries, &opts.slice_values, budget)?;
         let src = sliced.as_ref().unwrap_or(entries);
         let enc = resolve_keep_duplicates(enc, opts.keep_duplicates)?;
-        let mut t = with_raw!(src.values(), (v, ar) => convert_fixed(src, (v, &ar), &enc, opts, None, budget))?;
+        let (mut t, step) = with_raw!(src.values(), (v, ar) => convert_fixed(src, (v, &ar), &enc, opts, None, budget))?;
         t.slices = applied;
         return Ok(Converted {
             tensor: t,
             choice: None,
             pruned: 0,
+            route: Route::of(&[step]),
         });
     }
     with_raw!(entries.values(), (v, ar) => general_auto(entries, (v, &ar), target, opts, budget))
@@ -206,7 +210,7 @@ fn general_auto<V: Raw>(
             };
             enc.pos_width = *pos_width;
             enc.crd_width = *crd_width;
-            let t = convert_fixed(entries, (vals, ar), &enc, opts, Some(staged), budget)?;
+            let (t, step) = convert_fixed(entries, (vals, ar), &enc, opts, Some(staged), budget)?;
             Ok(Converted {
                 tensor: t,
                 choice: Some(AutoChoice::Block {
@@ -215,6 +219,7 @@ fn general_auto<V: Raw>(
                     bytes,
                 }),
                 pruned: 0,
+                route: Route::of(&[step]),
             })
         }
         Target::AutoEll {
@@ -244,11 +249,12 @@ fn general_auto<V: Raw>(
             let mut enc = sptk_encoding::ell(k);
             enc.pos_width = *pos_width;
             enc.crd_width = *crd_width;
-            let t = convert_fixed(entries, (vals, ar), &enc, opts, Some(staged), budget)?;
+            let (t, step) = convert_fixed(entries, (vals, ar), &enc, opts, Some(staged), budget)?;
             Ok(Converted {
                 tensor: t,
                 choice: Some(AutoChoice::Ell { k }),
                 pruned: 0,
+                route: Route::of(&[step]),
             })
         }
     }
@@ -306,8 +312,9 @@ fn dim_coord(entries: &Entries, e: usize) -> Vec<u64> {
     (0..entries.rank()).map(|d| entries.coord(e, d)).collect()
 }
 
-/// Converts into a fixed, slice-free encoding. `staged` holds items already merged (in
-/// some order) by an automatic target.
+/// Converts into a fixed, slice-free encoding, by a scatter where the planner's general
+/// step says so (see [`crate::plan`]), else level by level. `staged` holds items already
+/// merged (in some order) by an automatic target.
 fn convert_fixed<V: Raw>(
     entries: &Entries,
     (vals, ar): (&[V], &Arith<V>),
@@ -315,7 +322,7 @@ fn convert_fixed<V: Raw>(
     opts: &ConvertOptions,
     staged: Option<Staged<V>>,
     budget: &Budget,
-) -> Result<Tensor, ConvertError> {
+) -> Result<(Tensor, Step), ConvertError> {
     let layout = Layout::new(enc, entries.dim_sizes())?;
     let target_type = opts.dtype.unwrap_or(ar.ty);
     let nnz = entries.len() as u64;
@@ -332,14 +339,15 @@ fn convert_fixed<V: Raw>(
         ))?;
         let (levels, out) =
             crate::fast::build_csr(entries, (vals, ar), outer, inner, &layout, opts.drop_zeros)?;
-        return Ok(Tensor {
+        let t = Tensor {
             encoding: enc.clone(),
             layout,
             levels,
             values: ar.wrap(out),
             slices: Vec::new(),
             labels: Vec::new(),
-        });
+        };
+        return Ok((t, Step::Scatter));
     }
     let keyer = Keyer::new(enc, &layout.lvl_sizes());
     let (idx, merged) = match staged {
@@ -354,7 +362,7 @@ fn convert_fixed<V: Raw>(
         None => stage(entries, (vals, ar), enc, opts, budget)?,
     };
     if target_type == ar.ty {
-        return finish_typed(
+        let t = finish_typed(
             entries,
             &keyer,
             &layout,
@@ -362,10 +370,11 @@ fn convert_fixed<V: Raw>(
             (idx, merged, ar),
             opts,
             budget,
-        );
+        )?;
+        return Ok((t, Step::General));
     }
     let cast = cast_values(entries, &idx, &ar.wrap(merged), target_type)?;
-    with_raw!(&cast, (w, war) => finish_typed(
+    let t = with_raw!(&cast, (w, war) => finish_typed(
         entries,
         &keyer,
         &layout,
@@ -373,7 +382,8 @@ fn convert_fixed<V: Raw>(
         (idx, w.to_vec(), &war),
         opts,
         budget
-    ))
+    ))?;
+    Ok((t, Step::General))
 }
 
 /// Converts merged values to `target`; the first entry in input order whose value would
@@ -522,7 +532,10 @@ fn group_message(
 
 /// `--keep-duplicates`: a COO target's innermost singleton becomes nonunique; an innermost
 /// nonunique level is kept; anything else cannot hold duplicates.
-fn resolve_keep_duplicates(mut enc: Encoding, keep: bool) -> Result<Encoding, ConvertError> {
+pub(crate) fn resolve_keep_duplicates(
+    mut enc: Encoding,
+    keep: bool,
+) -> Result<Encoding, ConvertError> {
     if !keep {
         return Ok(enc);
     }

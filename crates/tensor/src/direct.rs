@@ -22,6 +22,7 @@ use crate::error::ConvertError;
 use crate::fast::{csr_levels, csr_like};
 use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
+use crate::plan::{self, Route, Step};
 use crate::raw::{with_raw, Arith, Raw};
 use crate::tensor::{LevelArrays, Tensor};
 
@@ -32,7 +33,9 @@ pub fn convert_tensor(
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
     let budget = Budget::new(opts.memory_limit);
-    let nnz = t.values().len() as u64;
+    // The entries bound the positions of every route: a direct step starts from a CSR-like
+    // (unpadded) tensor, the others from its coordinate list.
+    let nnz = t.entry_count() as u64;
     let target = &crate::fit_widths(target, t.dim_sizes(), nnz, opts.auto_widths)?;
     if let Some(mut converted) = direct(t, target, opts, &budget)? {
         // Direct paths apply no slices and keep the dimensions, and so the labels.
@@ -49,13 +52,14 @@ pub fn convert_tensor(
             t.value_type().size() as u32 * 8,
         ),
     ])?;
-    // The widths are fitted already (to the stored entries, padding included).
+    // The widths are fitted already.
     let opts = &ConvertOptions {
         auto_widths: crate::AutoWidths::default(),
         ..opts.clone()
     };
     let mut converted = convert_within(&t.to_entries(), target, opts, &budget)?;
     carry_labels(t, &mut converted.tensor)?;
+    converted.route = std::mem::take(&mut converted.route).after(Step::Coordinates);
     Ok(converted)
 }
 
@@ -80,38 +84,6 @@ fn carry_labels(src: &Tensor, out: &mut Tensor) -> Result<(), ConvertError> {
         out.set_labels(dim, carried);
     }
     Ok(())
-}
-
-/// The CSR-like orientation `(outer, inner)` from which `target` has a direct path other
-/// than CSR / CSC themselves: BSR, ELL and n:m over those dimensions, automatic `ELL` and
-/// `BSR`. Readers that can build CSR straight from a file use it to skip the coordinate
-/// list; [`convert`] uses it to skip the global sort.
-pub fn csr_route(target: &Target) -> Option<(usize, usize)> {
-    match target {
-        Target::Fixed(enc) => [(0, 1), (1, 0)].into_iter().find(|&(a, b)| {
-            bsr_like(enc, a, b).is_some()
-                || crate::padded::ell_like(enc, a, b)
-                || crate::padded::nm_like(enc, a, b).is_some()
-        }),
-        Target::AutoEll { .. } => Some((0, 1)),
-        Target::AutoBlock { column_blocks, .. } => (!column_blocks).then_some((0, 1)),
-    }
-}
-
-/// The CSR-like orientation `(outer, inner)` from which a DCSR / DCSC / COO `target` is
-/// derived (`derived.rs`), when a CSR over it is cheap for these sizes: its positions (one
-/// per outer coordinate) cost no more than a few per entry, and the target's widths hold
-/// every value. Hypersparse inputs take the general path, whose cost grows with the
-/// entries only.
-fn derived_route(target: &Target, dims: &[u64], nnz: u64) -> Option<(usize, usize)> {
-    let enc = target.encoding()?;
-    let (a, b) = [(0, 1), (1, 0)]
-        .into_iter()
-        .find(|&(a, b)| derived_like(enc, a, b).is_some())?;
-    let outer = *dims.get(a)?;
-    let cheap = outer <= nnz.saturating_mul(4).max(1 << 16);
-    let layout = Layout::new(enc, dims).ok()?;
-    (cheap && derived::widths_hold(&layout, nnz)).then_some((a, b))
 }
 
 /// `enc` (DCSR / DCSC / COO over the same dimensions) from the CSR-like tensor `t`, whose
@@ -173,11 +145,13 @@ fn derive(
         },
         choice: None,
         pruned: 0,
+        route: Route::of(&[Step::Derive]),
     }))
 }
 
-/// Converts a coordinate list into a target of [`csr_route`] through CSR built by counting
-/// sort, then the direct path: no global sort. None where that route does not apply.
+/// Converts a coordinate list through CSR where the planner says so ([`plan::csr_first`]):
+/// a counting-sort scatter into CSR, then the direct path from it. None where that route
+/// does not apply.
 pub(crate) fn via_csr<V: Raw>(
     entries: &Entries,
     (vals, ar): (&[V], &Arith<V>),
@@ -185,38 +159,34 @@ pub(crate) fn via_csr<V: Raw>(
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Option<Converted>, ConvertError> {
-    let route = csr_route(target)
-        .or_else(|| derived_route(target, entries.dim_sizes(), entries.len() as u64));
-    let Some((a, b)) = route else {
+    let dims = entries.dim_sizes();
+    let nnz = entries.len() as u64;
+    let Some((a, b)) = plan::csr_first(target, dims, nnz, ar.ty, opts) else {
         return Ok(None);
     };
-    let plain = !opts.keep_duplicates
-        && opts.slice_values.is_empty()
-        && opts.dtype.is_none_or(|d| d == ar.ty)
-        && target.encoding().is_none_or(|e| !e.has_slices());
-    if !plain || entries.rank() != 2 {
-        return Ok(None);
-    }
     let derived = target.encoding().and_then(|e| derived_like(e, a, b));
     if let (Some(enc), None) = (target.encoding(), derived) {
         // The output before the intermediate: a target that cannot be held is refused
         // naming its own arrays. (Derived targets reuse the intermediate's.)
-        let layout = Layout::new(enc, entries.dim_sizes())?;
-        budget.charge_layout(&layout, entries.len() as u64, ar.bits())?;
+        let layout = Layout::new(enc, dims)?;
+        budget.charge_layout(&layout, nnz, ar.bits())?;
     }
     let t = csr_of(entries, (vals, ar), (a, b), opts.drop_zeros, budget)?;
-    if let Some(enc) = target.encoding() {
-        if let Some(kind) = derived_like(enc, a, b) {
-            // The intermediate CSR is this conversion's own: its arrays move into the result.
-            return derive(t, enc, kind, budget);
-        }
-    }
     // Zeros are already dropped.
     let rest = ConvertOptions {
         drop_zeros: false,
         ..opts.clone()
     };
-    direct(&t, target, &rest, budget)
+    let done = if let (Some(enc), Some(kind)) = (target.encoding(), derived) {
+        // The intermediate CSR is this conversion's own: its arrays move into the result.
+        derive(t, enc, kind, budget)?
+    } else {
+        direct(&t, target, &rest, budget)?
+    };
+    Ok(done.map(|mut d| {
+        d.route = std::mem::take(&mut d.route).after(Step::Scatter);
+        d
+    }))
 }
 
 /// CSR-like `(a : dense, b : compressed)` of a coordinate list, with 32-bit coordinates
@@ -228,14 +198,7 @@ fn csr_of<V: Raw>(
     drop_zeros: bool,
     budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
-    let mut enc = if a == 0 {
-        sptk_encoding::csr()
-    } else {
-        sptk_encoding::csc()
-    };
-    if entries.dim_sizes()[b] <= u64::from(u32::MAX) + 1 {
-        enc.crd_width = 32;
-    }
+    let enc = plan::intermediate_csr(entries.dim_sizes(), (a, b));
     let layout = Layout::new(&enc, entries.dim_sizes())?;
     // Alive beside the target's arrays: counted under its own names.
     let (nnz, vbits) = (entries.len() as u64, ar.bits());
@@ -259,26 +222,28 @@ fn csr_of<V: Raw>(
     })
 }
 
+/// Runs the planner's direct step from the valid stored tensor `t` ([`plan::stored_step`]),
+/// or returns None where it has none.
 fn direct(
     t: &Tensor,
     target: &Target,
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Option<Converted>, ConvertError> {
-    let plain = !opts.drop_zeros
-        && !opts.keep_duplicates
-        && opts.slice_values.is_empty()
-        && opts.dtype.is_none_or(|d| d == t.value_type());
-    if !plain {
+    let nnz = t.values().len() as u64;
+    let source = (&t.encoding, &t.layout);
+    let Some(step) = plan::stored_step(source, target, (t.value_type(), nnz), opts)? else {
         return Ok(None);
-    }
-    // `ELL` alone: K is the longest row of a CSR source.
+    };
+    let route = Route::of(&[step]);
+    // The automatic targets choose from a CSR source: K is its longest row, the block the
+    // one that stores the fewest bytes.
     let (enc, choice) = match target {
         Target::Fixed(enc) => (enc.clone(), None),
         Target::AutoEll {
             pos_width,
             crd_width,
-        } if csr_like(&t.encoding, &t.layout) == Some((0, 1)) => {
+        } => {
             let k = crate::padded::longest_row(&positions(t)).max(1);
             let mut enc = sptk_encoding::ell(k);
             enc.pos_width = *pos_width;
@@ -286,10 +251,10 @@ fn direct(
             (enc, Some(AutoChoice::Ell { k }))
         }
         Target::AutoBlock {
-            column_blocks: false,
             pos_width,
             crd_width,
-        } if csr_like(&t.encoding, &t.layout) == Some((0, 1)) => {
+            ..
+        } => {
             let widths = (*pos_width, *crd_width);
             let (r, c, bytes) = choose_block_csr(t, widths)?;
             let mut enc = sptk_encoding::bsr(r, c);
@@ -302,68 +267,74 @@ fn direct(
             };
             (enc, Some(choice))
         }
-        _ => return Ok(None),
     };
-    if enc.has_slices() {
-        return Ok(None);
-    }
-    if enc == t.encoding {
-        // Already in the target encoding: share the arrays (no copy for stored files).
-        return Ok(Some(Converted {
-            tensor: t.clone(),
-            choice: None,
-            pruned: 0,
-        }));
-    }
+    let (a, b) = csr_like(&t.encoding, &t.layout).unwrap_or((0, 1));
     let layout = Layout::new(&enc, t.dim_sizes())?;
-    let Some((a, b)) = csr_like(&t.encoding, &t.layout) else {
-        return Ok(None);
-    };
-    if let Some(kind) = derived_like(&enc, a, b) {
-        // Shares the arrays of a stored tensor; copies those of one in memory.
-        return derive(t.clone(), &enc, kind, budget);
-    }
-    let nnz = t.values().len() as u64;
     let vbits = t.value_type().size() as u32 * 8;
     let charge_output = || budget.charge_layout(&layout, nnz, vbits);
-    let (levels, values) = if let Some((r, c, inner_first)) = bsr_like(&enc, a, b) {
-        charge_output()?;
-        budget.charge(&[Need::new("scratch: block columns", nnz, 64)])?;
-        with_raw!(t.values(), (v, ar) => blocks_values(t, (v, &ar), &layout, (r, c, inner_first), budget)?)
-    } else if crate::padded::ell_like(&enc, a, b) {
-        charge_output()?;
-        with_raw!(t.values(), (v, ar) => ell_values(t, (v, &ar), &layout)?)
-    } else if let Some((n, m)) = crate::padded::nm_like(&enc, a, b) {
-        charge_output()?;
-        let built = with_raw!(t.values(), (v, ar) => structured_values(t, (v, &ar), &layout, (n, m), opts.prune)?);
-        if let (Some((_, out)), true) = (&built, opts.prune) {
-            // A valid CSR holds each coordinate once: what n:m keeps of its nonzeros
-            // tells how many were pruned.
-            let nonzeros = |v: &crate::ValueVec| with_raw!(v, (x, ar) => count_nonzero(x, &ar));
-            budget.add_pruned(nonzeros(t.values()).saturating_sub(nonzeros(out)));
+    let (levels, values) = match step {
+        Step::Share => {
+            // Already in the target encoding: no copy for stored files.
+            return Ok(Some(Converted {
+                tensor: t.clone(),
+                choice: None,
+                pruned: 0,
+                route,
+            }));
         }
-        match built {
-            Some(x) => x,
-            None => return Ok(None),
+        Step::Derive => {
+            let Some(kind) = derived_like(&enc, a, b) else {
+                return Ok(None);
+            };
+            // Shares the arrays of a stored tensor; copies those of one in memory.
+            return derive(t.clone(), &enc, kind, budget);
         }
-    } else {
-        match csr_like(&enc, &layout) {
-            Some((a2, b2)) if a2 == b && b2 == a => {
-                charge_output()?;
-                let inner = u128::from(layout.dim_sizes[b]);
-                let mut needs = vec![Need::new("scratch: rows inside column blocks", nnz, 16)];
-                if layout.pos_width != IndexWidth::W64 {
-                    needs.push(Need::new(
-                        "scratch: positions before narrowing",
-                        inner + 1,
-                        64,
-                    ));
-                }
-                budget.charge(&needs)?;
-                with_raw!(t.values(), (v, ar) => transpose_values(t, (v, &ar), &layout)?)
+        Step::BlockMerge => {
+            let Some((r, c, inner_first)) = bsr_like(&enc, a, b) else {
+                return Ok(None);
+            };
+            charge_output()?;
+            budget.charge(&[Need::new("scratch: block columns", nnz, 64)])?;
+            let shape = (r, c, inner_first);
+            with_raw!(t.values(), (v, ar) => blocks_values(t, (v, &ar), &layout, shape, budget)?)
+        }
+        Step::Pad => {
+            charge_output()?;
+            with_raw!(t.values(), (v, ar) => ell_values(t, (v, &ar), &layout)?)
+        }
+        Step::Groups => {
+            let Some((n, m)) = crate::padded::nm_like(&enc, a, b) else {
+                return Ok(None);
+            };
+            charge_output()?;
+            let shape = (n, m);
+            let built = with_raw!(t.values(), (v, ar) => structured_values(t, (v, &ar), &layout, shape, opts.prune)?);
+            let Some(built) = built else {
+                return Ok(None);
+            };
+            if opts.prune {
+                // A valid CSR holds each coordinate once: what n:m keeps of its nonzeros
+                // tells how many were pruned.
+                let nonzeros = |v: &crate::ValueVec| with_raw!(v, (x, ar) => count_nonzero(x, &ar));
+                budget.add_pruned(nonzeros(t.values()).saturating_sub(nonzeros(&built.1)));
             }
-            _ => return Ok(None),
+            built
         }
+        Step::Transpose => {
+            charge_output()?;
+            let inner = u128::from(layout.dim_sizes[b]);
+            let mut needs = vec![Need::new("scratch: rows inside column blocks", nnz, 16)];
+            if layout.pos_width != IndexWidth::W64 {
+                needs.push(Need::new(
+                    "scratch: positions before narrowing",
+                    inner + 1,
+                    64,
+                ));
+            }
+            budget.charge(&needs)?;
+            with_raw!(t.values(), (v, ar) => transpose_values(t, (v, &ar), &layout)?)
+        }
+        Step::Scatter | Step::Coordinates | Step::General => return Ok(None),
     };
     Ok(Some(Converted {
         tensor: Tensor {
@@ -376,6 +347,7 @@ fn direct(
         },
         choice,
         pruned: 0,
+        route,
     }))
 }
 
@@ -502,7 +474,11 @@ fn width_err(
 
 /// `(R, C)` if `enc` is BSR over the source's (outer `a`, inner `b`) dimensions:
 /// `(a floordiv R : dense, b floordiv C : compressed, a mod R : dense, b mod C : dense)`.
-fn bsr_like(enc: &sptk_encoding::Encoding, a: usize, b: usize) -> Option<(u64, u64, bool)> {
+pub(crate) fn bsr_like(
+    enc: &sptk_encoding::Encoding,
+    a: usize,
+    b: usize,
+) -> Option<(u64, u64, bool)> {
     use sptk_encoding::{LevelExpr as E, LevelFormat as F};
     if enc.levels.len() != 4 || enc.dim_rank() != 2 {
         return None;

@@ -31,6 +31,7 @@ mod layout;
 mod order;
 mod padded;
 mod parts;
+mod plan;
 mod print;
 mod raw;
 mod tensor;
@@ -44,7 +45,7 @@ mod widths;
 pub use budget::default_memory_limit;
 pub use buffer::{Buf, Owner, Pod, ViewError};
 pub use convert::{convert, convert_general, convert_to, AutoChoice, ConvertOptions, Converted};
-pub use direct::{convert_tensor, csr_route};
+pub use direct::convert_tensor;
 pub use entries::{
     coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,
 };
@@ -53,6 +54,7 @@ pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
 pub use labels::{LabelError, Labels};
 pub use layout::{Layout, LevelPlan};
 pub use parts::{convert_parts, EntryParts};
+pub use plan::{csr_route, plan, scatter_into, Plan, Route, Source, Step};
 pub use raw::Raw;
 pub use tensor::{AppliedSlice, LevelArrays, Tensor};
 pub use value::{Complex, Scalar, Value, ValueType, ValueVec, ValueVecAccess, C128, C64};

@@ -66,6 +66,16 @@ impl Tensor {
     pub fn nse(&self) -> usize {
         self.values.len()
     }
+    /// Number of entries as [`Tensor::to_entries`] lists them: every stored value, less
+    /// the zeros of padded layouts (which may be padding). One pass over the values of a
+    /// padded layout; none otherwise.
+    pub fn entry_count(&self) -> usize {
+        if !self.layout.padded {
+            return self.values.len();
+        }
+        crate::with_values!(&self.values, v => v.iter().filter(|x| !crate::Value::is_zero(*x)).count())
+    }
+
     /// The value type.
     pub fn value_type(&self) -> ValueType {
         self.values.value_type()
