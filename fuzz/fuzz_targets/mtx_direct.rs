@@ -19,15 +19,15 @@ fuzz_target!(|data: &[u8]| {
     };
     for encoding in [sptk_encoding::csr(), sptk_encoding::csc()] {
         for drop_zeros in [false, true] {
-            match read_direct(&path, &encoding, drop_zeros, &opts) {
+            let copts = ConvertOptions {
+                drop_zeros,
+                ..Default::default()
+            };
+            match read_direct(&path, &encoding, &copts, &opts) {
                 Ok(Some(d)) => {
                     let entries = read_path(&path, &ReadOptions::default())
                         .expect("the direct read succeeded, so the ordinary one must")
                         .entries;
-                    let copts = ConvertOptions {
-                        drop_zeros,
-                        ..Default::default()
-                    };
                     let want = convert_to(&entries, &encoding, &copts)
                         .expect("the direct read converted, so the ordinary route must");
                     assert_eq!(d.tensor, want, "direct and ordinary conversions differ");

@@ -251,8 +251,8 @@ pub(crate) fn layout_needs(layout: &Layout, nnz: u64, value_bits: u32) -> Vec<Ne
     needs
 }
 
-/// The scratch of sorting `nnz` entries into level order (`stage` in `convert.rs` and
-/// the keyed sort of `order.rs`): the order, its sorted copy, the buckets of the outermost
+/// The scratch of sorting `nnz` entries into level order (`stage` in `convert/general.rs` and
+/// the keyed sort of `convert/order.rs`): the order, its sorted copy, the buckets of the outermost
 /// level, and the merged values.
 pub(crate) fn sort_needs(nnz: u64, outer_size: u64, value_bits: u32) -> Vec<Need> {
     let n = u128::from(nnz);
@@ -266,7 +266,7 @@ pub(crate) fn sort_needs(nnz: u64, outer_size: u64, value_bits: u32) -> Vec<Need
 }
 
 /// The scratch of a counting sort of `nnz` entries into `rows` CSR-like rows, and its
-/// arrays before they are narrowed to the layout's widths (`fast.rs`, `parts.rs`).
+/// arrays before they are narrowed to the layout's widths (`convert/scatter.rs`, `convert/parts.rs`).
 pub(crate) fn counting_sort_needs(
     rows: u64,
     nnz: u64,

@@ -17,35 +17,28 @@
 mod alloc;
 mod budget;
 mod buffer;
-mod build;
 mod convert;
-mod derived;
-mod direct;
 mod entries;
 mod error;
-mod fast;
 pub mod format;
 mod index;
 mod labels;
 mod layout;
-mod order;
-mod padded;
-mod parts;
-mod plan;
 mod print;
 mod raw;
 mod tensor;
-mod transpose;
 mod validate;
 mod value;
 mod view;
 mod walk;
-mod widths;
 
 pub use budget::default_memory_limit;
 pub use buffer::{Buf, Owner, Pod, ViewError};
-pub use convert::{convert, convert_general, convert_to, AutoChoice, ConvertOptions, Converted};
-pub use direct::convert_tensor;
+pub use convert::{
+    convert, convert_general, convert_parts, convert_tensor, convert_to, csr_route, fit_widths,
+    narrowest_width, plan, scatter_into, AutoChoice, AutoWidths, ConvertOptions, Converted,
+    EntryParts, Plan, Route, Source, Step,
+};
 pub use entries::{
     coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,
 };
@@ -53,13 +46,10 @@ pub use error::{ConvertError, MemoryLimit};
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
 pub use labels::{LabelError, Labels};
 pub use layout::{Layout, LevelPlan};
-pub use parts::{convert_parts, EntryParts};
-pub use plan::{csr_route, plan, scatter_into, Plan, Route, Source, Step};
 pub use raw::Raw;
 pub use tensor::{AppliedSlice, LevelArrays, Tensor};
 pub use value::{Complex, Scalar, Value, ValueType, ValueVec, ValueVecAccess, C128, C64};
 pub use view::{IndexSlice, OuterView};
-pub use widths::{fit_widths, narrowest_width, AutoWidths};
 
 #[cfg(not(target_endian = "little"))]
 compile_error!(

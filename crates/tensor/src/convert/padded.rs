@@ -9,12 +9,15 @@
 use rayon::prelude::*;
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat};
 
+use crate::convert::scatter::big_zeroed;
 use crate::error::ConvertError;
-use crate::fast::big_zeroed;
 use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
 use crate::raw::{Arith, Raw};
 use crate::tensor::LevelArrays;
+use crate::tensor::Tensor;
+
+use super::csr::positions;
 
 /// The level arrays and values of a built tensor.
 type Built<V> = (Vec<LevelArrays>, Vec<V>);
@@ -112,7 +115,7 @@ pub(crate) fn ell<C: Index, V: Raw>(
     }
     let cols = layout.levels[2].size;
     let k = k as usize;
-    let (crd_vec, out_vals) = match crate::fast::work_width(cols, layout.crd_width) {
+    let (crd_vec, out_vals) = match crate::convert::scatter::work_width(cols, layout.crd_width) {
         IndexWidth::W8 => fill_ell::<C, u8, V>(pos, crd, vals, k, total).map(wrap)?,
         IndexWidth::W16 => fill_ell::<C, u16, V>(pos, crd, vals, k, total).map(wrap)?,
         IndexWidth::W32 => fill_ell::<C, u32, V>(pos, crd, vals, k, total).map(wrap)?,
@@ -422,4 +425,34 @@ pub(crate) fn overflow_message(at: &str, g: u64, count: usize, n: u32, m: u32) -
         "{at}, group {g} (columns {first}..{}) has {count} nonzeros; structured[{n}, {m}] holds at most {n} (prune to keep the largest)",
         first + u64::from(m) - 1
     )
+}
+
+/// A valid CSR into ELL (see [`ell`]).
+pub(crate) fn ell_values<V: Raw>(
+    t: &Tensor,
+    (vals, ar): (&[V], &Arith<V>),
+    layout: &Layout,
+) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
+    let pos = positions(t);
+    let k = layout.levels[0].size;
+    let (levels, out) = with_crd!(t, c => crate::convert::padded::ell(&pos, c, vals, k, layout)?);
+    Ok((levels, ar.wrap(out)))
+}
+
+pub(crate) fn count_nonzero<V: Raw>(v: &[V], ar: &Arith<V>) -> u64 {
+    v.par_iter().filter(|&&x| !ar.is_zero(x)).count() as u64
+}
+
+/// A valid CSR into n:m (see [`structured`]); None where the general path must decide.
+pub(crate) fn structured_values<V: Raw>(
+    t: &Tensor,
+    (vals, ar): (&[V], &Arith<V>),
+    layout: &Layout,
+    (n, m): (u32, u32),
+    prune: bool,
+) -> Result<Option<(Vec<LevelArrays>, crate::ValueVec)>, ConvertError> {
+    let pos = positions(t);
+    let cols = layout.levels[1].size.saturating_mul(u64::from(m));
+    let built = with_crd!(t, c => crate::convert::padded::structured(&pos, c, (vals, ar), cols, n, m, prune, layout)?);
+    Ok(built.map(|(levels, out)| (levels, ar.wrap(out))))
 }

@@ -21,10 +21,12 @@ use rayon::prelude::*;
 use sptk_encoding::{Encoding, Target};
 
 use crate::budget::{self, Budget, Need};
+use crate::convert::scatter::{
+    big_zeroed, compact_rows, csr_like, scatter_outputs, sum_row, work_width,
+};
 use crate::convert::ConvertOptions;
 use crate::entries::SourceError;
 use crate::error::ConvertError;
-use crate::fast::{big_zeroed, compact_rows, csr_like, scatter_outputs, sum_row, work_width};
 use crate::index::{Index, IndexWidth};
 use crate::layout::Layout;
 use crate::raw::{Arith, Raw};

@@ -21,11 +21,18 @@
 
 use rayon::prelude::*;
 
+use crate::convert::parts::SharedOut;
+use crate::convert::scatter::{balanced_bounds, big_zeroed, scatter_outputs};
 use crate::error::ConvertError;
-use crate::fast::{balanced_bounds, big_zeroed, scatter_outputs};
+use crate::index::IndexVec;
 use crate::index::{Index, IndexWidth};
-use crate::parts::SharedOut;
+use crate::layout::Layout;
+use crate::raw::Arith;
 use crate::raw::Raw;
+use crate::tensor::{LevelArrays, Tensor};
+
+use super::csr::positions;
+use super::scatter::csr_levels;
 
 /// The transposed arrays: `pos` (one more than the source's inner size), `crd` (source
 /// outer coordinates) and the values.
@@ -269,4 +276,42 @@ impl<O: Index, V: Raw> ColumnBlock<'_, O, V> {
         val.copy_from_slice(v_tmp);
         Ok(())
     }
+}
+
+/// Transposes a valid CSR-like tensor into the CSR-like `enc` with the dimensions swapped
+/// (see [`transpose`]).
+pub(crate) fn transpose_values<V: Raw>(
+    t: &Tensor,
+    (vals, ar): (&[V], &Arith<V>),
+    layout: &Layout,
+) -> Result<(Vec<LevelArrays>, crate::ValueVec), ConvertError> {
+    let pos = positions(t);
+    let crd = t.levels[1]
+        .crd
+        .as_ref()
+        .ok_or_else(|| ConvertError::Invalid("crd[1] missing".into()))?;
+    let inner = usize::try_from(t.layout.levels[1].size)
+        .map_err(|_| ConvertError::TooLarge("too many columns".into()))?;
+    let rows = pos.len().saturating_sub(1) as u64;
+    // Build the new coordinates in the target's width where it is 64 bits (no widening
+    // copy at the end), else in 32 bits (narrowed at the end if the target is narrower).
+    let wide =
+        crate::convert::scatter::work_width(rows, layout.crd_width) == crate::IndexWidth::W64;
+    macro_rules! go {
+        ($c:expr) => {
+            if !wide {
+                let x = crate::convert::transpose::transpose::<_, u32, V>(&pos, $c, vals, inner)?;
+                (csr_levels(x.pos, x.crd, layout)?, ar.wrap(x.val))
+            } else {
+                let x = crate::convert::transpose::transpose::<_, u64, V>(&pos, $c, vals, inner)?;
+                (csr_levels(x.pos, x.crd, layout)?, ar.wrap(x.val))
+            }
+        };
+    }
+    Ok(match crd {
+        IndexVec::U16(c) => go!(&c[..]),
+        IndexVec::U32(c) => go!(&c[..]),
+        IndexVec::U64(c) => go!(&c[..]),
+        other => go!(&other.to_u64_vec()),
+    })
 }

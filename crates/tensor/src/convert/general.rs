@@ -5,138 +5,21 @@
 use sptk_encoding::{Encoding, LevelFormat, SliceValue, Target};
 
 use crate::budget::{self, Budget, Need};
-use crate::build::{build, build_ell, Items};
 use crate::entries::Entries;
 use crate::error::ConvertError;
-use crate::index::IndexWidth;
 use crate::layout::Layout;
-use crate::order::Keyer;
-use crate::plan::{Route, Step};
 use crate::raw::{with_raw, Arith, Raw};
 use crate::tensor::{AppliedSlice, Tensor};
 use crate::value::{Scalar, Value, ValueType, ValueVec, ValueVecAccess};
 use crate::with_values;
 
-/// What a conversion does beyond building the target layout.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ConvertOptions {
-    /// Remove entries whose value is zero (after summing duplicates).
-    pub drop_zeros: bool,
-    /// Keep duplicate coordinates instead of summing them (COO or nonunique targets).
-    pub keep_duplicates: bool,
-    /// n:m: keep the n entries of largest magnitude of an overfull group.
-    pub prune: bool,
-    /// Convert values to this type.
-    pub dtype: Option<ValueType>,
-    /// Values of the `?` in the encoding's dimension slices, in text order.
-    pub slice_values: Vec<u64>,
-    /// The most memory, in bytes, that the conversion may hold (its output arrays and the
-    /// scratch of its route; see [`crate::default_memory_limit`] for `None`). A conversion
-    /// that would need more is refused before its large allocations.
-    pub memory_limit: Option<u64>,
-    /// Index widths to choose for the data (the narrowest that hold the arrays), in place
-    /// of the target's `posWidth` / `crdWidth`; see [`crate::fit_widths`].
-    pub auto_widths: crate::AutoWidths,
-}
+use super::blocks::{choose_block, count_blocks_sorted};
+use super::build::{build, build_ell, Items};
+use super::order::Keyer;
+use super::plan::{Route, Step};
+use super::{AutoChoice, ConvertOptions, Converted};
 
-/// Which block or K an automatic target chose, for reporting.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AutoChoice {
-    /// `BSR` / `BSC` alone: the block shape chosen and the bytes it stores.
-    Block {
-        /// Block rows.
-        rows: u64,
-        /// Block columns.
-        cols: u64,
-        /// Bytes of values, coordinates and positions with that block.
-        bytes: u64,
-    },
-    /// `ELL` alone: K, the longest row (at least 1).
-    Ell {
-        /// Number of slices.
-        k: u64,
-    },
-}
-
-/// The result of a conversion: the tensor and, for `BSR`/`BSC`/`ELL` alone, the choice made.
-#[derive(Clone, Debug)]
-pub struct Converted {
-    /// The tensor.
-    pub tensor: Tensor,
-    /// The block shape or K chosen by an automatic target.
-    pub choice: Option<AutoChoice>,
-    /// n:m with [`ConvertOptions::prune`]: nonzeros dropped from overfull groups.
-    pub pruned: u64,
-    /// The steps the conversion took (what [`crate::plan`] foretells).
-    pub route: Route,
-}
-
-/// Converts a coordinate list into `target`.
-pub fn convert(
-    entries: &Entries,
-    target: &Target,
-    opts: &ConvertOptions,
-) -> Result<Converted, ConvertError> {
-    convert_within(entries, target, opts, &Budget::new(opts.memory_limit))
-}
-
-/// [`convert`] counting its memory in `budget`, which may already hold what the caller
-/// keeps alive during the conversion.
-pub(crate) fn convert_within(
-    entries: &Entries,
-    target: &Target,
-    opts: &ConvertOptions,
-    budget: &Budget,
-) -> Result<Converted, ConvertError> {
-    let fitted = fitted(entries, target, opts)?;
-    let target = &fitted;
-    let direct = with_raw!(entries.values(), (v, ar) => crate::direct::via_csr(entries, (v, &ar), target, opts, budget))?;
-    let mut done = match direct {
-        Some(done) => done,
-        None => general(entries, target, opts, budget)?,
-    };
-    done.pruned = budget.pruned();
-    Ok(done)
-}
-
-/// Converts into a fixed encoding (no automatic choice).
-pub fn convert_to(
-    entries: &Entries,
-    encoding: &Encoding,
-    opts: &ConvertOptions,
-) -> Result<Tensor, ConvertError> {
-    Ok(convert(entries, &Target::Fixed(encoding.clone()), opts)?.tensor)
-}
-
-/// [`convert`] by the general path alone (sort into level order, then build the levels),
-/// never through CSR: the oracle that tests and benchmarks compare the direct paths with.
-#[doc(hidden)]
-pub fn convert_general(
-    entries: &Entries,
-    target: &Target,
-    opts: &ConvertOptions,
-) -> Result<Converted, ConvertError> {
-    let budget = Budget::new(opts.memory_limit);
-    let mut done = general(entries, &fitted(entries, target, opts)?, opts, &budget)?;
-    done.pruned = budget.pruned();
-    Ok(done)
-}
-
-/// `target` with the widths [`ConvertOptions::auto_widths`] chooses for `entries`.
-fn fitted(
-    entries: &Entries,
-    target: &Target,
-    opts: &ConvertOptions,
-) -> Result<Target, ConvertError> {
-    crate::fit_widths(
-        target,
-        entries.dim_sizes(),
-        entries.len() as u64,
-        opts.auto_widths,
-    )
-}
-
-fn general(
+pub(crate) fn general(
     entries: &Entries,
     target: &Target,
     opts: &ConvertOptions,
@@ -200,7 +83,7 @@ fn general_auto<V: Raw>(
                 u64::from(ar.bits() / 8),
                 *column_blocks,
                 (*pos_width, *crd_width),
-                &count_blocks(entries, &staged.0),
+                &count_blocks_sorted(entries, &staged.0),
             );
             let (r, c, bytes) = choice;
             let mut enc = if *column_blocks {
@@ -328,17 +211,26 @@ fn convert_fixed<V: Raw>(
     let nnz = entries.len() as u64;
     budget.charge_layout(&layout, nnz, target_type.size() as u32 * 8)?;
     let same_type = opts.dtype.is_none_or(|t| t == ar.ty);
-    if let (None, true, Some((outer, inner))) =
-        (&staged, same_type, crate::fast::csr_like(enc, &layout))
-    {
-        let work = crate::fast::work_width(entries.dim_sizes()[inner], layout.crd_width);
+    if let (None, true, Some((outer, inner))) = (
+        &staged,
+        same_type,
+        crate::convert::scatter::csr_like(enc, &layout),
+    ) {
+        let work =
+            crate::convert::scatter::work_width(entries.dim_sizes()[inner], layout.crd_width);
         let rows = entries.dim_sizes()[outer];
         let vbits = ar.bits();
         budget.charge(&budget::counting_sort_needs(
             rows, nnz, work, &layout, vbits,
         ))?;
-        let (levels, out) =
-            crate::fast::build_csr(entries, (vals, ar), outer, inner, &layout, opts.drop_zeros)?;
+        let (levels, out) = crate::convert::scatter::build_csr(
+            entries,
+            (vals, ar),
+            outer,
+            inner,
+            &layout,
+            opts.drop_zeros,
+        )?;
         let t = Tensor {
             encoding: enc.clone(),
             layout,
@@ -486,7 +378,7 @@ fn fit_groups<W: Raw>(
                 )));
             }
             pruned += (group.len() - n as usize) as u64;
-            crate::padded::keep_largest(|i| ar.magnitude(vals[i]), &mut group, n as usize);
+            crate::convert::padded::keep_largest(|i| ar.magnitude(vals[i]), &mut group, n as usize);
         }
         for i in group {
             out_idx.push(idx[i]);
@@ -527,7 +419,7 @@ fn group_message(
             .collect();
         format!("entry ({})", parts.join(", "))
     };
-    crate::padded::overflow_message(&at, g, count, n, m)
+    crate::convert::padded::overflow_message(&at, g, count, n, m)
 }
 
 /// `--keep-duplicates`: a COO target's innermost singleton becomes nonunique; an innermost
@@ -662,90 +554,6 @@ fn apply_slices(
 
 fn gather<V: Value + ValueVecAccess>(v: &[V], keep: &[usize]) -> ValueVec {
     V::wrap(keep.iter().map(|&e| v[e]).collect())
-}
-
-/// The block sides an automatic BSR / BSC chooses from.
-pub(crate) const BLOCK_SIDES: [u64; 4] = [1, 2, 4, 8];
-
-/// `counts[a][b]`: the number of `BLOCK_SIDES[a] x BLOCK_SIDES[b]` blocks holding an entry.
-pub(crate) type BlockCounts = [[u64; 4]; 4];
-
-/// Chooses the BSR / BSC block (R, C in 1, 2, 4, 8; not 1x1) that stores the fewest bytes,
-/// the larger block on a tie, then the taller. Returns the block and its bytes.
-pub(crate) fn choose_block(
-    dims: &[u64],
-    vsize: u64,
-    column_blocks: bool,
-    (pos_width, crd_width): (u8, u8),
-    counts: &BlockCounts,
-) -> (u64, u64, u64) {
-    let (rows, cols) = (dims[0], dims[1]);
-    let pos_bytes = IndexWidth::from_bits(pos_width).map_or(8, |w| w.bits() as u128 / 8);
-    let crd_bytes = IndexWidth::from_bits(crd_width).map_or(8, |w| w.bits() as u128 / 8);
-    let mut best: Option<(u64, u64, u128)> = None;
-    for (a, &r) in BLOCK_SIDES.iter().enumerate() {
-        for (b, &c) in BLOCK_SIDES.iter().enumerate() {
-            if r == 1 && c == 1 {
-                continue;
-            }
-            let blocks = u128::from(counts[a][b]);
-            let outer = u128::from(if column_blocks {
-                cols.div_ceil(c)
-            } else {
-                rows.div_ceil(r)
-            });
-            let bytes =
-                blocks * u128::from(r * c * vsize) + blocks * crd_bytes + (outer + 1) * pos_bytes;
-            let better = match best {
-                None => true,
-                Some((br, bc, bb)) => {
-                    bytes < bb || (bytes == bb && (r * c > br * bc || (r * c == br * bc && r > br)))
-                }
-            };
-            if better {
-                best = Some((r, c, bytes));
-            }
-        }
-    }
-    let (r, c, bytes) = best.unwrap_or((2, 2, 0));
-    (r, c, u64::try_from(bytes).unwrap_or(u64::MAX))
-}
-
-/// Adds the distinct column blocks of one block row, for every block width, to
-/// `counts[.]`; `cols` holds the block row's column coordinates (any order, duplicates
-/// allowed) and is sorted in place. Time and memory in proportion to the entries.
-pub(crate) fn count_block_row(cols: &mut [u64], counts: &mut [u64; 4]) {
-    cols.sort_unstable();
-    for (b, &c) in BLOCK_SIDES.iter().enumerate() {
-        let shift = c.trailing_zeros();
-        let mut last = None;
-        for &x in cols.iter() {
-            let block = x >> shift;
-            if last != Some(block) {
-                last = Some(block);
-                counts[b] += 1;
-            }
-        }
-    }
-}
-
-/// Blocks of every candidate shape among row-major sorted items, one block row at a time.
-fn count_blocks(entries: &Entries, idx: &[usize]) -> BlockCounts {
-    let mut counts = [[0u64; 4]; 4];
-    let mut cols = Vec::new();
-    for (a, &r) in BLOCK_SIDES.iter().enumerate() {
-        let mut k = 0;
-        while k < idx.len() {
-            let br = entries.coord(idx[k], 0) / r;
-            cols.clear();
-            while k < idx.len() && entries.coord(idx[k], 0) / r == br {
-                cols.push(entries.coord(idx[k], 1));
-                k += 1;
-            }
-            count_block_row(&mut cols, &mut counts[a]);
-        }
-    }
-    counts
 }
 
 /// `(d0, d1) -> (d0 : dense, d1 : compressed)`: the row-major order automatic targets stage in.

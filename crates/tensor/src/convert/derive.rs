@@ -11,6 +11,13 @@ hold a value, the caller takes the general path instead, whose errors name the f
 value that does not fit.
 */
 
+use crate::budget::{Budget, Need};
+use crate::error::ConvertError;
+use crate::tensor::Tensor;
+
+use super::csr::positions;
+use super::plan::{Route, Step};
+use super::Converted;
 use rayon::prelude::*;
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat, LevelProps};
 
@@ -210,6 +217,69 @@ fn fill<C: Index>(pos: &[u64], stride: usize, inner: Option<&[C]>) -> IndexVec {
         }
     });
     C::wrap(out)
+}
+
+/// `enc` (DCSR / DCSC / COO over the same dimensions) from the CSR-like tensor `t`, whose
+/// inner coordinates and values move into the result. None where a width might not hold
+/// a value (the general path then reports it).
+pub(crate) fn derive(
+    t: Tensor,
+    enc: &sptk_encoding::Encoding,
+    kind: Derived,
+    budget: &Budget,
+) -> Result<Option<Converted>, ConvertError> {
+    let layout = Layout::new(enc, t.dim_sizes())?;
+    let nnz = t.values.len() as u64;
+    if !widths_hold(&layout, nnz) {
+        return Ok(None);
+    }
+    // Only the new arrays: the rest are the CSR's (re-typed if the width differs).
+    let (pb, cb) = (layout.pos_width.bits(), layout.crd_width.bits());
+    let outer = u128::from(layout.levels[0].size.min(nnz));
+    let mut needs = match kind {
+        Derived::Doubly => vec![
+            Need::new("crd[0]", outer, cb),
+            Need::new("pos[1]", outer + 1, pb),
+        ],
+        Derived::Coo { soa } => {
+            let per = if soa { 1 } else { 2 };
+            vec![Need::new("crd[0]", u128::from(nnz) * per, cb)]
+        }
+    };
+    if t.levels[1].crd.as_ref().map(IndexVec::width) != Some(layout.crd_width) {
+        needs.push(Need::new(
+            "crd[1] at the target's width",
+            u128::from(nnz),
+            cb,
+        ));
+    }
+    budget.charge(&needs)?;
+    let pos = positions(&t).into_owned();
+    let Tensor {
+        mut levels,
+        values,
+        slices,
+        labels,
+        ..
+    } = t;
+    let crd = levels
+        .get_mut(1)
+        .and_then(|l| l.crd.take())
+        .unwrap_or_else(|| IndexVec::new(IndexWidth::W64));
+    let levels = derive_levels(kind, &pos, crd, &layout);
+    Ok(Some(Converted {
+        tensor: Tensor {
+            encoding: enc.clone(),
+            layout,
+            levels,
+            values,
+            slices,
+            labels,
+        },
+        choice: None,
+        pruned: 0,
+        route: Route::of(&[Step::Derive]),
+    }))
 }
 
 #[cfg(test)]

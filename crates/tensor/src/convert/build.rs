@@ -4,11 +4,11 @@
 use sptk_encoding::LevelFormat;
 
 use crate::budget::{Budget, Need};
+use crate::convert::order::Keyer;
 use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::index::{IndexVec, IndexWidth};
 use crate::layout::Layout;
-use crate::order::Keyer;
 use crate::raw::Raw;
 use crate::tensor::LevelArrays;
 

@@ -23,13 +23,13 @@ use std::fmt;
 
 use sptk_encoding::{Encoding, Target};
 
+use crate::convert::derive::{derived_like, widths_hold};
+use crate::convert::padded::{ell_like, nm_like};
+use crate::convert::scatter::csr_like;
 use crate::convert::ConvertOptions;
-use crate::derived::{derived_like, widths_hold};
 use crate::error::ConvertError;
-use crate::fast::csr_like;
 use crate::index::IndexWidth;
 use crate::layout::Layout;
-use crate::padded::{ell_like, nm_like};
 use crate::value::ValueType;
 
 /// One step of a conversion.
@@ -339,7 +339,7 @@ pub(crate) fn csr_first(
 pub fn csr_route(target: &Target) -> Option<(usize, usize)> {
     match target {
         Target::Fixed(enc) => [(0, 1), (1, 0)].into_iter().find(|&(a, b)| {
-            crate::direct::bsr_like(enc, a, b).is_some()
+            crate::convert::blocks::bsr_like(enc, a, b).is_some()
                 || ell_like(enc, a, b)
                 || nm_like(enc, a, b).is_some_and(|(_, m)| offsets_fit(enc, m))
         }),
@@ -406,7 +406,7 @@ pub(crate) fn stored_step(
     let target_layout = Layout::new(enc, &layout.dim_sizes)?;
     Ok(if derived_like(enc, a, b).is_some() {
         widths_hold(&target_layout, nnz).then_some(Step::Derive)
-    } else if crate::direct::bsr_like(enc, a, b).is_some() {
+    } else if crate::convert::blocks::bsr_like(enc, a, b).is_some() {
         Some(Step::BlockMerge)
     } else if ell_like(enc, a, b) {
         Some(Step::Pad)
@@ -431,7 +431,10 @@ fn general_step(
     let Target::Fixed(enc) = target else {
         return Ok(Step::General);
     };
-    let enc = crate::convert::resolve_keep_duplicates(enc.without_slices(), opts.keep_duplicates)?;
+    let enc = crate::convert::general::resolve_keep_duplicates(
+        enc.without_slices(),
+        opts.keep_duplicates,
+    )?;
     let layout = Layout::new(&enc, dims)?;
     let same_type = opts.dtype.is_none_or(|t| t == value_type);
     Ok(if same_type && csr_like(&enc, &layout).is_some() {
