@@ -45,9 +45,12 @@ pub struct VerifyArgs {
 /// Options shared by every command that reads an input.
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
-    /// Input file (`.mtx`, `.mtx.gz`, `.tns`, `.spt`); `-` reads standard input.
-    pub input: Option<PathBuf>,
-    /// Input format when the name does not say it: mtx, tns or spt.
+    /// Input: a file (`.mtx`, `.mtx.gz`, `.tns`, `.spt`; the content decides, then the
+    /// name), a 10x Genomics MEX folder, `FILE:MEMBER` inside a container, several files
+    /// of one shape read as one tensor, or `-` for standard input.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Input format when neither the content nor the name says it: mtx, tns, spt or mex.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
     /// `.spt` input: read the file into memory instead of mapping it (for files another

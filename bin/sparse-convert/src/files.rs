@@ -1,19 +1,18 @@
-//! Reading inputs and writing outputs by file format, chosen from the name or `--from` /
-//! `--format`.
+//! Reading inputs through the reader seam (`sptk_input`), and writing outputs by file
+//! format, chosen from the name or `--format`.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::cli::{ConvertArgs, InputArgs};
 use crate::progress;
-use crate::sniff::{sniff, Sniffed};
+use indicatif::ProgressBar;
 use sptk_encoding::Target;
-use sptk_store::SptFile;
-use sptk_tensor::{ConvertOptions, Converted, Entries, Tensor, ValueType};
+use sptk_input::{Input, InputError, Opened, ReadConverted, ReadOptions, SourceSpec};
+use sptk_tensor::{ConvertOptions, Tensor};
 
-/// File formats the command line reads and writes.
+/// File formats the command line writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Matrix Market.
@@ -59,84 +58,6 @@ impl Format {
     }
 }
 
-/// An input read into memory.
-pub struct Input {
-    /// The path as given.
-    pub path: String,
-    /// Its format.
-    pub format: Format,
-    /// Its header in words (`matrix coordinate real symmetric`), if the format has one.
-    pub header: String,
-    /// A Matrix Market input's field, kept on Matrix Market output where the values allow.
-    pub field: Option<sptk_mtx::Field>,
-    /// What was read.
-    pub content: Content,
-    /// A `.spt` input's checksums are checked when it is validated (not `--no-verify`).
-    pub checksums: bool,
-}
-
-/// An input's content: a coordinate list, or a stored tensor (opened, not yet validated).
-pub enum Content {
-    /// Entries of a text format.
-    Entries(Entries),
-    /// A `.spt` file: header and directory checked; `validate` gives the tensor.
-    Stored(Box<SptFile>),
-    /// A Matrix Market file parsed straight into the target (no coordinate list kept).
-    Direct {
-        /// Dimension sizes.
-        dims: Vec<u64>,
-        /// Value type.
-        value_type: ValueType,
-        /// Entries read, symmetric storage expanded.
-        entries: u64,
-    },
-}
-
-impl Input {
-    /// Dimension sizes.
-    pub fn dim_sizes(&self) -> Vec<u64> {
-        match &self.content {
-            Content::Entries(e) => e.dim_sizes().to_vec(),
-            Content::Stored(f) => f.header().dim_sizes().to_vec(),
-            Content::Direct { dims, .. } => dims.clone(),
-        }
-    }
-    /// Value type.
-    pub fn value_type(&self) -> ValueType {
-        match &self.content {
-            Content::Entries(e) => e.value_type(),
-            Content::Stored(f) => f.header().value_type,
-            Content::Direct { value_type, .. } => *value_type,
-        }
-    }
-    /// Entries (padding excluded) as read or as the file's header says.
-    pub fn entry_count(&self) -> u64 {
-        match &self.content {
-            Content::Entries(e) => e.len() as u64,
-            Content::Stored(f) => f.header().entries,
-            Content::Direct { entries, .. } => *entries,
-        }
-    }
-}
-
-/// Says which part of a path is missing: the file, or the folder it would be in.
-fn check_exists(path: &Path) -> Result<()> {
-    if path.as_os_str() == "-" || path.exists() {
-        return Ok(());
-    }
-    match path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty() && !p.is_dir())
-    {
-        Some(folder) => bail!(
-            "{}: the folder {} does not exist",
-            path.display(),
-            folder.display()
-        ),
-        None => bail!("{}: no such file", path.display()),
-    }
-}
-
 /// Refuses an output whose folder does not exist, naming the folder.
 fn check_folder(path: &Path) -> Result<()> {
     match path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -146,31 +67,6 @@ fn check_folder(path: &Path) -> Result<()> {
             folder.display()
         ),
         _ => Ok(()),
-    }
-}
-
-/// The input's format: `--from`, else what its content says, else its name.
-fn input_format(path: &Path, from: &Option<String>) -> Result<Format> {
-    check_exists(path)?;
-    if let Some(f) = from {
-        return Format::parse(f);
-    }
-    if path.as_os_str() == "-" {
-        bail!("the input is standard input: say its format with --from");
-    }
-    match sniff(path) {
-        Sniffed::Mtx => Ok(Format::Mtx),
-        Sniffed::Spt => Ok(Format::Spt),
-        Sniffed::Unsupported(kind) => bail!(
-            "{}: {kind}; sparse-convert cannot read this kind of file yet (it reads Matrix Market, .tns and .spt)",
-            path.display()
-        ),
-        Sniffed::Gzip | Sniffed::Unknown => Format::from_name(path).with_context(|| {
-            format!(
-                "{}: cannot tell the format from the content or the name (Matrix Market files start with %%MatrixMarket; name a .tns file .tns, or say --from)",
-                path.display()
-            )
-        }),
     }
 }
 
@@ -203,143 +99,69 @@ fn output_format(path: &Path, flag: &Option<String>) -> Result<Format> {
     }
 }
 
-/// A Matrix Market input read without a coordinate list, and its conversion time where a
-/// second step converted it.
-pub struct DirectInput {
-    /// The input.
-    pub input: Input,
-    /// The converted tensor.
-    pub converted: Converted,
-    /// Time of the step after reading (BSR, ELL, n:m from the CSR read).
-    pub convert_time: Option<Duration>,
+/// An input's errors as the command line reports them (conversion errors in the file's
+/// own numbering where it counts from 1).
+pub fn input_error(e: InputError) -> anyhow::Error {
+    match e {
+        InputError::Convert { one_based, error } => crate::errors::conversion(error, one_based),
+        other => other.into(),
+    }
 }
 
-/// Reads a Matrix Market input without a coordinate list when the planner's route starts
-/// with a scatter into CSR / CSC ([`sptk_mtx::read_converted`]): a regular uncompressed
-/// `coordinate` file into CSR, CSC, or through them into BSR, ELL, n:m, DCSR, DCSC, COO.
-/// `None` means: read it with [`read_input`] and convert.
-pub fn read_direct(
+/// The input named on the command line, opened and matched with its reader.
+pub fn open_input(args: &InputArgs) -> Result<Opened<'static>> {
+    let spec = SourceSpec::resolve(&args.inputs).map_err(input_error)?;
+    Opened::open(spec, args.from.as_deref()).map_err(input_error)
+}
+
+/// Read options with a progress bar over the input's bytes; the bar is returned to be
+/// finished when reading ends.
+fn read_options(
     args: &InputArgs,
+    opened: &Opened,
+    memory_limit: Option<u64>,
+) -> (ReadOptions, ProgressBar) {
+    let bar = progress::bytes(args.quiet, opened.source.len().unwrap_or(0), "reading");
+    let tick = bar.clone();
+    let opts = ReadOptions {
+        threads: args.threads,
+        memory_limit,
+        progress: Some(Arc::new(move |done: u64| tick.set_position(done))),
+        mmap: !args.no_mmap,
+        checksums: !args.no_verify,
+    };
+    (opts, bar)
+}
+
+/// Reads the input straight into `target` where its reader has a route for that (a
+/// Matrix Market file into CSR-routed targets, with no coordinate list); `Err(opened)`
+/// gives the input back to be read whole.
+pub fn read_converted(
+    args: &InputArgs,
+    mut opened: Opened<'static>,
     target: &Target,
     opts: &ConvertOptions,
-) -> Result<Option<DirectInput>> {
-    let Some(path) = &args.input else {
-        return Ok(None);
-    };
-    if path.as_os_str() == "-" || input_format(path, &args.from)? != Format::Mtx {
-        return Ok(None);
-    }
-    let bytes = std::fs::metadata(path)
-        .with_context(|| format!("{}", path.display()))?
-        .len();
-    let bar = progress::bytes(args.quiet, bytes, "reading");
-    let tick = bar.clone();
-    let ropts = sptk_mtx::ReadOptions {
-        threads: args.threads,
-        progress: Some(Arc::new(move |done: u64| tick.set_position(done))),
-        memory_limit: opts.memory_limit,
-        ..Default::default()
-    };
-    let read = sptk_mtx::read_converted(path, target, opts, &ropts).map_err(|e| match e {
-        sptk_mtx::MtxError::Convert(c) => crate::errors::conversion(c, true),
-        other => other.into(),
-    });
+) -> Result<std::result::Result<ReadConverted, Opened<'static>>> {
+    let (ropts, bar) = read_options(args, &opened, opts.memory_limit);
+    let read = opened.read_converted(target, opts, &ropts);
     progress::finish(bar);
-    let Some(d) = read? else {
-        return Ok(None);
-    };
-    let h = &d.header;
-    let input = Input {
-        path: path.display().to_string(),
-        format: Format::Mtx,
-        header: format!("{} {} {} {}", h.object, h.format, h.field, h.symmetry),
-        field: Some(h.field),
-        checksums: true,
-        content: Content::Direct {
-            dims: vec![h.rows, h.cols],
-            value_type: d.converted.tensor.value_type(),
-            entries: d.entries,
-        },
-    };
-    Ok(Some(DirectInput {
-        input,
-        converted: d.converted,
-        convert_time: d.convert_time,
-    }))
+    match read.map_err(input_error)? {
+        Some(d) => Ok(Ok(d)),
+        None => Ok(Err(opened)),
+    }
 }
 
-/// Reads the input named on the command line.
-pub fn read_input(args: &InputArgs) -> Result<Input> {
-    let Some(path) = &args.input else {
-        bail!("no INPUT given (a .mtx or .tns file, or - for standard input)");
-    };
-    let format = input_format(path, &args.from)?;
-    if format == Format::Spt {
-        if path.as_os_str() == "-" {
-            bail!("a .spt input must be a file (it is memory-mapped), not standard input");
-        }
-        let file = if args.no_mmap {
-            SptFile::read(path)?
-        } else {
-            SptFile::open(path)?
-        };
-        return Ok(Input {
-            path: path.display().to_string(),
-            format,
-            header: format!("version {}", file.header().version),
-            field: None,
-            checksums: !args.no_verify,
-            content: Content::Stored(Box::new(file)),
-        });
-    }
-    let bytes = if path.as_os_str() == "-" {
-        0
-    } else {
-        std::fs::metadata(path)
-            .with_context(|| format!("{}", path.display()))?
-            .len()
-    };
-    let bar = progress::bytes(args.quiet, bytes, "reading");
-    let tick = bar.clone();
-    let progress: sptk_mtx::Progress = Arc::new(move |done: u64| tick.set_position(done));
-    let (header, field, entries) = match format {
-        Format::Mtx => {
-            let opts = sptk_mtx::ReadOptions {
-                threads: args.threads,
-                progress: Some(progress),
-                ..Default::default()
-            };
-            let data = sptk_mtx::read_path(path, &opts)?;
-            let h = &data.header;
-            (
-                format!("{} {} {} {}", h.object, h.format, h.field, h.symmetry),
-                Some(h.field),
-                data.entries,
-            )
-        }
-        Format::Tns => {
-            let opts = sptk_mtx::TnsReadOptions {
-                progress: Some(progress),
-            };
-            let entries = sptk_mtx::read_tns_path(path, &opts)?.entries;
-            (String::new(), None, entries)
-        }
-        Format::Spt => unreachable!("handled above"),
-    };
+/// Reads the input whole.
+pub fn read_input(args: &InputArgs, opened: Opened<'static>) -> Result<Input> {
+    let (ropts, bar) = read_options(args, &opened, None);
+    let input = opened.read(&ropts).map_err(input_error);
     progress::finish(bar);
-    Ok(Input {
-        path: path.display().to_string(),
-        format,
-        header,
-        field,
-        checksums: true,
-        content: Content::Entries(entries),
-    })
+    input
 }
 
 /// Writes the converted tensor to `path` (atomically for files).
 pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertArgs) -> Result<()> {
-    let source = input.path.as_str();
+    let source = input.name.as_str();
     let format = output_format(path, &args.format)?;
     check_folder(path)?;
     let quiet = args.input.quiet || path.as_os_str() == "-";

@@ -8,7 +8,6 @@ mod errors;
 mod files;
 mod progress;
 mod report;
-mod sniff;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
@@ -17,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use cli::{Cli, Command, ConvertArgs, EncodingArgs, InfoArgs, TargetArgs, VerifyArgs};
-use files::Content;
+use sptk_input::Input;
 use sptk_tensor::{ConvertOptions, Converted};
 
 fn main() -> ExitCode {
@@ -200,10 +199,10 @@ fn prune_note(converted: &Converted, t: &TargetArgs, quiet: bool) {
 
 /// The target of `--to` for this input; without `--to`, a stored tensor keeps its own
 /// encoding (to write it as text, say).
-fn resolved_target(input: &files::Input, t: &TargetArgs) -> Result<sptk_encoding::Target> {
-    match (&t.to, &input.content) {
-        (None, Content::Stored(file)) => {
-            let target = sptk_encoding::Target::Fixed(file.header().encoding.clone())
+fn resolved_target(input: &Input, t: &TargetArgs) -> Result<sptk_encoding::Target> {
+    match (&t.to, input.encoding()) {
+        (None, Some(encoding)) => {
+            let target = sptk_encoding::Target::Fixed(encoding.clone())
                 .with_widths(
                     t.pos_width.and_then(cli::Width::bits),
                     t.crd_width.and_then(cli::Width::bits),
@@ -217,31 +216,17 @@ fn resolved_target(input: &files::Input, t: &TargetArgs) -> Result<sptk_encoding
 }
 
 /// What the planner says of converting `input` into `t`'s target: the route and why.
-fn plan_of(input: &files::Input, t: &TargetArgs) -> Result<sptk_tensor::Plan> {
+fn plan_of(input: &Input, t: &TargetArgs) -> Result<sptk_tensor::Plan> {
     let target = resolved_target(input, t)?;
-    let opts = options(t)?;
-    let dims = input.dim_sizes();
-    let source = match &input.content {
-        Content::Stored(file) => sptk_tensor::Source::Stored {
-            encoding: &file.header().encoding,
-            dims: &dims,
-            entries: file.header().entries,
-            value_type: input.value_type(),
-        },
-        _ => sptk_tensor::Source::Coordinates {
-            dims: &dims,
-            entries: input.entry_count(),
-            value_type: input.value_type(),
-        },
-    };
-    sptk_tensor::plan(source, &target, &opts)
-        .map_err(|e| errors::conversion(e, input.format != files::Format::Spt))
+    input
+        .plan(&target, &options(t)?)
+        .map_err(files::input_error)
 }
 
 /// Converts the input into the target; returns the result and the time of the
 /// conversion (for a `.spt` input, validation included).
 fn do_convert(
-    input: &files::Input,
+    input: &Input,
     t: &TargetArgs,
     quiet: bool,
 ) -> Result<(Converted, std::time::Duration)> {
@@ -249,22 +234,7 @@ fn do_convert(
     let opts = options(t)?;
     let bar = progress::spinner(quiet, "converting");
     let start = Instant::now();
-    let one_based = input.format != files::Format::Spt;
-    let explain = |e| errors::conversion(e, one_based);
-    let converted = match &input.content {
-        Content::Entries(entries) => {
-            sptk_tensor::convert(entries, &target, &opts).map_err(explain)?
-        }
-        Content::Direct { .. } => bail!("internal error: a direct read is converted already"),
-        Content::Stored(file) => {
-            let tensor = if input.checksums {
-                file.validate()?
-            } else {
-                file.validate_without_checksums()?
-            };
-            sptk_tensor::convert_tensor(&tensor, &target, &opts).map_err(explain)?
-        }
-    };
+    let converted = input.convert(&target, &opts).map_err(files::input_error)?;
     let elapsed = start.elapsed();
     progress::finish(bar);
     prune_note(&converted, t, quiet);
@@ -287,15 +257,16 @@ fn convert(args: ConvertArgs) -> Result<()> {
         }
     }
     let read_start = Instant::now();
+    let opened = files::open_input(&args.input)?;
     // Matrix Market into CSR / CSC (and through CSR into BSR, ELL, n:m): parsed without a
     // coordinate list when it can be. A target or option that does not resolve here takes
     // the ordinary path, which reports it.
     let direct = match (target(&args.target, 2), options(&args.target)) {
-        (Ok(t), Ok(opts)) => files::read_direct(&args.input, &t, &opts)?,
-        _ => None,
+        (Ok(t), Ok(opts)) => files::read_converted(&args.input, opened, &t, &opts)?,
+        _ => Err(opened),
     };
     let (input, converted, read_time, convert_time) = match direct {
-        Some(d) => {
+        Ok(d) => {
             let read_time = read_start.elapsed() - d.convert_time.unwrap_or_default();
             if let Some(choice) = &d.converted.choice {
                 if !quiet {
@@ -305,13 +276,18 @@ fn convert(args: ConvertArgs) -> Result<()> {
             prune_note(&d.converted, &args.target, quiet);
             (d.input, d.converted, read_time, d.convert_time)
         }
-        None => {
-            let input = files::read_input(&args.input)?;
+        Err(opened) => {
+            let input = files::read_input(&args.input, opened)?;
             let read_time = read_start.elapsed();
             let (converted, convert_time) = do_convert(&input, &args.target, quiet)?;
             (input, converted, read_time, Some(convert_time))
         }
     };
+    if !quiet {
+        for note in &input.notes {
+            eprintln!("note: {note}");
+        }
+    }
     let tensor = &converted.tensor;
     if args.print {
         let stdout = std::io::stdout();
@@ -341,7 +317,7 @@ fn convert(args: ConvertArgs) -> Result<()> {
 }
 
 fn info(args: InfoArgs) -> Result<()> {
-    let input = files::read_input(&args.input)?;
+    let input = files::read_input(&args.input, files::open_input(&args.input)?)?;
     let converted = match &args.target.to {
         Some(_) => Some(do_convert(&input, &args.target, args.input.quiet)?.0),
         None => None,

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::files::{Content, Input};
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat, Target};
+use sptk_input::{Content, Input};
 use sptk_tensor::{AutoChoice, Route, Tensor};
 
 /// A table with a header row; columns padded to their widest cell.
@@ -171,8 +171,8 @@ pub fn dry_run(
     let _ = writeln!(
         out,
         "input      {} ({}, {} entries)",
-        input.path,
-        input.format.name(),
+        input.name,
+        input.format,
         input.entry_count()
     );
     let _ = writeln!(out, "encoding   {}", t.encoding());
@@ -274,8 +274,9 @@ impl Summary {
 pub fn summary(input: &Input, t: Option<&Tensor>) -> Option<Summary> {
     match (t, &input.content) {
         (Some(t), _) => Some(Summary::of_tensor(t)),
-        (None, Content::Stored(f)) => Some(Summary::of_file(f)),
-        (None, Content::Entries(_)) | (None, Content::Direct { .. }) => None,
+        (None, Content::Stored { file, .. }) => Some(Summary::of_file(file)),
+        (None, Content::Tensor(t)) => Some(Summary::of_tensor(t)),
+        (None, Content::Entries { .. }) | (None, Content::Streamed { .. }) => None,
     }
 }
 
@@ -294,42 +295,64 @@ pub struct LabelSummary {
     pub first: Vec<String>,
 }
 
-/// The labelled dimensions of a stored input (their chunks and text checked on the way).
+/// The labelled dimensions of an input (a stored file's chunks and text checked on the
+/// way).
 pub fn label_summaries(input: &Input) -> Result<Vec<LabelSummary>, sptk_store::StoreError> {
-    let Content::Stored(f) = &input.content else {
-        return Ok(Vec::new());
+    let summary = |dim: usize, l: &sptk_tensor::Labels| LabelSummary {
+        dim,
+        count: l.len(),
+        first: l.iter().take(LABELS_SHOWN).map(str::to_string).collect(),
     };
     let mut out = Vec::new();
-    for &dim in &f.header().labelled_dims {
-        if let Some(l) = f.labels(dim)? {
-            out.push(LabelSummary {
-                dim,
-                count: l.len(),
-                first: l.iter().take(LABELS_SHOWN).map(str::to_string).collect(),
-            });
+    match &input.content {
+        Content::Stored { file, .. } => {
+            for &dim in &file.header().labelled_dims {
+                if let Some(l) = file.labels(dim)? {
+                    out.push(summary(dim, &l));
+                }
+            }
         }
+        Content::Entries { labels, .. } => {
+            for (dim, l) in labels.iter().enumerate() {
+                if let Some(l) = l {
+                    out.push(summary(dim, l));
+                }
+            }
+        }
+        Content::Tensor(t) => {
+            for (dim, l) in t.all_labels().into_iter().enumerate() {
+                if let Some(l) = l {
+                    out.push(summary(dim, l));
+                }
+            }
+        }
+        Content::Streamed { .. } => {}
     }
     Ok(out)
 }
 
 pub fn info_table(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "file        {}", input.path);
+    let _ = writeln!(out, "file        {}", input.name);
     let header = if input.header.is_empty() {
         String::new()
     } else {
         format!(" ({})", input.header)
     };
-    let _ = writeln!(out, "format      {}{header}", input.format.name());
+    let _ = writeln!(out, "format      {}{header}", input.format);
     let _ = writeln!(out, "dimensions  {}", list(&input.dim_sizes()));
     let _ = writeln!(out, "value type  {}", input.value_type());
     let what = match input.content {
-        Content::Entries(_) | Content::Direct { .. } => "as read, symmetric storage expanded",
-        Content::Stored(_) => "from the header; `verify` checks it",
+        Content::Entries { .. } | Content::Streamed { .. } => "as read, symmetric storage expanded",
+        Content::Tensor(_) => "as stored in the input's level arrays",
+        Content::Stored { .. } => "from the header; `verify` checks it",
     };
     let _ = writeln!(out, "entries     {} ({what})", input.entry_count());
-    if let Content::Stored(f) = &input.content {
-        let p = &f.header().provenance;
+    for note in &input.notes {
+        let _ = writeln!(out, "note        {note}");
+    }
+    if let Content::Stored { file, .. } = &input.content {
+        let p = &file.header().provenance;
         if let Some(src) = &p.source {
             let _ = writeln!(out, "source      {src}");
         }
@@ -417,8 +440,8 @@ fn json_list(v: &[u64]) -> String {
 /// `sparse-convert info --json`.
 pub fn info_json(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) -> String {
     let mut out = String::from("{\n");
-    let _ = writeln!(out, "  \"file\": {},", json_str(&input.path));
-    let _ = writeln!(out, "  \"format\": {},", json_str(input.format.name()));
+    let _ = writeln!(out, "  \"file\": {},", json_str(&input.name));
+    let _ = writeln!(out, "  \"format\": {},", json_str(input.format));
     let _ = writeln!(out, "  \"header\": {},", json_str(&input.header));
     let _ = writeln!(out, "  \"dimensions\": {},", json_list(&input.dim_sizes()));
     let _ = writeln!(

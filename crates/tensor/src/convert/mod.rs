@@ -202,15 +202,23 @@ pub fn convert_tensor(
         ..opts.clone()
     };
     let mut converted = convert_within(&t.to_entries(), target, opts, &budget)?;
-    carry_labels(t, &mut converted.tensor)?;
+    attach_labels(&mut converted.tensor, &t.labels)?;
     converted.route = std::mem::take(&mut converted.route).after(Step::Coordinates);
     Ok(converted)
 }
 
-/// Gives `out` (converted from `src` by the general path) the labels of `src`, through
-/// the slices that conversion applied (`out`'s applied slices are this conversion's own).
-fn carry_labels(src: &Tensor, out: &mut Tensor) -> Result<(), ConvertError> {
-    for (dim, labels) in src.labels.iter().enumerate() {
+/// Gives `out`, converted from a source whose dimensions carry `labels` (a stored tensor,
+/// or a reader's coordinate list with row and column names), those labels through the
+/// slices the conversion applied (`out`'s applied slices are that conversion's own).
+///
+/// # Errors
+/// A slice that runs past its dimension's labels, or labels that do not number a
+/// dimension's coordinates (or name one the tensor does not have).
+pub fn attach_labels(
+    out: &mut Tensor,
+    labels: &[Option<std::sync::Arc<crate::Labels>>],
+) -> Result<(), ConvertError> {
+    for (dim, labels) in labels.iter().enumerate() {
         let Some(labels) = labels else { continue };
         let mut carried = Some(labels.clone());
         for s in out.slices.iter().filter(|s| s.dim == dim) {
@@ -224,6 +232,14 @@ fn carry_labels(src: &Tensor, out: &mut Tensor) -> Result<(), ConvertError> {
                     ))
                 })?;
             carried = Some(std::sync::Arc::new(sliced));
+        }
+        let size = out.dim_sizes().get(dim).copied();
+        if carried.as_ref().map(|l| l.len() as u64) != size {
+            return Err(ConvertError::Encoding(format!(
+                "dimension {dim} has {} labels for {} coordinates",
+                carried.as_ref().map_or(0, |l| l.len()),
+                size.map_or_else(|| "no".to_string(), |s| s.to_string())
+            )));
         }
         out.set_labels(dim, carried);
     }

@@ -1,0 +1,152 @@
+//! Inputs of every kind through the command line: a 10x MEX folder (labels kept in the
+//! `.spt` and shown by `info`), several files read as one, standard input told by its
+//! content, and container members refused by formats that have none.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sparse-convert"))
+}
+
+fn run(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> Output {
+    let mut child = bin()
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run sparse-convert");
+    let mut pipe = child.stdin.take().unwrap();
+    if let Some(bytes) = stdin {
+        pipe.write_all(bytes).unwrap();
+    }
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+fn ok(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> String {
+    let o = run(args, dir, stdin);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn fails(args: &[&str], dir: &Path, want: &str) {
+    let o = run(args, dir, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert!(err.contains(want), "{args:?}: {err}");
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+const MTX: &str =
+    "%%MatrixMarket matrix coordinate integer general\n3 4 4\n1 1 1\n2 4 7\n3 2 4\n1 1 2\n";
+
+#[test]
+fn a_mex_folder_becomes_a_labelled_tensor() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mex = d.join("filtered_feature_bc_matrix");
+    std::fs::create_dir(&mex).unwrap();
+    std::fs::write(mex.join("matrix.mtx.gz"), gzip(MTX.as_bytes())).unwrap();
+    let features =
+        "G1\tAlpha\tGene Expression\nG2\tBeta\tGene Expression\nG3\tGamma\tGene Expression\n";
+    std::fs::write(mex.join("features.tsv.gz"), gzip(features.as_bytes())).unwrap();
+    std::fs::write(
+        mex.join("barcodes.tsv.gz"),
+        gzip(b"C1-1\nC2-1\nC3-1\nC4-1\n"),
+    )
+    .unwrap();
+
+    let info = ok(&["info", "filtered_feature_bc_matrix"], d, None);
+    assert!(
+        info.contains("format      10x Genomics MEX folder (matrix coordinate integer general)"),
+        "{info}"
+    );
+    assert!(info.contains("\"G1\", \"G2\", \"G3\""), "{info}");
+    assert!(
+        info.contains("\"C1-1\", \"C2-1\", \"C3-1\", \"C4-1\""),
+        "{info}"
+    );
+
+    ok(
+        &[
+            "filtered_feature_bc_matrix",
+            "--to",
+            "CSC",
+            "-o",
+            "cells.spt",
+            "--quiet",
+        ],
+        d,
+        None,
+    );
+    let stored = ok(&["info", "cells.spt", "--json"], d, None);
+    let json: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(
+        json["labels"][0]["first"],
+        serde_json::json!(["G1", "G2", "G3"])
+    );
+    assert_eq!(json["labels"][1]["count"], 4);
+    // The printed arrays equal those of the bare matrix.
+    std::fs::write(d.join("bare.mtx"), MTX).unwrap();
+    assert_eq!(
+        ok(&["cells.spt", "--print"], d, None),
+        ok(&["bare.mtx", "--to", "CSC", "--print"], d, None)
+    );
+}
+
+#[test]
+fn several_files_and_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let part =
+        |rows: &str| format!("%%MatrixMarket matrix coordinate integer general\n3 4 2\n{rows}");
+    std::fs::write(d.join("a.mtx"), part("1 1 1\n2 4 7\n")).unwrap();
+    std::fs::write(d.join("b.mtx"), part("3 2 4\n1 1 2\n")).unwrap();
+    std::fs::write(d.join("whole.mtx"), MTX).unwrap();
+    let whole = ok(&["whole.mtx", "--to", "CSR", "--print"], d, None);
+    assert_eq!(
+        ok(
+            &["a.mtx", "b.mtx", "--to", "CSR", "--print", "--quiet"],
+            d,
+            None
+        ),
+        whole
+    );
+
+    // Standard input is told by its content, gzip or not; a .spt arrives whole.
+    for bytes in [MTX.as_bytes().to_vec(), gzip(MTX.as_bytes())] {
+        assert_eq!(ok(&["-", "--to", "CSR", "--print"], d, Some(&bytes)), whole);
+    }
+    ok(&["whole.mtx", "--to", "CSR", "-o", "w.spt"], d, None);
+    let spt = std::fs::read(d.join("w.spt")).unwrap();
+    assert_eq!(ok(&["-", "--print"], d, Some(&spt)), whole);
+
+    fails(
+        &["whole.mtx:X", "--to", "CSR"],
+        d,
+        "a Matrix Market file holds one tensor, so there is no member `X` to choose",
+    );
+    fails(
+        &["w.spt", "w.spt", "--to", "CSR"],
+        d,
+        "are read one at a time",
+    );
+    fails(
+        &["whole.mtx", "--from", "xls", "--to", "CSR"],
+        d,
+        "--from xls: unknown format (expected one of: mtx, tns, spt, mex)",
+    );
+}

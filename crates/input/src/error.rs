@@ -1,0 +1,155 @@
+//! What can go wrong reading an input, each error naming the input (and the file, line,
+//! dataset or array inside it where the format's own error does).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use sptk_mtx::MtxError;
+use sptk_store::StoreError;
+use sptk_tensor::ConvertError;
+
+/// Why an input could not be named, recognised, read or converted.
+#[derive(Debug)]
+pub enum InputError {
+    /// The names given do not make an input (missing file or folder, a member of a format
+    /// that has none, several names where the format reads one, ...). The text names it.
+    Source(String),
+    /// The content is a kind that no reader in this build reads; says what it is.
+    Unsupported {
+        /// The input as named.
+        input: String,
+        /// What it is, in words ("an AnnData .h5ad file (HDF5)").
+        kind: &'static str,
+        /// The formats this build does read.
+        readable: String,
+    },
+    /// Neither the content nor the name says what the input is.
+    Unknown {
+        /// The input as named.
+        input: String,
+        /// The keys `--from` accepts.
+        keys: String,
+        /// Whether the input is a folder.
+        folder: bool,
+    },
+    /// An operating-system error on a path.
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        error: std::io::Error,
+    },
+    /// A text file of labels (a 10x barcodes or features list) that cannot be used.
+    Labels {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line, where the problem is on one.
+        line: Option<u64>,
+        /// What is wrong.
+        message: String,
+    },
+    /// Standard input is larger than the memory budget allows to buffer.
+    StdinTooLarge {
+        /// The budget in bytes.
+        limit: u64,
+        /// The format that needs the whole input at once.
+        format: &'static str,
+    },
+    /// A Matrix Market or `.tns` reader error (located by file, line and column).
+    Mtx(MtxError),
+    /// A storage-file error (located by file and array).
+    Store(StoreError),
+    /// Converting what was read into the target failed.
+    Convert {
+        /// Whether the input numbers its coordinates from 1 (messages may add the file's
+        /// own numbers).
+        one_based: bool,
+        /// The cause.
+        error: ConvertError,
+    },
+}
+
+impl InputError {
+    pub(crate) fn io(path: &Path, error: std::io::Error) -> InputError {
+        InputError::Io {
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InputError::Source(text) => f.write_str(text),
+            InputError::Unsupported {
+                input,
+                kind,
+                readable,
+            } => write!(
+                f,
+                "{input}: {kind}; this build of sptk cannot read this kind of input yet (it reads {readable})"
+            ),
+            InputError::Unknown {
+                input,
+                folder: true,
+                ..
+            } => write!(
+                f,
+                "{input}: a folder that no reader recognises (a 10x Genomics MEX folder holds matrix.mtx[.gz], barcodes.tsv[.gz] and features.tsv[.gz]); name a file in it"
+            ),
+            InputError::Unknown { input, keys, .. } => write!(
+                f,
+                "{input}: cannot tell the format from the content or the name (Matrix Market files start with %%MatrixMarket; name a .tns file .tns, or say --from {keys})"
+            ),
+            InputError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            InputError::Labels {
+                path,
+                line: Some(line),
+                message,
+            } => write!(f, "{}:{line}: {message}", path.display()),
+            InputError::Labels {
+                path,
+                line: None,
+                message,
+            } => write!(f, "{}: {message}", path.display()),
+            InputError::StdinTooLarge { limit, format } => write!(
+                f,
+                "standard input: a {format} input is read whole, and it is larger than the memory limit of {limit} bytes; give it as a file"
+            ),
+            InputError::Mtx(e) => e.fmt(f),
+            InputError::Store(e) => e.fmt(f),
+            InputError::Convert { error, .. } => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for InputError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            InputError::Io { error, .. } => Some(error),
+            InputError::Mtx(e) => Some(e),
+            InputError::Store(e) => Some(e),
+            InputError::Convert { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<MtxError> for InputError {
+    fn from(e: MtxError) -> Self {
+        match e {
+            MtxError::Convert(error) => InputError::Convert {
+                one_based: true,
+                error,
+            },
+            other => InputError::Mtx(other),
+        }
+    }
+}
+
+impl From<StoreError> for InputError {
+    fn from(e: StoreError) -> Self {
+        InputError::Store(e)
+    }
+}

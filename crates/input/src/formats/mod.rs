@@ -1,0 +1,18 @@
+//! The readers of this build, one module per format: each adapts a format crate's reading
+//! functions to the [`Reader`](crate::Reader) seam.
+
+pub mod mex;
+pub mod mtx;
+pub mod spt;
+pub mod tns;
+
+use crate::input::{Progress, ReadOptions};
+
+/// Progress of one file of several, reported as bytes of all of them: `before` bytes of
+/// earlier files are added to what this file's reader reports.
+pub(crate) fn progress_after(opts: &ReadOptions, before: u64) -> Option<Progress> {
+    let outer = opts.progress.clone()?;
+    Some(std::sync::Arc::new(move |done: u64| {
+        outer(before.saturating_add(done))
+    }))
+}

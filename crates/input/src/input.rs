@@ -1,0 +1,244 @@
+//! What a reader produces: an [`Input`] holding a coordinate list (with any labels), level
+//! arrays already checked into a [`Tensor`], or an opened storage file; and how it is
+//! planned and converted into a target.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sptk_encoding::Target;
+use sptk_store::SptFile;
+use sptk_tensor::{ConvertOptions, Converted, Entries, Labels, Plan, Tensor, ValueType};
+
+use crate::error::InputError;
+
+/// Called with the number of input bytes consumed so far.
+pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+
+/// How to read.
+#[derive(Clone)]
+pub struct ReadOptions {
+    /// Worker threads for parallel parsing (0: rayon's default).
+    pub threads: usize,
+    /// Memory budget in bytes for arrays sized from the input, and for buffering a stream
+    /// that a format needs whole.
+    pub memory_limit: Option<u64>,
+    /// Progress in input bytes (of all files of a several-file source together).
+    pub progress: Option<Progress>,
+    /// Map storage files (true, the default) or read them into memory.
+    pub mmap: bool,
+    /// Check a storage file's chunk checksums when it is validated (true by default).
+    pub checksums: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            threads: 0,
+            memory_limit: None,
+            progress: None,
+            mmap: true,
+            checksums: true,
+        }
+    }
+}
+
+impl std::fmt::Debug for ReadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadOptions")
+            .field("threads", &self.threads)
+            .field("memory_limit", &self.memory_limit)
+            .field("progress", &self.progress.is_some())
+            .field("mmap", &self.mmap)
+            .field("checksums", &self.checksums)
+            .finish()
+    }
+}
+
+/// An input, read.
+pub struct Input {
+    /// The input as named (`a.mtx`, `m.h5:/X`, `standard input`).
+    pub name: String,
+    /// The reader's format name ("Matrix Market").
+    pub format: &'static str,
+    /// The format's header in words (`matrix coordinate real symmetric`), or empty.
+    pub header: String,
+    /// A Matrix Market input's field, kept on Matrix Market output where the values allow.
+    pub field: Option<sptk_mtx::Field>,
+    /// Whether the format numbers coordinates from 1 (error messages add the file's own
+    /// numbers).
+    pub one_based: bool,
+    /// What was read.
+    pub content: Content,
+    /// What the reader noticed that a user should know (labels taken from which files,
+    /// entries summed, ...).
+    pub notes: Vec<String>,
+}
+
+/// What an input holds.
+pub enum Content {
+    /// A coordinate list, with the names of each dimension's coordinates where the input
+    /// has them (empty, or one per dimension).
+    Entries {
+        /// The entries.
+        entries: Entries,
+        /// Labels per dimension.
+        labels: Vec<Option<Arc<Labels>>>,
+    },
+    /// Level arrays the input already held (CSR / CSC in a container), checked by
+    /// `Tensor::try_from_parts`; converted without a trip through coordinates.
+    Tensor(Tensor),
+    /// A storage file: header and directory checked; validated when converted.
+    Stored {
+        /// The file.
+        file: Box<SptFile>,
+        /// Whether validation checks the chunk checksums.
+        checksums: bool,
+    },
+    /// Read straight into a target (see [`crate::Opened::read_converted`]); nothing kept
+    /// but what reports need.
+    Streamed {
+        /// Dimension sizes.
+        dims: Vec<u64>,
+        /// Value type.
+        value_type: ValueType,
+        /// Entries read (symmetric storage expanded, duplicates counted).
+        entries: u64,
+    },
+}
+
+impl Input {
+    /// Dimension sizes.
+    pub fn dim_sizes(&self) -> Vec<u64> {
+        match &self.content {
+            Content::Entries { entries, .. } => entries.dim_sizes().to_vec(),
+            Content::Tensor(t) => t.dim_sizes().to_vec(),
+            Content::Stored { file, .. } => file.header().dim_sizes().to_vec(),
+            Content::Streamed { dims, .. } => dims.clone(),
+        }
+    }
+
+    /// Value type.
+    pub fn value_type(&self) -> ValueType {
+        match &self.content {
+            Content::Entries { entries, .. } => entries.value_type(),
+            Content::Tensor(t) => t.value_type(),
+            Content::Stored { file, .. } => file.header().value_type,
+            Content::Streamed { value_type, .. } => *value_type,
+        }
+    }
+
+    /// Entries (padding excluded): as read, or as a stored file's header says.
+    pub fn entry_count(&self) -> u64 {
+        match &self.content {
+            Content::Entries { entries, .. } => entries.len() as u64,
+            Content::Tensor(t) => t.entry_count() as u64,
+            Content::Stored { file, .. } => file.header().entries,
+            Content::Streamed { entries, .. } => *entries,
+        }
+    }
+
+    /// The encoding the input already has (level arrays, stored files), if any.
+    pub fn encoding(&self) -> Option<&sptk_encoding::Encoding> {
+        match &self.content {
+            Content::Tensor(t) => Some(t.encoding()),
+            Content::Stored { file, .. } => Some(&file.header().encoding),
+            _ => None,
+        }
+    }
+
+    /// What the planner says of converting this input into `target`: the route and why.
+    ///
+    /// # Errors
+    /// The target or options refused for this input.
+    pub fn plan(&self, target: &Target, opts: &ConvertOptions) -> Result<Plan, InputError> {
+        let dims = self.dim_sizes();
+        let source = match self.encoding() {
+            Some(encoding) => sptk_tensor::Source::Stored {
+                encoding,
+                dims: &dims,
+                entries: self.entry_count(),
+                value_type: self.value_type(),
+            },
+            None => sptk_tensor::Source::Coordinates {
+                dims: &dims,
+                entries: self.entry_count(),
+                value_type: self.value_type(),
+            },
+        };
+        sptk_tensor::plan(source, target, opts).map_err(|e| self.convert_error(e))
+    }
+
+    /// Converts the input into `target` (a stored file is validated first), keeping the
+    /// input's labels.
+    ///
+    /// # Errors
+    /// Validation or conversion errors; [`InputError::Source`] for a streamed input,
+    /// which was converted while it was read.
+    pub fn convert(&self, target: &Target, opts: &ConvertOptions) -> Result<Converted, InputError> {
+        let explain = |e| self.convert_error(e);
+        match &self.content {
+            Content::Entries { entries, labels } => {
+                let mut converted = sptk_tensor::convert(entries, target, opts).map_err(explain)?;
+                sptk_tensor::attach_labels(&mut converted.tensor, labels).map_err(explain)?;
+                Ok(converted)
+            }
+            Content::Tensor(t) => sptk_tensor::convert_tensor(t, target, opts).map_err(explain),
+            Content::Stored { file, checksums } => {
+                let tensor = if *checksums {
+                    file.validate()?
+                } else {
+                    file.validate_without_checksums()?
+                };
+                sptk_tensor::convert_tensor(&tensor, target, opts).map_err(explain)
+            }
+            Content::Streamed { .. } => Err(InputError::Source(format!(
+                "{}: converted while it was read; read it again to convert it again",
+                self.name
+            ))),
+        }
+    }
+
+    fn convert_error(&self, error: sptk_tensor::ConvertError) -> InputError {
+        InputError::Convert {
+            one_based: self.one_based,
+            error,
+        }
+    }
+}
+
+/// An input read straight into a target, with no coordinate list in between.
+pub struct ReadConverted {
+    /// The input (its content [`Content::Streamed`]).
+    pub input: Input,
+    /// The result; its route starts with the reader's own step.
+    pub converted: Converted,
+    /// Time of the steps after reading (BSR, ELL, n:m, DCSR ... from the CSR read), if any.
+    pub convert_time: Option<Duration>,
+}
+
+impl Content {
+    /// The kind of content in words.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Content::Entries { .. } => "coordinates",
+            Content::Tensor(_) => "level arrays",
+            Content::Stored { .. } => "stored tensor",
+            Content::Streamed { .. } => "converted while read",
+        }
+    }
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("name", &self.name)
+            .field("format", &self.format)
+            .field("header", &self.header)
+            .field("content", &self.content.kind())
+            .field("dims", &self.dim_sizes())
+            .field("value_type", &self.value_type())
+            .field("entries", &self.entry_count())
+            .field("notes", &self.notes)
+            .finish()
+    }
+}

@@ -1,0 +1,174 @@
+//! The seam every format plugs into: a [`Reader`] says whether an input is its format,
+//! what kinds of source it takes, and reads it. The readers of this build are listed once,
+//! in [`readers`]; the command line, `info` and the library all go through the list, so a
+//! new format (HDF5, Arrow, Parquet) is one more entry there and nothing else.
+
+use sptk_encoding::Target;
+use sptk_tensor::ConvertOptions;
+
+use crate::error::InputError;
+use crate::formats;
+use crate::input::{Input, ReadConverted, ReadOptions};
+use crate::probe::{known_kind, Match, Probe};
+use crate::source::Source;
+use crate::spec::Origin;
+
+/// The kinds of source a reader takes besides one plain file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Accepts {
+    /// A stream read once (standard input).
+    pub stream: bool,
+    /// Several files read as one tensor.
+    pub files: bool,
+    /// A folder read as one tensor (a 10x MEX folder, partitions).
+    pub folder: bool,
+    /// A member of a container file (`file.h5:/X`).
+    pub members: bool,
+    /// One plain file (false for readers of folders only).
+    pub file: bool,
+}
+
+/// One input format.
+pub trait Reader: Sync {
+    /// The format's name in reports ("Matrix Market").
+    fn name(&self) -> &'static str;
+
+    /// The names `--from` accepts for it, the first being the one shown.
+    fn keys(&self) -> &'static [&'static str];
+
+    /// Whether the probed input is this format.
+    fn detect(&self, probe: &Probe) -> Match;
+
+    /// The kinds of source it reads.
+    fn accepts(&self) -> Accepts;
+
+    /// Reads the source.
+    ///
+    /// # Errors
+    /// The format's own errors, located in the input.
+    fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError>;
+
+    /// Reads the source straight into `target` where the format has a faster route than
+    /// reading it whole and converting (Matrix Market into CSR-routed targets). `None`:
+    /// no such route here; read, then convert.
+    ///
+    /// # Errors
+    /// As for [`Reader::read`], and conversion errors.
+    fn read_converted(
+        &self,
+        _source: &mut Source,
+        _target: &Target,
+        _convert: &ConvertOptions,
+        _opts: &ReadOptions,
+    ) -> Result<Option<ReadConverted>, InputError> {
+        Ok(None)
+    }
+}
+
+/// Every reader in this build, in the order detection asks them.
+pub fn readers() -> &'static [&'static dyn Reader] {
+    static READERS: &[&dyn Reader] = &[
+        &formats::mtx::Mtx,
+        &formats::tns::Tns,
+        &formats::spt::Spt,
+        &formats::mex::Mex,
+    ];
+    READERS
+}
+
+/// The reader for `source`: the one `from` names, else the first whose content matches,
+/// else the first whose name matches; then checks that it takes this kind of source.
+///
+/// # Errors
+/// An unknown `from`; content of a known kind no reader takes ([`InputError::Unsupported`]);
+/// nothing recognisable ([`InputError::Unknown`]); a source kind the format cannot be
+/// (`file.mtx:member`, a folder of `.tns` files, ...).
+pub fn choose<'r>(
+    readers: &[&'r dyn Reader],
+    source: &Source,
+    from: Option<&str>,
+) -> Result<&'r dyn Reader, InputError> {
+    let keys = || {
+        readers
+            .iter()
+            .map(|r| r.keys()[0])
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let reader = match from {
+        Some(key) => {
+            let key = key.to_ascii_lowercase();
+            *readers
+                .iter()
+                .find(|r| r.keys().contains(&key.as_str()))
+                .ok_or_else(|| {
+                    InputError::Source(format!(
+                        "--from {key}: unknown format (expected one of: {})",
+                        keys()
+                    ))
+                })?
+        }
+        None => detect(readers, source).map_err(|e| match e {
+            Detected::Unsupported(kind) => InputError::Unsupported {
+                input: source.spec().to_string(),
+                kind,
+                readable: readers
+                    .iter()
+                    .map(|r| r.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+            Detected::Unknown => InputError::Unknown {
+                input: source.spec().to_string(),
+                keys: keys(),
+                folder: source.folder().is_some(),
+            },
+        })?,
+    };
+    check_accepts(reader, source)?;
+    Ok(reader)
+}
+
+enum Detected {
+    Unsupported(&'static str),
+    Unknown,
+}
+
+fn detect<'r>(readers: &[&'r dyn Reader], source: &Source) -> Result<&'r dyn Reader, Detected> {
+    let probe = source.probe();
+    for wanted in [Match::Content, Match::Name] {
+        if let Some(r) = readers.iter().find(|r| r.detect(probe) == wanted) {
+            return Ok(*r);
+        }
+    }
+    Err(known_kind(probe).map_or(Detected::Unknown, Detected::Unsupported))
+}
+
+fn check_accepts(reader: &dyn Reader, source: &Source) -> Result<(), InputError> {
+    let a = reader.accepts();
+    let spec = source.spec();
+    let name = reader.name();
+    let refuse = |why: String| Err(InputError::Source(format!("{spec}: {why}")));
+    if let Some(member) = &spec.member {
+        if !a.members {
+            return refuse(format!(
+                "a {name} file holds one tensor, so there is no member `{member}` to choose"
+            ));
+        }
+    }
+    match &spec.origin {
+        Origin::Stdin if !a.stream => refuse(format!(
+            "a {name} input cannot be read from standard input; give it as a file"
+        )),
+        Origin::Files(_) if !a.files => {
+            refuse(format!("{name} inputs are read one at a time; give one"))
+        }
+        Origin::Folder(_) if !a.folder => refuse(format!(
+            "a folder, and {name} is not read from folders; name a file in it"
+        )),
+        Origin::File(_) if !a.file => refuse(format!(
+            "{name} is read from a folder; name the folder that holds this file"
+        )),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,222 @@
+//! What the user named as the input: standard input, a file, a member inside a container
+//! file (`file.h5:/group/X`), a folder (a 10x MEX folder, a folder of partitions), or
+//! several files read as one tensor.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::error::InputError;
+
+/// Where an input's bytes are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Standard input (`-`): read once, front to back.
+    Stdin,
+    /// One file.
+    File(PathBuf),
+    /// A folder, read as one input.
+    Folder(PathBuf),
+    /// Several files of one format, read as one tensor (in the order given).
+    Files(Vec<PathBuf>),
+}
+
+/// An input as named: where, and which member of a container file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceSpec {
+    /// Where the bytes are.
+    pub origin: Origin,
+    /// The member inside a container (`/group/X` of `file.h5:/group/X`), if one was named.
+    pub member: Option<String>,
+}
+
+impl SourceSpec {
+    /// One file.
+    pub fn file(path: impl Into<PathBuf>) -> SourceSpec {
+        SourceSpec {
+            origin: Origin::File(path.into()),
+            member: None,
+        }
+    }
+
+    /// Resolves names given on a command line: `-` (standard input), a file, a folder,
+    /// `file:member` (when no file has the whole name and the part before the last `:`
+    /// that makes one is a file), or several plain files.
+    ///
+    /// # Errors
+    /// [`InputError::Source`]: nothing named, a missing file (saying whether its folder is
+    /// missing too), or several names of which one is not a plain file.
+    pub fn resolve<P: AsRef<Path>>(names: &[P]) -> Result<SourceSpec, InputError> {
+        match names {
+            [] => Err(InputError::Source(
+                "no input given (a file, a folder, file:member, or - for standard input)".into(),
+            )),
+            [one] => resolve_one(one.as_ref()),
+            several => {
+                let mut files = Vec::with_capacity(several.len());
+                for name in several {
+                    let spec = resolve_one(name.as_ref())?;
+                    match spec {
+                        SourceSpec {
+                            origin: Origin::File(path),
+                            member: None,
+                        } => files.push(path),
+                        other => {
+                            return Err(InputError::Source(format!(
+                                "{other}: several inputs are read as one tensor, so each must be a plain file (not standard input, a folder or file:member)"
+                            )))
+                        }
+                    }
+                }
+                Ok(SourceSpec {
+                    origin: Origin::Files(files),
+                    member: None,
+                })
+            }
+        }
+    }
+
+    /// The paths of the files this input names directly (none for standard input; the
+    /// folder itself for a folder).
+    pub fn paths(&self) -> Vec<&Path> {
+        match &self.origin {
+            Origin::Stdin => Vec::new(),
+            Origin::File(p) | Origin::Folder(p) => vec![p.as_path()],
+            Origin::Files(ps) => ps.iter().map(PathBuf::as_path).collect(),
+        }
+    }
+}
+
+impl fmt::Display for SourceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.origin {
+            Origin::Stdin => f.write_str("standard input")?,
+            Origin::File(p) | Origin::Folder(p) => write!(f, "{}", p.display())?,
+            Origin::Files(ps) => match ps.as_slice() {
+                [] => f.write_str("(no files)")?,
+                [one] => write!(f, "{}", one.display())?,
+                [first, rest @ ..] => write!(
+                    f,
+                    "{} (+{} more file{})",
+                    first.display(),
+                    rest.len(),
+                    if rest.len() == 1 { "" } else { "s" }
+                )?,
+            },
+        }
+        if let Some(m) = &self.member {
+            write!(f, ":{m}")?;
+        }
+        Ok(())
+    }
+}
+
+fn resolve_one(path: &Path) -> Result<SourceSpec, InputError> {
+    if path.as_os_str() == "-" {
+        return Ok(SourceSpec {
+            origin: Origin::Stdin,
+            member: None,
+        });
+    }
+    if path.is_dir() {
+        return Ok(SourceSpec {
+            origin: Origin::Folder(path.to_path_buf()),
+            member: None,
+        });
+    }
+    if path.exists() {
+        return Ok(SourceSpec::file(path));
+    }
+    // `file:member`: the longest prefix ending before a `:` that is a file.
+    if let Some(text) = path.to_str() {
+        for (at, _) in text.rmatch_indices(':') {
+            let (file, member) = (&text[..at], &text[at + 1..]);
+            if !file.is_empty() && Path::new(file).is_file() {
+                if member.is_empty() {
+                    return Err(InputError::Source(format!(
+                        "{text}: no member named after the `:` (say file:NAME, or leave the `:` out)"
+                    )));
+                }
+                return Ok(SourceSpec {
+                    origin: Origin::File(PathBuf::from(file)),
+                    member: Some(member.to_string()),
+                });
+            }
+        }
+    }
+    Err(missing(path))
+}
+
+/// Says which part of a missing path is missing: the file, or the folder it would be in.
+fn missing(path: &Path) -> InputError {
+    match path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty() && !p.is_dir())
+    {
+        Some(folder) => InputError::Source(format!(
+            "{}: the folder {} does not exist",
+            path.display(),
+            folder.display()
+        )),
+        None => InputError::Source(format!("{}: no such file", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve_to_origins_and_members() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.h5");
+        std::fs::write(&file, b"x").unwrap();
+        let named = |s: &str| SourceSpec::resolve(&[PathBuf::from(s)]);
+
+        assert_eq!(named("-").unwrap().origin, Origin::Stdin);
+        assert_eq!(
+            named(dir.path().to_str().unwrap()).unwrap().origin,
+            Origin::Folder(dir.path().to_path_buf())
+        );
+        assert_eq!(
+            named(file.to_str().unwrap()).unwrap(),
+            SourceSpec::file(&file)
+        );
+        let with_member = named(&format!("{}:/obsp/distances", file.display())).unwrap();
+        assert_eq!(with_member.origin, Origin::File(file.clone()));
+        assert_eq!(with_member.member.as_deref(), Some("/obsp/distances"));
+        assert_eq!(
+            with_member.to_string(),
+            format!("{}:/obsp/distances", file.display())
+        );
+        // A member may itself hold a colon.
+        let colon = named(&format!("{}:a:b", file.display())).unwrap();
+        assert_eq!(colon.member.as_deref(), Some("a:b"));
+
+        let e = named(&format!("{}:", file.display())).unwrap_err();
+        assert!(e.to_string().contains("no member named"), "{e}");
+        let e = named(&format!("{}/nope.mtx", dir.path().display())).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{}/nope.mtx: no such file", dir.path().display())
+        );
+        let e = named(&format!("{}/no/such.mtx", dir.path().display())).unwrap_err();
+        assert!(e.to_string().contains("the folder"), "{e}");
+    }
+
+    #[test]
+    fn several_names_must_be_plain_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.mtx");
+        let b = dir.path().join("b.mtx");
+        std::fs::write(&a, b"x").unwrap();
+        std::fs::write(&b, b"y").unwrap();
+        let spec = SourceSpec::resolve(&[&a, &b]).unwrap();
+        assert_eq!(spec.origin, Origin::Files(vec![a.clone(), b.clone()]));
+        assert_eq!(spec.to_string(), format!("{} (+1 more file)", a.display()));
+        let e = SourceSpec::resolve(&[a.as_path(), Path::new("-")]).unwrap_err();
+        assert!(e.to_string().contains("each must be a plain file"), "{e}");
+        let e = SourceSpec::resolve(&[a.as_path(), dir.path()]).unwrap_err();
+        assert!(e.to_string().contains("each must be a plain file"), "{e}");
+        assert!(SourceSpec::resolve::<&Path>(&[]).is_err());
+    }
+}
