@@ -92,7 +92,7 @@ pub fn read_converted(
         drop_zeros: false,
         ..convert.clone()
     };
-    let mut converted = sptk_tensor::convert_tensor(&d.tensor, target, &rest)?;
+    let mut converted = sptk_tensor::convert_tensor_owned(d.tensor, target, &rest)?;
     converted.route = std::mem::take(&mut converted.route).after(Step::Scatter);
     Ok(Some(ReadConverted {
         header: d.header,

@@ -254,15 +254,22 @@ pub(crate) fn layout_needs(layout: &Layout, nnz: u64, value_bits: u32) -> Vec<Ne
 /// The scratch of sorting `nnz` entries into level order (`stage` in `convert/general.rs` and
 /// the keyed sort of `convert/order.rs`): the order, its sorted copy, the buckets of the outermost
 /// level, and the merged values.
-pub(crate) fn sort_needs(nnz: u64, outer_size: u64, value_bits: u32) -> Vec<Need> {
+pub(crate) fn sort_needs(nnz: u64, outer_size: u64, item_bits: u32, value_bits: u32) -> Vec<Need> {
     let n = u128::from(nnz);
     let buckets = u128::from(outer_size).min((n * 4).max(1 << 16)) + 1;
-    vec![
+    let mut needs = vec![
         Need::new("scratch: sort order", n, 64),
-        Need::new("scratch: sorted copy of the order", n, 64),
         Need::new("scratch: sort buckets", buckets, 64),
         Need::new("scratch: merged values", n, value_bits),
-    ]
+    ];
+    if item_bits == 0 {
+        needs.push(Need::new("scratch: sorted copy of the order", n, 64));
+    } else {
+        needs.push(Need::new("scratch: packed keys", n, 64));
+        needs.push(Need::new("scratch: sort items", n, item_bits));
+        needs.push(Need::new("scratch: sorted items", n, item_bits));
+    }
+    needs
 }
 
 /// The scratch of a counting sort of `nnz` entries into `rows` CSR-like rows, and its

@@ -35,9 +35,9 @@ mod walk;
 pub use budget::default_memory_limit;
 pub use buffer::{Buf, Owner, Pod, ViewError};
 pub use convert::{
-    attach_labels, convert, convert_general, convert_parts, convert_tensor, convert_to, csr_route,
-    fit_widths, narrowest_width, plan, scatter_into, AutoChoice, AutoWidths, ConvertOptions,
-    Converted, EntryParts, Plan, Route, Source, Step,
+    attach_labels, convert, convert_general, convert_parts, convert_tensor, convert_tensor_owned,
+    convert_to, csr_route, fit_widths, narrowest_width, plan, scatter_into, AutoChoice, AutoWidths,
+    ConvertOptions, Converted, EntryParts, Plan, Route, Source, Step,
 };
 pub use entries::{
     coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,

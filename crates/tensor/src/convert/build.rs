@@ -4,7 +4,7 @@
 use sptk_encoding::LevelFormat;
 
 use crate::budget::{Budget, Need};
-use crate::convert::order::Keyer;
+use crate::convert::order::{Keyer, Sorted};
 use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::index::{IndexVec, IndexWidth};
@@ -12,19 +12,19 @@ use crate::layout::Layout;
 use crate::raw::Raw;
 use crate::tensor::LevelArrays;
 
-/// Sorted, de-duplicated entries ready to store: `idx[k]` is an input entry (for its
-/// coordinates) and `vals[k]` the value to store for it.
+/// Sorted, de-duplicated entries ready to store: item `k` of `sorted` (an input entry and
+/// its level coordinates) and `vals[k]` the value to store for it.
 pub(crate) struct Items<'a, W> {
     pub entries: &'a Entries,
     pub keyer: &'a Keyer,
-    pub idx: Vec<usize>,
+    pub sorted: Sorted,
     pub vals: Vec<W>,
 }
 
 impl<W> Items<'_, W> {
     #[inline]
     fn lc(&self, k: usize, l: usize) -> u64 {
-        self.keyer.coord(self.entries, self.idx[k], l)
+        self.sorted.coord(self.keyer, self.entries, k, l)
     }
 }
 
@@ -91,7 +91,7 @@ pub(crate) fn build<W: Raw>(
         items,
         budget,
     };
-    b.walk(&mut out, 0, items.idx.len(), 0)?;
+    b.walk(&mut out, 0, items.sorted.len(), 0)?;
     let levels = out
         .pos
         .into_iter()
@@ -312,7 +312,7 @@ pub(crate) fn build_ell<W: Raw>(
     let rows_us = rows as usize;
     let mut crd: Vec<u64> = crate::alloc::big_zeroed(total)?;
     let mut vals: Vec<W> = crate::alloc::big_zeroed(total)?;
-    let m = items.idx.len();
+    let m = items.sorted.len();
     let mut k = 0;
     while k < m {
         let r = items.lc(k, 0);

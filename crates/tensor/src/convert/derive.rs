@@ -147,7 +147,7 @@ fn with_width(crd: IndexVec, w: IndexWidth) -> IndexVec {
     if crd.width() == w {
         return crd;
     }
-    typed(&crd.to_u64_vec(), w)
+    IndexVec::from_vec_u64(crd.to_u64_vec(), w).unwrap_or_else(|_| IndexVec::new(w))
 }
 
 /// Each entry's outer coordinate, `stride` slots per entry at width `w`; with `inner`
@@ -220,18 +220,18 @@ fn fill<C: Index>(pos: &[u64], stride: usize, inner: Option<&[C]>) -> IndexVec {
 }
 
 /// `enc` (DCSR / DCSC / COO over the same dimensions) from the CSR-like tensor `t`, whose
-/// inner coordinates and values move into the result. None where a width might not hold
-/// a value (the general path then reports it).
+/// inner coordinates and values move into the result. `Err(t)` gives the tensor back where
+/// a width might not hold a value (the general path then reports it).
 pub(crate) fn derive(
     t: Tensor,
     enc: &sptk_encoding::Encoding,
     kind: Derived,
     budget: &Budget,
-) -> Result<Option<Converted>, ConvertError> {
+) -> Result<Result<Converted, Tensor>, ConvertError> {
     let layout = Layout::new(enc, t.dim_sizes())?;
     let nnz = t.values.len() as u64;
     if !widths_hold(&layout, nnz) {
-        return Ok(None);
+        return Ok(Err(t));
     }
     // Only the new arrays: the rest are the CSR's (re-typed if the width differs).
     let (pb, cb) = (layout.pos_width.bits(), layout.crd_width.bits());
@@ -267,7 +267,7 @@ pub(crate) fn derive(
         .and_then(|l| l.crd.take())
         .unwrap_or_else(|| IndexVec::new(IndexWidth::W64));
     let levels = derive_levels(kind, &pos, crd, &layout);
-    Ok(Some(Converted {
+    Ok(Ok(Converted {
         tensor: Tensor {
             encoding: enc.clone(),
             layout,

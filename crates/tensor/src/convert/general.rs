@@ -15,9 +15,10 @@ use crate::with_values;
 
 use super::blocks::{choose_block, count_blocks_sorted};
 use super::build::{build, build_ell, Items};
-use super::order::Keyer;
+use super::order::{Keyer, Sorted};
 use super::plan::{Route, Step};
 use super::{AutoChoice, ConvertOptions, Converted};
+use rayon::prelude::*;
 
 pub(crate) fn general(
     entries: &Entries,
@@ -77,13 +78,14 @@ fn general_auto<V: Raw>(
                 ));
             }
             let csr = csr_encoding();
-            let staged = stage(entries, (vals, ar), &csr, opts, budget)?;
+            let keyer = packed_keyer(entries, &csr, ar.bits(), budget)?;
+            let staged = stage(entries, (vals, ar), &keyer, opts)?;
             let choice = choose_block(
                 entries.dim_sizes(),
                 u64::from(ar.bits() / 8),
                 *column_blocks,
                 (*pos_width, *crd_width),
-                &count_blocks_sorted(entries, &staged.0),
+                &count_blocks_sorted(entries, &staged.0.idx),
             );
             let (r, c, bytes) = choice;
             let mut enc = if *column_blocks {
@@ -116,10 +118,11 @@ fn general_auto<V: Raw>(
                 )));
             }
             let csr = csr_encoding();
-            let staged = stage(entries, (vals, ar), &csr, opts, budget)?;
+            let keyer = packed_keyer(entries, &csr, ar.bits(), budget)?;
+            let staged = stage(entries, (vals, ar), &keyer, opts)?;
             let mut k = 1u64;
             let mut i = 0;
-            let idx = &staged.0;
+            let idx = &staged.0.idx;
             while i < idx.len() {
                 let r = entries.coord(idx[i], 0);
                 let mut e = i + 1;
@@ -145,50 +148,63 @@ fn general_auto<V: Raw>(
 
 /// Entries sorted in row-major order with duplicates merged and zeros dropped as asked,
 /// in the source value type: reused by automatic targets after they choose.
-type Staged<V> = (Vec<usize>, Vec<V>);
+type Staged<V> = (Sorted, Vec<V>);
 
-/// Sorts, merges duplicates and drops zeros as asked, in the source type.
-fn stage<V: Raw>(
+/// The keyer of `enc` with its keys packed, after charging the budget for the sort.
+fn packed_keyer(
     entries: &Entries,
-    (vals, ar): (&[V], &Arith<V>),
     enc: &Encoding,
-    opts: &ConvertOptions,
+    value_bits: u32,
     budget: &Budget,
-) -> Result<Staged<V>, ConvertError> {
+) -> Result<Keyer, ConvertError> {
     let lvl_sizes = Layout::new(enc, entries.dim_sizes())?.lvl_sizes();
+    let mut keyer = Keyer::new(enc, &lvl_sizes);
     budget.charge(&budget::sort_needs(
         entries.len() as u64,
         lvl_sizes.first().copied().unwrap_or(1),
-        ar.bits(),
+        keyer.item_bits(entries.len()),
+        value_bits,
     ))?;
-    let keyer = Keyer::new(enc, &lvl_sizes);
-    let mut idx: Vec<usize> = (0..entries.len()).collect();
-    keyer.sort(entries, &mut idx);
+    keyer.pack(entries);
+    Ok(keyer)
+}
+
+/// Sorts into `keyer`'s level order, merges duplicates and drops zeros as asked, in the
+/// source type.
+fn stage<V: Raw>(
+    entries: &Entries,
+    (vals, ar): (&[V], &Arith<V>),
+    keyer: &Keyer,
+    opts: &ConvertOptions,
+) -> Result<Staged<V>, ConvertError> {
+    let sorted = keyer.sort(entries, (0..entries.len()).collect());
+    // Values in level order, gathered in parallel (the one random read of the merge).
+    let gathered: Vec<V> = sorted.idx.par_iter().map(|&e| vals[e]).collect();
     let keep = opts.keep_duplicates;
-    let mut out_idx = Vec::with_capacity(idx.len());
-    let mut out_vals = Vec::with_capacity(idx.len());
+    let n = sorted.len();
+    let mut out = sorted.empty_like(n);
+    let mut out_vals = Vec::with_capacity(n);
     let mut k = 0;
-    while k < idx.len() {
-        let first = idx[k];
-        let mut v = vals[first];
+    while k < n {
+        let mut v = gathered[k];
         let mut e = k + 1;
         if !keep {
-            while e < idx.len() && keyer.same(entries, first, idx[e]) {
+            while e < n && sorted.same(keyer, entries, k, e) {
                 v = ar
-                    .add(v, vals[idx[e]])
+                    .add(v, gathered[e])
                     .ok_or_else(|| ConvertError::SumOverflow {
-                        coord: dim_coord(entries, first),
+                        coord: dim_coord(entries, sorted.idx[k]),
                     })?;
                 e += 1;
             }
         }
         if !(opts.drop_zeros && ar.is_zero(v)) {
-            out_idx.push(first);
+            out.push_from(&sorted, k);
             out_vals.push(v);
         }
         k = e;
     }
-    Ok((out_idx, out_vals))
+    Ok((out, out_vals))
 }
 
 fn dim_coord(entries: &Entries, e: usize) -> Vec<u64> {
@@ -241,17 +257,18 @@ fn convert_fixed<V: Raw>(
         };
         return Ok((t, Step::Scatter));
     }
-    let keyer = Keyer::new(enc, &layout.lvl_sizes());
-    let (idx, merged) = match staged {
-        Some((mut idx, merged)) => {
+    let keyer = packed_keyer(entries, enc, ar.bits(), budget)?;
+    let (sorted, merged) = match staged {
+        Some((staged, merged)) => {
             // Re-sort the merged items into this encoding's level order.
+            let idx = staged.idx;
             let mut pos: Vec<usize> = (0..idx.len()).collect();
-            pos.sort_by(|&a, &b| keyer.cmp(entries, idx[a], idx[b]).then(idx[a].cmp(&idx[b])));
-            let merged2: Vec<V> = pos.iter().map(|&p| merged[p]).collect();
-            idx = pos.iter().map(|&p| idx[p]).collect();
-            (idx, merged2)
+            pos.par_sort_by(|&a, &b| keyer.cmp(entries, idx[a], idx[b]).then(idx[a].cmp(&idx[b])));
+            let merged2: Vec<V> = pos.par_iter().map(|&p| merged[p]).collect();
+            let idx = pos.par_iter().map(|&p| idx[p]).collect();
+            (keyer.sorted_from(idx), merged2)
         }
-        None => stage(entries, (vals, ar), enc, opts, budget)?,
+        None => stage(entries, (vals, ar), &keyer, opts)?,
     };
     if target_type == ar.ty {
         let t = finish_typed(
@@ -259,19 +276,19 @@ fn convert_fixed<V: Raw>(
             &keyer,
             &layout,
             enc,
-            (idx, merged, ar),
+            (sorted, merged, ar),
             opts,
             budget,
         )?;
         return Ok((t, Step::General));
     }
-    let cast = cast_values(entries, &idx, &ar.wrap(merged), target_type)?;
+    let cast = cast_values(entries, &sorted.idx, &ar.wrap(merged), target_type)?;
     let t = with_raw!(&cast, (w, war) => finish_typed(
         entries,
         &keyer,
         &layout,
         enc,
-        (idx, w.to_vec(), &war),
+        (sorted, w.to_vec(), &war),
         opts,
         budget
     ))?;
@@ -313,19 +330,19 @@ fn finish_typed<W: Raw>(
     keyer: &Keyer,
     layout: &Layout,
     enc: &Encoding,
-    (mut idx, mut vals, ar): (Vec<usize>, Vec<W>, &Arith<W>),
+    (mut sorted, mut vals, ar): (Sorted, Vec<W>, &Arith<W>),
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
     if let Some(LevelFormat::Structured { n, m }) = layout.levels.last().map(|p| p.format) {
-        let items = (&mut idx, &mut vals, ar);
+        let items = (&mut sorted, &mut vals, ar);
         let pruned = fit_groups(entries, keyer, enc, items, (n, m), opts.prune)?;
         budget.add_pruned(pruned);
     }
     let items = Items {
         entries,
         keyer,
-        idx,
+        sorted,
         vals,
     };
     let (levels, out_vals) = if layout.ell {
@@ -348,21 +365,22 @@ fn fit_groups<W: Raw>(
     entries: &Entries,
     keyer: &Keyer,
     enc: &Encoding,
-    (idx, vals, ar): (&mut Vec<usize>, &mut Vec<W>, &Arith<W>),
+    (sorted, vals, ar): (&mut Sorted, &mut Vec<W>, &Arith<W>),
     (n, m): (u32, u32),
     prune: bool,
 ) -> Result<u64, ConvertError> {
     let last = keyer.len() - 1;
-    let mut out_idx = Vec::with_capacity(idx.len());
+    let len = sorted.len();
+    let mut out = sorted.empty_like(len);
     let mut out_vals = Vec::with_capacity(vals.len());
     let same_group = |a: usize, b: usize| {
-        (0..last).all(|l| keyer.coord(entries, a, l) == keyer.coord(entries, b, l))
+        (0..last).all(|l| sorted.coord(keyer, entries, a, l) == sorted.coord(keyer, entries, b, l))
     };
     let mut pruned = 0u64;
     let mut k = 0;
-    while k < idx.len() {
+    while k < len {
         let mut e = k + 1;
-        while e < idx.len() && same_group(idx[k], idx[e]) {
+        while e < len && same_group(k, e) {
             e += 1;
         }
         let mut group: Vec<usize> = (k..e).filter(|&i| !ar.is_zero(vals[i])).collect();
@@ -371,7 +389,7 @@ fn fit_groups<W: Raw>(
                 return Err(ConvertError::GroupOverflow(group_message(
                     entries,
                     enc,
-                    idx[k],
+                    sorted.idx[k],
                     group.len(),
                     n,
                     m,
@@ -381,12 +399,12 @@ fn fit_groups<W: Raw>(
             crate::convert::padded::keep_largest(|i| ar.magnitude(vals[i]), &mut group, n as usize);
         }
         for i in group {
-            out_idx.push(idx[i]);
+            out.push_from(sorted, i);
             out_vals.push(vals[i]);
         }
         k = e;
     }
-    *idx = out_idx;
+    *sorted = out;
     *vals = out_vals;
     Ok(pruned)
 }

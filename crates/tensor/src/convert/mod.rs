@@ -207,6 +207,32 @@ pub fn convert_tensor(
     Ok(converted)
 }
 
+/// [`convert_tensor`] of a tensor the caller no longer needs: where the route keeps its
+/// arrays (DCSR, DCSC and COO derived from a CSR or CSC over the same dimensions), they
+/// move into the result instead of being copied.
+pub fn convert_tensor_owned(
+    t: Tensor,
+    target: &Target,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    let nnz = t.entry_count() as u64;
+    let fitted = crate::fit_widths(target, t.dim_sizes(), nnz, opts.auto_widths)?;
+    let source = (&t.encoding, &t.layout);
+    let step = plan::stored_step(source, &fitted, (t.value_type(), nnz), opts)?;
+    let kind = match (fitted.encoding(), csr_like(&t.encoding, &t.layout)) {
+        (Some(enc), Some((a, b))) => derived_like(enc, a, b),
+        _ => None,
+    };
+    if let (Some(Step::Derive), Some(kind), Some(enc)) = (step, kind, fitted.encoding()) {
+        let budget = Budget::new(opts.memory_limit);
+        match derive(t, enc, kind, &budget)? {
+            Ok(converted) => return Ok(converted),
+            Err(t) => return convert_tensor(&t, target, opts),
+        }
+    }
+    convert_tensor(&t, target, opts)
+}
+
 /// Gives `out`, converted from a source whose dimensions carry `labels` (a stored tensor,
 /// or a reader's coordinate list with row and column names), those labels through the
 /// slices the conversion applied (`out`'s applied slices are that conversion's own).
@@ -268,7 +294,7 @@ pub(crate) fn via_csr<V: Raw>(
         let layout = Layout::new(enc, dims)?;
         budget.charge_layout(&layout, nnz, ar.bits())?;
     }
-    let t = csr_of(entries, (vals, ar), (a, b), opts.drop_zeros, budget)?;
+    let t = csr_of(entries, (vals, ar), (a, b), target, opts.drop_zeros, budget)?;
     // Zeros are already dropped.
     let rest = ConvertOptions {
         drop_zeros: false,
@@ -276,7 +302,7 @@ pub(crate) fn via_csr<V: Raw>(
     };
     let done = if let (Some(enc), Some(kind)) = (target.encoding(), derived) {
         // The intermediate CSR is this conversion's own: its arrays move into the result.
-        derive(t, enc, kind, budget)?
+        derive(t, enc, kind, budget)?.ok()
     } else {
         direct(&t, target, &rest, budget)?
     };
@@ -292,10 +318,11 @@ fn csr_of<V: Raw>(
     entries: &Entries,
     (vals, ar): (&[V], &Arith<V>),
     (a, b): (usize, usize),
+    target: &Target,
     drop_zeros: bool,
     budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
-    let enc = plan::intermediate_csr(entries.dim_sizes(), (a, b));
+    let enc = plan::intermediate_csr(entries.dim_sizes(), (a, b), target);
     let layout = Layout::new(&enc, entries.dim_sizes())?;
     // Alive beside the target's arrays: counted under its own names.
     let (nnz, vbits) = (entries.len() as u64, ar.bits());
@@ -384,8 +411,9 @@ fn direct(
             let Some(kind) = derived_like(&enc, a, b) else {
                 return Ok(None);
             };
-            // Shares the arrays of a stored tensor; copies those of one in memory.
-            return derive(t.clone(), &enc, kind, budget);
+            // Shares the arrays of a stored tensor; copies those of one in memory (which
+            // `convert_tensor_owned` moves instead).
+            return Ok(derive(t.clone(), &enc, kind, budget)?.ok());
         }
         Step::BlockMerge => {
             let Some((r, c, inner_first)) = bsr_like(&enc, a, b) else {

@@ -210,7 +210,7 @@ fn coordinate_route(
     opts: &ConvertOptions,
 ) -> Result<Plan, ConvertError> {
     if let Some((a, b)) = csr_first(target, dims, entries, value_type, opts) {
-        let csr = intermediate_csr(dims, (a, b));
+        let csr = intermediate_csr(dims, (a, b), target);
         let layout = Layout::new(&csr, dims)?;
         let rest = ConvertOptions {
             drop_zeros: false,
@@ -288,7 +288,7 @@ pub fn scatter_into(
     Ok(match route.steps.as_slice() {
         [Step::Scatter] => fitted.encoding().cloned().map(|e| (e, false)),
         [Step::Scatter, _] => csr_first(&fitted, dims, entries, value_type, opts)
-            .map(|ab| (intermediate_csr(dims, ab), true)),
+            .map(|ab| (intermediate_csr(dims, ab, &fitted), true)),
         _ => None,
     })
 }
@@ -358,15 +358,23 @@ pub(crate) fn offsets_fit(enc: &Encoding, m: u32) -> bool {
 }
 
 /// The CSR (or CSC, with `a = 1`) a coordinate list is scattered into on its way to
-/// another target: 32-bit coordinates where they fit.
-pub(crate) fn intermediate_csr(dims: &[u64], (a, b): (usize, usize)) -> Encoding {
+/// another target: 32-bit coordinates where they fit, or the target's own width where its
+/// inner coordinates are the intermediate's (DCSR, DCSC, COO).
+pub(crate) fn intermediate_csr(dims: &[u64], (a, b): (usize, usize), target: &Target) -> Encoding {
     let mut enc = if a == 0 {
         sptk_encoding::csr()
     } else {
         sptk_encoding::csc()
     };
-    if dims.get(b).is_some_and(|&n| n <= u64::from(u32::MAX) + 1) {
-        enc.crd_width = 32;
+    match target.encoding() {
+        // DCSR, DCSC and COO keep the intermediate's inner coordinates: scattered at the
+        // target's width, they move into it without a copy.
+        Some(t) if derived_like(t, a, b).is_some() => enc.crd_width = t.crd_width,
+        _ => {
+            if dims.get(b).is_some_and(|&n| n <= u64::from(u32::MAX) + 1) {
+                enc.crd_width = 32;
+            }
+        }
     }
     enc
 }
