@@ -103,6 +103,76 @@ def case_mtx_to_csr(args, quick):
     return f".mtx -> CSR, {n} x {n}, {nnz} uniform nonzeros (target: ours <= 0.55x, peak RSS below)", rows
 
 
+def generate_tns(path, dims, nnz, seed):
+    """Uniform random coordinates (1-based), float64 values, as FROSTT text, once."""
+    if os.path.exists(path):
+        return
+    code = textwrap.dedent(f"""
+        import numpy as np
+        rng = np.random.default_rng({seed})
+        dims = {list(dims)!r}
+        cols = [rng.integers(1, d + 1, {nnz}) for d in dims]
+        v = rng.random({nnz})
+        with open({path!r} + '.tmp', 'w') as f:
+            for start in range(0, {nnz}, 1_000_000):
+                part = slice(start, start + 1_000_000)
+                lines = [' '.join(map(str, t)) for t in zip(*(c[part].tolist() for c in cols), v[part].tolist())]
+                f.write('\\n'.join(lines)); f.write('\\n')
+    """)
+    subprocess.run([PY, "-c", code], check=True)
+    os.replace(path + ".tmp", path)
+
+
+def csr_crc_of(args, path, to, extra=()):
+    """Untimed: converts `path` into `to` (written to a .spt), then that file into CSR; the
+    CSR checksum (sorted coordinates and values) shows which matrix `to` holds."""
+    spt = os.path.join(DATA, "every.check.spt")
+    subprocess.run([args.bin, path, "--to", to, "-o", spt, "--quiet", *extra], check=True)
+    out = subprocess.run([args.bin, spt, "--to", "CSR", "--quiet"], check=True,
+                         capture_output=True, text=True).stdout
+    os.remove(spt)
+    return field(out, "checksum")
+
+
+def case_mtx_to_every(args, quick):
+    """Every target from one .mtx: ours (whole process) against our CSR and the SciPy route
+    a user would take for the same layout."""
+    n, nnz = (100_000, 1_000_000) if quick else (1_000_000, 10_000_000)
+    path = os.path.join(DATA, f"uniform_{n}_{nnz}.mtx")
+    generate_uniform_mtx(path, n, nnz, seed=2)
+    rows = []
+    for to in ["CSR", "DCSR", "DCSC", "COO", "CSF", "BSC:4x4"]:
+        runs = [time_ours([args.bin, path, "--to", to, "--threads", "2", "--quiet"]) for _ in range(RUNS)]
+        crc = csr_crc_of(args, path, to)
+        rows.append((f"ours: --to {to}", runs, lambda o, crc=crc: f"nse {field(o, 'nse')} as CSR {crc}"))
+    peer_crc = "print('NNZ', A.nnz, 'as CSR', checksum_csr(A.tocsr()))"
+    rows.append(("fmm.mmread(parallelism=2).tocsr().tocoo() (sorted COO)", [time_peer(
+        "import fast_matrix_market as fmm",
+        f"A = fmm.mmread({path!r}, parallelism=2).tocsr().tocoo()",
+        peer_crc) for _ in range(RUNS)], lambda o: " ".join(o.split()[-5:])))
+    rows.append(("fmm.mmread(parallelism=2).tocsc()", [time_peer(
+        "import fast_matrix_market as fmm",
+        f"A = fmm.mmread({path!r}, parallelism=2).tocsc()",
+        peer_crc) for _ in range(RUNS)], lambda o: " ".join(o.split()[-5:])))
+    return (f".mtx -> every layout, {n} x {n}, {nnz} uniform nonzeros, 2 threads (targets: each "
+            f"<= 1.5x our CSR; DCSC <= 0.55x tocsc, COO <= 0.55x tocsr().tocoo(); ratios to tocsc)", rows)
+
+
+def case_tns_to_csf(args, quick):
+    """A 3-D .tns into CSF against a 2-D .tns of the same entry count into CSR."""
+    nnz = 1_000_000 if quick else 10_000_000
+    three = os.path.join(DATA, f"uniform3d_{nnz}.tns")
+    two = os.path.join(DATA, f"uniform2d_{nnz}.tns")
+    generate_tns(three, (2000, 2000, 2000), nnz, seed=3)
+    generate_tns(two, (1_000_000, 1_000_000), nnz, seed=4)
+    rows = []
+    for path, to in [(three, "CSF"), (three, "COO"), (two, "CSR")]:
+        runs = [time_ours([args.bin, path, "--to", to, "--threads", "2", "--quiet"]) for _ in range(RUNS)]
+        rows.append((f"ours: {os.path.basename(path)} --to {to}", runs,
+                     lambda o: f"nse {field(o, 'nse')} crc {field(o, 'checksum')}"))
+    return f".tns -> CSF, {nnz} entries, 3-D vs 2-D (target: CSF <= 1.5x the 2-D CSR; ratios to it)", rows
+
+
 def generate_mtx(path, code):
     """Runs `code` (which defines A) and writes A with fast_matrix_market, once."""
     if os.path.exists(path):
@@ -274,7 +344,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(DATA, exist_ok=True)
     print(f"# sptk peers, {RUNS} runs each, data in {DATA}")
-    for case in [case_mtx_to_csr, case_csr_to_csc, case_csr_to_bsr, case_csr_to_mtx, case_open_row]:
+    for case in [case_mtx_to_csr, case_mtx_to_every, case_tns_to_csf, case_csr_to_csc, case_csr_to_bsr, case_csr_to_mtx, case_open_row]:
         if args.only not in case.__name__:
             continue
         try:

@@ -16,11 +16,13 @@ use crate::alloc::too_large;
 use crate::error::{MtxError, RawError};
 use crate::format::WriteValue;
 use crate::input::{open_path, open_reader, Input, Progress, Source};
+use crate::read::Workers;
 use crate::scan::{
-    at, describe_token, find_newline, parse_f64, parse_u64, skip_blanks, token_end, NumErr,
+    at, describe_token, find_newline, nth_data_line, parse_f64, parse_u64, skip_blanks, token_end,
+    NumErr,
 };
 use crate::write::{write_atomic, write_body, Coords, Keep, WriteOptions};
-use sptk_tensor::{with_values, Entries, ValueVec};
+use sptk_tensor::{coord_width_for, with_values, Entries, IndexVec, IndexWidth, ValueVec};
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
@@ -29,12 +31,19 @@ use std::path::Path;
 pub struct TnsReadOptions {
     /// Called with the number of input bytes consumed so far, after each block.
     pub progress: Option<Progress>,
+    /// Worker threads for parsing (0: rayon's default, the number of CPUs).
+    pub threads: usize,
+    /// Bytes of text per parallel chunk (0: the default, 4 MiB). Only a tuning and testing
+    /// knob: the result is the same for every value.
+    pub chunk_size: usize,
 }
 
 impl std::fmt::Debug for TnsReadOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TnsReadOptions")
             .field("progress", &self.progress.is_some())
+            .field("threads", &self.threads)
+            .field("chunk_size", &self.chunk_size)
             .finish()
     }
 }
@@ -100,16 +109,26 @@ fn all_uints(toks: &[(usize, &[u8])]) -> bool {
 }
 
 fn number(line: &[u8], p: &mut usize, what: &str) -> Result<u64, RawError> {
+    number_named(line, p, || what.to_string())
+}
+
+/// Parses a non-negative integer; `what` names it in an error (built only then).
+fn number_named(
+    line: &[u8],
+    p: &mut usize,
+    what: impl FnOnce() -> String,
+) -> Result<u64, RawError> {
     skip_blanks(line, p);
     let s = *p;
     if at(line, s) == b'\n' {
         return Err(RawError::new(
             s,
-            format!("the line ends early, expected {what}"),
+            format!("the line ends early, expected {}", what()),
         ));
     }
     parse_u64(line, p).map_err(|e| {
         let tok = describe_token(line, s);
+        let what = what();
         RawError::new(
             s,
             match e {
@@ -127,23 +146,29 @@ fn number(line: &[u8], p: &mut usize, what: &str) -> Result<u64, RawError> {
     })
 }
 
-/// Column-wise accumulation of entries.
-struct Acc {
+/// The entries of one chunk of lines: 0-based coordinates by dimension, values, and the
+/// largest 1-based coordinate seen in each dimension.
+#[derive(Default)]
+struct Chunk {
     coords: Vec<Vec<u64>>,
     vals: Vec<f64>,
     maxc: Vec<u64>,
 }
 
-/// Parses the entry lines of `t` (rank coordinates then a value). With `dims`, coordinates
-/// are checked against them; otherwise any positive coordinate is taken. Stops with an
-/// error once more than `limit` entries have been read.
-fn parse_entries(
-    t: &[u8],
-    dims: Option<&[u64]>,
-    acc: &mut Acc,
-    limit: u64,
-) -> Result<(), RawError> {
-    let rank = acc.coords.len();
+impl Chunk {
+    fn clear(&mut self, rank: usize) {
+        self.coords.resize_with(rank, Vec::new);
+        self.coords.iter_mut().for_each(Vec::clear);
+        self.vals.clear();
+        self.maxc.clear();
+        self.maxc.resize(rank, 0);
+    }
+}
+
+/// Parses the entry lines of `t` (rank coordinates then a value) into `b`. With `dims`,
+/// coordinates are checked against them; otherwise any positive coordinate is taken.
+fn parse_chunk(t: &[u8], rank: usize, dims: Option<&[u64]>, b: &mut Chunk) -> Result<(), RawError> {
+    b.clear(rank);
     let mut p = 0;
     while p < t.len() {
         skip_blanks(t, &mut p);
@@ -158,19 +183,11 @@ fn parse_entries(
             }
             _ => {}
         }
-        if acc.vals.len() as u64 >= limit {
-            return Err(RawError::new(
-                p,
-                format!(
-                    "more entries than the {limit} declared in the header, expected end of file"
-                ),
-            ));
-        }
-        for d in 0..rank {
+        for (d, (col, m)) in b.coords.iter_mut().zip(b.maxc.iter_mut()).enumerate() {
             skip_blanks(t, &mut p);
             let s = p;
-            let what = format!("coordinate {} of {rank}", d + 1);
-            let c = number(t, &mut p, &what)?;
+            let what = || format!("coordinate {} of {rank}", d + 1);
+            let c = number_named(t, &mut p, what)?;
             let size = dims.and_then(|x| x.get(d).copied()).unwrap_or(u64::MAX);
             if c == 0 || c > size {
                 let range = if dims.is_some() {
@@ -181,14 +198,13 @@ fn parse_entries(
                 return Err(RawError::new(
                     s,
                     format!(
-                        "{what} is {c}, out of range, expected {range} (coordinates are 1-based)"
+                        "{} is {c}, out of range, expected {range} (coordinates are 1-based)",
+                        what()
                     ),
                 ));
             }
-            if let (Some(col), Some(m)) = (acc.coords.get_mut(d), acc.maxc.get_mut(d)) {
-                col.push(c - 1);
-                *m = (*m).max(c);
-            }
+            col.push(c - 1);
+            *m = (*m).max(c);
         }
         skip_blanks(t, &mut p);
         if at(t, p) == b'\n' {
@@ -218,9 +234,91 @@ fn parse_entries(
             ));
         }
         p += 1;
-        acc.vals.push(v);
+        b.vals.push(v);
     }
     Ok(())
+}
+
+/// Coordinates of one dimension in their final width: the narrowest that holds the
+/// dimension size when the header declares it, else 64 bits (narrowed at the end).
+enum Column {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+}
+
+impl Column {
+    fn new(width: IndexWidth) -> Column {
+        match width {
+            IndexWidth::W8 => Column::U8(Vec::new()),
+            IndexWidth::W16 => Column::U16(Vec::new()),
+            IndexWidth::W32 => Column::U32(Vec::new()),
+            _ => Column::U64(Vec::new()),
+        }
+    }
+
+    fn try_reserve(&mut self, n: usize) -> bool {
+        match self {
+            Column::U8(v) => v.try_reserve_exact(n).is_ok(),
+            Column::U16(v) => v.try_reserve_exact(n).is_ok(),
+            Column::U32(v) => v.try_reserve_exact(n).is_ok(),
+            Column::U64(v) => v.try_reserve_exact(n).is_ok(),
+        }
+    }
+
+    /// Appends coordinates already checked to fit this column's width.
+    fn extend(&mut self, c: &[u64]) {
+        match self {
+            Column::U8(v) => v.extend(c.iter().map(|&x| x as u8)),
+            Column::U16(v) => v.extend(c.iter().map(|&x| x as u16)),
+            Column::U32(v) => v.extend(c.iter().map(|&x| x as u32)),
+            Column::U64(v) => v.extend_from_slice(c),
+        }
+    }
+
+    fn into_index_vec(self, size: u64) -> Result<IndexVec, MtxError> {
+        Ok(match self {
+            Column::U8(v) => IndexVec::U8(v.into()),
+            Column::U16(v) => IndexVec::U16(v.into()),
+            Column::U32(v) => IndexVec::U32(v.into()),
+            Column::U64(v) => IndexVec::from_vec_u64(v, coord_width_for(size)).map_err(|o| {
+                MtxError::unsupported(format!("coordinate {} does not fit", o.value))
+            })?,
+        })
+    }
+}
+
+/// The entries read so far, in their final columns.
+struct Acc {
+    columns: Vec<Column>,
+    vals: Vec<f64>,
+    maxc: Vec<u64>,
+}
+
+impl Acc {
+    fn len(&self) -> u64 {
+        self.vals.len() as u64
+    }
+
+    fn append(&mut self, b: &Chunk) {
+        for (col, c) in self.columns.iter_mut().zip(&b.coords) {
+            col.extend(c);
+        }
+        for (m, &x) in self.maxc.iter_mut().zip(&b.maxc) {
+            *m = (*m).max(x);
+        }
+        self.vals.extend_from_slice(&b.vals);
+    }
+}
+
+/// The error for the entry past the `declared` count: the `room`-th data line of `range`.
+fn too_many(t: &[u8], (s, e): (usize, usize), room: usize, declared: u64) -> RawError {
+    let pos = nth_data_line(&t[s..e], room, b"#%").unwrap_or(0) + s;
+    RawError::new(
+        pos,
+        format!("more entries than the {declared} declared in the header, expected end of file"),
+    )
 }
 
 fn read_tns_input(
@@ -355,33 +453,58 @@ fn read_tns_input(
         None => (1 << 20) / (rank as u64 + 1),
     };
     let cap = nnz.min(cap);
-    let reserve = |what: &str| -> Result<Vec<u64>, MtxError> {
-        let mut v = Vec::new();
-        let fail = || too_large::<u64>(what, cap, "cannot be allocated on this machine");
-        v.try_reserve_exact(usize::try_from(cap).map_err(|_| fail())?)
-            .map_err(|_| fail())?;
-        Ok(v)
-    };
-    let mut coords = Vec::with_capacity(rank);
-    for _ in 0..rank {
-        coords.push(reserve("the coordinates")?);
-    }
-    let mut vals = Vec::new();
-    vals.try_reserve_exact(usize::try_from(cap).unwrap_or(0))
-        .map_err(|_| too_large::<f64>("the values", cap, "cannot be allocated on this machine"))?;
     let mut acc = Acc {
-        coords,
-        vals,
+        columns: Vec::with_capacity(rank),
+        vals: Vec::new(),
         maxc: vec![0; rank],
     };
-    let first_entry = if extended { 2 } else { 0 };
-    for (line, no) in look.iter().skip(first_entry) {
-        parse_entries(line, dims.as_deref(), &mut acc, nnz).map_err(|e| located(&src, *no, e))?;
+    let cap_usize = usize::try_from(cap).unwrap_or(usize::MAX);
+    for d in 0..rank {
+        let width = dims
+            .as_ref()
+            .and_then(|x| x.get(d))
+            .map_or(IndexWidth::W64, |&n| coord_width_for(n));
+        let mut col = Column::new(width);
+        if !col.try_reserve(cap_usize) {
+            return Err(too_large::<u64>(
+                "the coordinates",
+                cap,
+                "cannot be allocated on this machine",
+            ));
+        }
+        acc.columns.push(col);
     }
-    src.windows(4 << 20, &mut |t: &[u8]| {
-        parse_entries(t, dims.as_deref(), &mut acc, nnz)
+    acc.vals
+        .try_reserve_exact(cap_usize)
+        .map_err(|_| too_large::<f64>("the values", cap, "cannot be allocated on this machine"))?;
+    let dims_ref = dims.as_deref();
+    let first_entry = if extended { 2 } else { 0 };
+    let mut one = Chunk::default();
+    for (line, no) in look.iter().skip(first_entry) {
+        parse_chunk(line, rank, dims_ref, &mut one).map_err(|e| located(&src, *no, e))?;
+        if acc.len() + one.vals.len() as u64 > nnz {
+            let e = too_many(line, (0, line.len()), 0, nnz);
+            return Err(located(&src, *no, e));
+        }
+        acc.append(&one);
+    }
+    let workers = Workers::new(opts.threads, opts.chunk_size)?;
+    let mut bufs: Vec<Chunk> = Vec::new();
+    let sizes = dims.clone();
+    let parse = move |c: &[u8], b: &mut Chunk| parse_chunk(c, rank, sizes.as_deref(), b);
+    src.windows(workers.window(), &mut |t: &[u8]| {
+        let (ranges, results) = workers.run(t, &mut bufs, &parse);
+        for ((b, res), &range) in bufs.iter().zip(results).zip(&ranges) {
+            let room = nnz - acc.len();
+            if b.vals.len() as u64 > room {
+                return Err(too_many(t, range, room as usize, nnz));
+            }
+            res?;
+            acc.append(b);
+        }
+        Ok(())
     })?;
-    if extended && (acc.vals.len() as u64) < nnz {
+    if extended && acc.len() < nnz {
         let (l, c) = src.eof_location();
         return Err(src.error_at(
             l,
@@ -394,7 +517,11 @@ fn read_tns_input(
         ));
     }
     let dims = dims.unwrap_or(acc.maxc);
-    let entries = Entries::from_parts(dims, acc.coords, ValueVec::F64(acc.vals.into()))?;
+    let mut coords = Vec::with_capacity(rank);
+    for (col, &size) in acc.columns.into_iter().zip(&dims) {
+        coords.push(col.into_index_vec(size)?);
+    }
+    let entries = Entries::from_checked_arrays(dims, coords, ValueVec::F64(acc.vals.into()))?;
     Ok(TnsData {
         entries,
         extended,

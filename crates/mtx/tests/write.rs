@@ -322,10 +322,92 @@ fn frostt_errors_have_locations() {
         ("", 1, 1, "no entries and no header"),
     ];
     for (text, line, col, phrase) in cases {
-        let err = read_tns_from(text.as_bytes(), "t.tns", &TnsReadOptions::default()).unwrap_err();
-        let msg = err.to_string();
-        assert_eq!(err.location(), Some((*line, *col)), "{text:?}: {msg}");
-        assert!(msg.contains(phrase), "{msg}");
+        // Chunks smaller than a line and a few lines long must locate errors the same way.
+        for chunk_size in [0, 1, 7, 64] {
+            let opts = TnsReadOptions {
+                chunk_size,
+                threads: 2,
+                ..Default::default()
+            };
+            let err = read_tns_from(text.as_bytes(), "t.tns", &opts).unwrap_err();
+            let msg = err.to_string();
+            assert_eq!(
+                err.location(),
+                Some((*line, *col)),
+                "{text:?} chunk {chunk_size}: {msg}"
+            );
+            assert!(msg.contains(phrase), "{msg}");
+        }
+    }
+}
+
+/// A file read in many small chunks by several threads gives the entries of one
+/// sequential read, in file order, in both FROSTT forms; an error deep in the file names
+/// its line whichever chunk it falls in.
+#[test]
+fn frostt_chunked_reads_match_one_pass() {
+    let dims = [300u64, 70_000, 5];
+    let mut body = String::new();
+    let mut x = 12345u64;
+    let n = 5000;
+    for k in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let c: Vec<u64> = dims.iter().map(|d| (x >> 11) % d + 1).collect();
+        if k % 97 == 0 {
+            body.push_str("# a comment line\n\n");
+        }
+        body.push_str(&format!(
+            "{} {}  {}\t{}.{}\n",
+            c[0],
+            c[1],
+            c[2],
+            k,
+            x % 1000
+        ));
+    }
+    let extended = format!("# extended FROSTT format\n3 {n}\n300 70000 5\n{body}");
+    for text in [extended.as_str(), body.as_str()] {
+        let whole = read_tns_from(
+            text.as_bytes(),
+            "t.tns",
+            &TnsReadOptions {
+                threads: 1,
+                chunk_size: usize::MAX / 2,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(whole.entries.len(), n);
+        for (threads, chunk_size) in [(1, 64), (2, 64), (2, 1000), (2, 0), (3, 9)] {
+            let opts = TnsReadOptions {
+                threads,
+                chunk_size,
+                ..Default::default()
+            };
+            let got = read_tns_from(text.as_bytes(), "t.tns", &opts).unwrap();
+            assert_eq!(got, whole, "threads {threads} chunk {chunk_size}");
+        }
+    }
+    // A bad coordinate on line 4000 of the extended file.
+    let mut lines: Vec<&str> = extended.lines().collect();
+    let bad_line = 4000;
+    let bad = "1 70001 1 1.0";
+    lines[bad_line - 1] = bad;
+    let text = lines.join("\n") + "\n";
+    for chunk_size in [0, 64, 333] {
+        let opts = TnsReadOptions {
+            threads: 2,
+            chunk_size,
+            ..Default::default()
+        };
+        let err = read_tns_from(text.as_bytes(), "t.tns", &opts).unwrap_err();
+        assert_eq!(err.location(), Some((bad_line as u64, 3)), "{err}");
+        assert!(
+            err.to_string().contains("coordinate 2 of 3 is 70001"),
+            "{err}"
+        );
     }
 }
 

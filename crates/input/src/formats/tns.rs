@@ -15,6 +15,8 @@ pub struct Tns;
 fn tns_options(opts: &ReadOptions, before: u64) -> sptk_mtx::TnsReadOptions {
     sptk_mtx::TnsReadOptions {
         progress: progress_after(opts, before),
+        threads: opts.threads,
+        chunk_size: 0,
     }
 }
 
