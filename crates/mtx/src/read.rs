@@ -11,7 +11,7 @@ use crate::parse::{
     PatternField, RealField,
 };
 use crate::scan::{find_newline, nth_data_line};
-use rayon::prelude::*;
+use sptk_tensor::par;
 use sptk_tensor::{coord_width_for, Entries, IndexWidth, Value, ValueVecAccess};
 use std::io::Read;
 use std::path::Path;
@@ -143,10 +143,8 @@ impl Workers {
             bufs.iter_mut().zip(ranges.iter()).map(one).collect()
         } else {
             let mut go = || {
-                bufs.par_iter_mut()
-                    .zip(ranges.par_iter())
-                    .map(one)
-                    .collect::<Vec<_>>()
+                let work: Vec<_> = bufs.iter_mut().zip(ranges.iter()).collect();
+                par::map_items(work, |_, job| one(job))
             };
             match &self.pool {
                 Some(p) => p.install(go),
@@ -353,7 +351,7 @@ fn read_coordinate<R: Idx, C: Idx, F: FieldKind>(
             jobs.push((b, r, c, v));
         }
         w.install(|| {
-            jobs.into_par_iter().for_each(|(b, r, c, v)| {
+            par::for_each_item(jobs, |(b, r, c, v)| {
                 r.copy_from_slice(&b.rows);
                 c.copy_from_slice(&b.cols);
                 v.copy_from_slice(&b.vals);

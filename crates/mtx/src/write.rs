@@ -6,7 +6,8 @@ use crate::error::MtxError;
 use crate::format::WriteValue;
 use crate::header::{Field, Symmetry, BANNER};
 use crate::input::Progress;
-use rayon::prelude::*;
+use rayon::slice::ParallelSliceMut;
+use sptk_tensor::par;
 use sptk_tensor::{with_values, Entries, IndexVec, Scalar, Value, ValueType, ValueVec};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -220,7 +221,7 @@ pub(crate) fn write_chunks<W: Write>(
         if nthreads == 1 || bufs.len() == 1 {
             bufs.iter_mut().enumerate().for_each(one);
         } else {
-            bufs.par_iter_mut().enumerate().for_each(one);
+            par::for_each_item(bufs.iter_mut().enumerate().collect(), one);
         }
     };
     let format_on_pool = |first: usize, bufs: &mut [Vec<u8>]| match &pool {
@@ -294,14 +295,11 @@ pub(crate) fn check_symmetry<V: Value>(
     sym: Symmetry,
 ) -> Result<(), MtxError> {
     let n = vals.len();
-    let mut keys: Vec<(u64, u64, u64)> = (0..n)
-        .into_par_iter()
-        .map(|e| {
-            let (i, j) = (rows.get(e), cols.get(e));
-            let upper = (i < j) as u64;
-            (i.max(j), i.min(j), (upper << 63) | e as u64)
-        })
-        .collect();
+    let mut keys: Vec<(u64, u64, u64)> = par::map(n, |e| {
+        let (i, j) = (rows.get(e), cols.get(e));
+        let upper = (i < j) as u64;
+        (i.max(j), i.min(j), (upper << 63) | e as u64)
+    });
     keys.par_sort_unstable();
     let mut g = 0;
     while g < keys.len() {
@@ -463,10 +461,12 @@ pub(crate) fn write_named<W: Write>(
     let written = if keep == Keep::All {
         n as u64
     } else {
-        (0..n)
-            .into_par_iter()
-            .filter(|&e| keep.keeps(coords[0].get(e), coords[1].get(e)))
-            .count() as u64
+        par::fold_chunks(n, |r| {
+            r.filter(|&e| keep.keeps(coords[0].get(e), coords[1].get(e)))
+                .count() as u64
+        })
+        .into_iter()
+        .sum()
     };
     let io = |e: io::Error| MtxError::io(name, e);
     let head = header_text(field, sym, [rows, cols, written], opts);

@@ -8,7 +8,7 @@ have one checksum per array: validation and `verify` check those; row views cann
 
 use std::ops::Range;
 
-use rayon::prelude::*;
+use sptk_tensor::par;
 
 use crate::error::{StoreError, StoreErrorKind};
 use crate::format::checksum;
@@ -100,7 +100,7 @@ impl SptFile {
         };
         let arrays = &self.header().arrays;
         let Some(chunk) = self.chunk_size() else {
-            let results: Vec<Result<(), StoreError>> = arrays.par_iter().map(whole).collect();
+            let results = par::map_tasks(arrays.len(), |i| whole(&arrays[i]));
             return results.into_iter().collect();
         };
         if let Some(sums) = arrays.last() {
@@ -108,10 +108,9 @@ impl SptFile {
         }
         for a in arrays.iter().filter(|a| a.name != CHECKSUMS) {
             let chunks = a.nbytes.div_ceil(chunk);
-            let bad = (0..chunks)
-                .into_par_iter()
-                .with_min_len(4)
-                .find_first(|&k| self.check_chunk(a, chunk, k).is_err());
+            let bad = par::map_tasks(chunks, |k| self.check_chunk(a, chunk, k).is_err())
+                .iter()
+                .position(|&b| b);
             if let Some(k) = bad {
                 return self.check_chunk(a, chunk, k);
             }

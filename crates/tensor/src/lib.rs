@@ -24,6 +24,7 @@ pub mod format;
 mod index;
 mod labels;
 mod layout;
+pub mod par;
 mod print;
 mod raw;
 mod tensor;

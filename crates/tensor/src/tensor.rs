@@ -231,15 +231,12 @@ fn hash_values<V: Copy>(h: &mut crc32fast::Hasher, v: &[V]) {
     let bytes =
         unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
     // Large arrays: CRCs of 4 MiB pieces in parallel, combined in order.
-    use rayon::prelude::*;
-    let pieces: Vec<crc32fast::Hasher> = bytes
-        .par_chunks(4 << 20)
-        .map(|piece| {
-            let mut p = crc32fast::Hasher::new();
-            p.update(piece);
-            p
-        })
-        .collect();
+    const PIECE: usize = 4 << 20;
+    let pieces = crate::par::map_tasks(bytes.len().div_ceil(PIECE), |k| {
+        let mut p = crc32fast::Hasher::new();
+        p.update(&bytes[k * PIECE..bytes.len().min((k + 1) * PIECE)]);
+        p
+    });
     for p in &pieces {
         h.combine(p);
     }

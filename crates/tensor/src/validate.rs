@@ -2,7 +2,6 @@
 //! encoding checked once, so that readers holding CSR/CSC arrays hand them over without a
 //! round trip through coordinates.
 
-use rayon::prelude::*;
 use sptk_encoding::{Encoding, LevelFormat};
 
 use crate::error::ConvertError;
@@ -527,33 +526,32 @@ fn segments_ok<P: Index, C: Index>(
     // Per chunk of coordinates: its descents, minus those at segment starts inside the
     // chunk (found from the positions, which never decrease, and read while the chunk is
     // still in cache), and its largest coordinate.
-    let (inside, max) = (0..n.div_ceil(SCAN_CHUNK))
-        .into_par_iter()
-        .map(|t| {
-            let (a, b) = (t * SCAN_CHUNK, ((t + 1) * SCAN_CHUNK).min(n));
-            // Pairs (k - 1, k) for k in a.max(1)..b; `crd[0]` has no pair.
-            let (d, max) = pair_scan(&crd[a.max(1) - 1..b - 1], &crd[a.max(1)..b], strict);
-            let max = if a == 0 { max.max(crd[0]) } else { max };
-            let first = if nonordered {
-                pos.len()
-            } else {
-                pos.partition_point(|p| (p.to_u64() as usize) < a.max(1))
-            };
-            let mut at_starts = 0u32;
-            let mut last = usize::MAX;
-            for p in &pos[first..] {
-                let k = p.to_u64() as usize;
-                if k >= b {
-                    break;
-                }
-                if k != last {
-                    at_starts += descent(crd[k - 1], crd[k], strict) as u32;
-                    last = k;
-                }
+    let (inside, max) = crate::par::map_tasks(n.div_ceil(SCAN_CHUNK), |t| {
+        let (a, b) = (t * SCAN_CHUNK, ((t + 1) * SCAN_CHUNK).min(n));
+        // Pairs (k - 1, k) for k in a.max(1)..b; `crd[0]` has no pair.
+        let (d, max) = pair_scan(&crd[a.max(1) - 1..b - 1], &crd[a.max(1)..b], strict);
+        let max = if a == 0 { max.max(crd[0]) } else { max };
+        let first = if nonordered {
+            pos.len()
+        } else {
+            pos.partition_point(|p| (p.to_u64() as usize) < a.max(1))
+        };
+        let mut at_starts = 0u32;
+        let mut last = usize::MAX;
+        for p in &pos[first..] {
+            let k = p.to_u64() as usize;
+            if k >= b {
+                break;
             }
-            ((d - at_starts) as u64, max.to_u64())
-        })
-        .reduce(|| (0, 0), |(d1, m1), (d2, m2)| (d1 + d2, m1.max(m2)));
+            if k != last {
+                at_starts += descent(crd[k - 1], crd[k], strict) as u32;
+                last = k;
+            }
+        }
+        ((d - at_starts) as u64, max.to_u64())
+    })
+    .into_iter()
+    .fold((0, 0), |(d1, m1), (d2, m2)| (d1 + d2, m1.max(m2)));
     if n == 0 {
         return true;
     }
@@ -573,7 +571,8 @@ fn descent<C: Index>(x: C, y: C, strict: bool) -> bool {
 /// Whether `v` never decreases.
 fn never_decreases<P: Index>(v: &[P]) -> bool {
     let n = v.len().saturating_sub(1);
-    (0..n.div_ceil(SCAN_CHUNK)).into_par_iter().all(|t| {
+    let chunks = n.div_ceil(SCAN_CHUNK);
+    crate::par::all_tasks(chunks, |t| {
         let (a, b) = (t * SCAN_CHUNK, ((t + 1) * SCAN_CHUNK).min(n));
         pair_scan(&v[a..b], &v[a + 1..b + 1], false).0 == 0
     })

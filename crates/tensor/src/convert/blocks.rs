@@ -2,13 +2,12 @@
 //! rows' sorted coordinates into blocks (no sort), block rows in parallel; and the block
 //! an automatic `BSR` / `BSC` chooses.
 
-use rayon::prelude::*;
-
 use crate::budget::{Budget, Need};
 use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
+use crate::par;
 use crate::raw::{Arith, Raw};
 use crate::tensor::{LevelArrays, Tensor};
 
@@ -181,19 +180,19 @@ fn blocks_by<C: Index, V: Raw, const POW2: bool>(
         .map(|b| (b, (b + BLOCK_ROWS_PER_TASK).min(block_rows)))
         .collect();
     // Pass 1: per task, its block rows' block columns (one list) and where each ends.
-    let lists: Vec<(Vec<u64>, Vec<usize>)> = tasks
-        .par_iter()
-        .map(|&(b0, b1)| {
-            let (mut cols, mut ends) = (Vec::new(), Vec::with_capacity(b1 - b0));
-            let mut scratch = (Vec::new(), Vec::new());
-            for br in b0..b1 {
-                block_columns(pos, crd, row_range(br), split, &mut scratch).ok_or_else(changed)?;
-                cols.extend_from_slice(&scratch.0);
-                ends.push(cols.len());
-            }
-            Ok((cols, ends))
-        })
-        .collect::<Result<_, ConvertError>>()?;
+    let lists: Vec<(Vec<u64>, Vec<usize>)> = par::map_tasks(tasks.len(), |t| {
+        let (b0, b1) = tasks[t];
+        let (mut cols, mut ends) = (Vec::new(), Vec::with_capacity(b1 - b0));
+        let mut scratch = (Vec::new(), Vec::new());
+        for br in b0..b1 {
+            block_columns(pos, crd, row_range(br), split, &mut scratch).ok_or_else(changed)?;
+            cols.extend_from_slice(&scratch.0);
+            ends.push(cols.len());
+        }
+        Ok((cols, ends))
+    })
+    .into_iter()
+    .collect::<Result<_, ConvertError>>()?;
     let mut bpos = Vec::with_capacity(block_rows + 1);
     bpos.push(0u64);
     let mut base = 0u64;
@@ -224,40 +223,39 @@ fn blocks_by<C: Index, V: Raw, const POW2: bool>(
         work.push((b0..b1, cols, ends, cc, vv));
         (crest, vrest) = (ct, vt);
     }
-    work.into_par_iter()
-        .try_for_each(|(brs, cols, ends, cc, vv)| {
-            cc.copy_from_slice(cols);
-            let mut first = 0;
-            for (br, &end) in brs.zip(ends) {
-                let cols = &cols[first..end];
-                let blocks = &mut vv[first * bsize..end * bsize];
-                for (ii, row) in row_range(br).enumerate() {
-                    let (q0, q1) = (pos[row] as usize, pos[row + 1] as usize);
-                    let (Some(cs), Some(vs)) = (crd.get(q0..q1), vals.get(q0..q1)) else {
-                        return Err(changed());
+    par::try_for_each_item(work, |(brs, cols, ends, cc, vv)| {
+        cc.copy_from_slice(cols);
+        let mut first = 0;
+        for (br, &end) in brs.zip(ends) {
+            let cols = &cols[first..end];
+            let blocks = &mut vv[first * bsize..end * bsize];
+            for (ii, row) in row_range(br).enumerate() {
+                let (q0, q1) = (pos[row] as usize, pos[row + 1] as usize);
+                let (Some(cs), Some(vs)) = (crd.get(q0..q1), vals.get(q0..q1)) else {
+                    return Err(changed());
+                };
+                let mut b = 0usize;
+                for (&x, &v) in cs.iter().zip(vs) {
+                    let x = x.to_u64();
+                    let jb = split.block(x);
+                    while cols.get(b).is_some_and(|&k| k < jb) {
+                        b += 1;
+                    }
+                    let at = if inner_first {
+                        b * bsize + split.inside(x) as usize * r + ii
+                    } else {
+                        b * bsize + ii * split.c as usize + split.inside(x) as usize
                     };
-                    let mut b = 0usize;
-                    for (&x, &v) in cs.iter().zip(vs) {
-                        let x = x.to_u64();
-                        let jb = split.block(x);
-                        while cols.get(b).is_some_and(|&k| k < jb) {
-                            b += 1;
-                        }
-                        let at = if inner_first {
-                            b * bsize + split.inside(x) as usize * r + ii
-                        } else {
-                            b * bsize + ii * split.c as usize + split.inside(x) as usize
-                        };
-                        match (cols.get(b), blocks.get_mut(at)) {
-                            (Some(&k), Some(slot)) if k == jb => *slot = v,
-                            _ => return Err(changed()),
-                        }
+                    match (cols.get(b), blocks.get_mut(at)) {
+                        (Some(&k), Some(slot)) if k == jb => *slot = v,
+                        _ => return Err(changed()),
                     }
                 }
-                first = end;
             }
-            Ok(())
-        })?;
+            first = end;
+        }
+        Ok(())
+    })?;
     Ok((bpos, bcrd, bvals))
 }
 
@@ -334,27 +332,31 @@ fn count_blocks<C: Index>(pos: &[u64], crd: &[C]) -> Result<BlockCounts, Convert
     for (a, &r) in BLOCK_SIDES.iter().enumerate() {
         let block_rows = rows.div_ceil(r);
         let per_task = BLOCK_ROWS_PER_TASK as u64;
-        counts[a] = (0..block_rows.div_ceil(per_task))
-            .into_par_iter()
-            .map_init(Vec::new, |cols, task| {
-                let mut counts = [0u64; 4];
-                let b0 = task * per_task;
-                for br in b0..(b0 + per_task).min(block_rows) {
-                    let at = |row: u64| pos.get(row.min(rows) as usize).copied();
-                    let (Some(lo), Some(hi)) = (at(br * r), at((br + 1) * r)) else {
-                        return Err(changed());
-                    };
-                    let seg = crd.get(lo as usize..hi as usize).ok_or_else(changed)?;
-                    cols.clear();
-                    cols.extend(seg.iter().map(|x| x.to_u64()));
-                    count_block_row(cols, &mut counts);
-                }
-                Ok(counts)
-            })
-            .try_reduce(
-                || [0u64; 4],
-                |x, y| Ok(std::array::from_fn(|i| x[i] + y[i])),
-            )?;
+        let tasks = block_rows.div_ceil(per_task) as usize;
+        let parts = par::map_tasks(tasks, |task| {
+            let task = task as u64;
+            let mut cols = Vec::new();
+            let cols = &mut cols;
+            let mut counts = [0u64; 4];
+            let b0 = task * per_task;
+            for br in b0..(b0 + per_task).min(block_rows) {
+                let at = |row: u64| pos.get(row.min(rows) as usize).copied();
+                let (Some(lo), Some(hi)) = (at(br * r), at((br + 1) * r)) else {
+                    return Err(changed());
+                };
+                let seg = crd.get(lo as usize..hi as usize).ok_or_else(changed)?;
+                cols.clear();
+                cols.extend(seg.iter().map(|x| x.to_u64()));
+                count_block_row(cols, &mut counts);
+            }
+            Ok(counts)
+        });
+        for part in parts {
+            let part = part?;
+            for (sum, x) in counts[a].iter_mut().zip(part) {
+                *sum += x;
+            }
+        }
     }
     Ok(counts)
 }

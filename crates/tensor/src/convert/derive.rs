@@ -13,12 +13,12 @@ value that does not fit.
 
 use crate::budget::{Budget, Need};
 use crate::error::ConvertError;
+use crate::par;
 use crate::tensor::Tensor;
 
 use super::csr::positions;
 use super::plan::{Route, Step};
 use super::Converted;
-use rayon::prelude::*;
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat, LevelProps};
 
 use crate::index::{Index, IndexVec, IndexWidth};
@@ -100,10 +100,7 @@ pub(crate) fn derive_levels(
     let inner = with_width(crd, cw);
     match kind {
         Derived::Doubly => {
-            let rows: Vec<u64> = (0..pos.len().saturating_sub(1) as u64)
-                .into_par_iter()
-                .filter(|&r| pos[r as usize + 1] > pos[r as usize])
-                .collect();
+            let rows = par::select(pos.len().saturating_sub(1), |r| pos[r + 1] > pos[r]);
             let mut starts = Vec::with_capacity(rows.len() + 1);
             starts.push(0);
             starts.extend(rows.iter().map(|&r| pos[r as usize + 1]));
@@ -196,7 +193,7 @@ fn fill<C: Index>(pos: &[u64], stride: usize, inner: Option<&[C]>) -> IndexVec {
         rest = tail;
         r = end;
     }
-    parts.into_par_iter().for_each(|(first, part)| {
+    par::for_each_item(parts, |(first, part)| {
         let base = pos[first] as usize;
         let end = (first + ROWS_PER_TASK).min(rows);
         for row in first..end {

@@ -8,6 +8,7 @@ use crate::budget::{self, Budget, Need};
 use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::layout::Layout;
+use crate::par;
 use crate::raw::{with_raw, Arith, Raw};
 use crate::tensor::{AppliedSlice, Tensor};
 use crate::value::{Scalar, Value, ValueType, ValueVec, ValueVecAccess};
@@ -18,7 +19,7 @@ use super::build::{build, build_ell, Items};
 use super::order::{Keyer, Sorted};
 use super::plan::{Route, Step};
 use super::{AutoChoice, ConvertOptions, Converted};
-use rayon::prelude::*;
+use rayon::slice::ParallelSliceMut;
 
 pub(crate) fn general(
     entries: &Entries,
@@ -179,7 +180,7 @@ fn stage<V: Raw>(
 ) -> Result<Staged<V>, ConvertError> {
     let sorted = keyer.sort(entries, (0..entries.len()).collect());
     // Values in level order, gathered in parallel (the one random read of the merge).
-    let gathered: Vec<V> = sorted.idx.par_iter().map(|&e| vals[e]).collect();
+    let gathered: Vec<V> = par::map(sorted.len(), |k| vals[sorted.idx[k]]);
     let keep = opts.keep_duplicates;
     let n = sorted.len();
     let mut out = sorted.empty_like(n);
@@ -264,8 +265,8 @@ fn convert_fixed<V: Raw>(
             let idx = staged.idx;
             let mut pos: Vec<usize> = (0..idx.len()).collect();
             pos.par_sort_by(|&a, &b| keyer.cmp(entries, idx[a], idx[b]).then(idx[a].cmp(&idx[b])));
-            let merged2: Vec<V> = pos.par_iter().map(|&p| merged[p]).collect();
-            let idx = pos.par_iter().map(|&p| idx[p]).collect();
+            let merged2: Vec<V> = par::map(pos.len(), |k| merged[pos[k]]);
+            let idx = par::map(pos.len(), |k| idx[pos[k]]);
             (keyer.sorted_from(idx), merged2)
         }
         None => stage(entries, (vals, ar), &keyer, opts)?,

@@ -1,10 +1,11 @@
 //! Level coordinates of entries and sorting entries into level order.
 
-use rayon::prelude::*;
+use rayon::slice::ParallelSliceMut;
 use sptk_encoding::{Encoding, LevelExpr};
 
 use crate::entries::Entries;
 use crate::index::{Index, IndexVec};
+use crate::par;
 
 /// Computes level coordinates of input entries for one encoding.
 ///
@@ -179,7 +180,7 @@ impl Keyer {
         let keys = self
             .keys
             .as_ref()
-            .map(|keys| idx.par_iter().map(|&e| keys[e]).collect());
+            .map(|keys| par::map(idx.len(), |k| keys[idx[k]]));
         Sorted { idx, keys }
     }
 
@@ -193,9 +194,9 @@ impl Keyer {
     }
 
     fn sort_compared(&self, entries: &Entries, idx: &mut Vec<usize>) {
-        let sorted = idx
-            .par_windows(2)
-            .all(|w| self.cmp(entries, w[0], w[1]).is_le());
+        let sorted = par::all(idx.len().saturating_sub(1), |k| {
+            self.cmp(entries, idx[k], idx[k + 1]).is_le()
+        });
         if sorted || self.exprs.is_empty() {
             return;
         }
@@ -232,7 +233,7 @@ impl Keyer {
                 }
                 rest = tail;
             }
-            slices.par_iter_mut().for_each(|bucket| {
+            par::for_each_mut(&mut slices, |bucket| {
                 let ordered = bucket
                     .windows(2)
                     .all(|w| self.cmp(entries, w[0], w[1]).is_le());
@@ -255,7 +256,9 @@ impl Keyer {
     /// buckets by their outermost level when that level is small enough, each bucket then
     /// sorted on its own, buckets in parallel; else one parallel sort.
     fn sort_keyed(&self, keys: &[u64], bits: u32, idx: Vec<usize>) -> Sorted {
-        if idx.par_windows(2).all(|w| keys[w[0]] <= keys[w[1]]) {
+        if par::all(idx.len().saturating_sub(1), |k| {
+            keys[idx[k]] <= keys[idx[k + 1]]
+        }) {
             return self.sorted_from(idx);
         }
         let outer_bits = self.fields.as_ref().map_or(0, |f| f[0].1.count_ones());
@@ -266,27 +269,26 @@ impl Keyer {
         let buckets = if small { 1usize << outer_bits } else { 0 };
         let index_bits = bits_for(n as u64 + 1);
         if bits + index_bits <= 64 {
-            let items: Vec<u64> = idx
-                .par_iter()
-                .map(|&e| (keys[e] << index_bits) | e as u64)
-                .collect();
+            let items: Vec<u64> = par::map(n, |k| (keys[idx[k]] << index_bits) | idx[k] as u64);
             drop(idx);
             let mut items = sort_items(items, small.then_some((buckets, outer_shift + index_bits)));
             let mask = (1u64 << index_bits) - 1;
-            let idx = items.par_iter().map(|&x| (x & mask) as usize).collect();
+            let idx = par::map(n, |k| (items[k] & mask) as usize);
             // The items become the sorted keys, in place.
-            items.par_iter_mut().for_each(|x| *x >>= index_bits);
+            par::chunks_mut(&mut items, par::CHUNK, |_, part| {
+                part.iter_mut().for_each(|x| *x >>= index_bits)
+            });
             Sorted {
                 idx,
                 keys: Some(items),
             }
         } else {
-            let items: Vec<(u64, usize)> = idx.par_iter().map(|&e| (keys[e], e)).collect();
+            let items: Vec<(u64, usize)> = par::map(n, |k| (keys[idx[k]], idx[k]));
             drop(idx);
             let sorted = sort_items(items, small.then_some((buckets, outer_shift)));
             Sorted {
-                idx: sorted.par_iter().map(|&(_, e)| e).collect(),
-                keys: Some(sorted.par_iter().map(|&(k, _)| k).collect()),
+                idx: par::map(n, |k| sorted[k].1),
+                keys: Some(par::map(n, |k| sorted[k].0)),
             }
         }
     }
@@ -395,29 +397,25 @@ fn sort_items<T: SortItem>(mut items: Vec<T>, buckets: Option<(usize, u32)>) -> 
         }
         rest = tail;
     }
-    slices
-        .par_iter_mut()
-        .for_each(|bucket| bucket.sort_unstable());
+    par::for_each_mut(&mut slices, |bucket| bucket.sort_unstable());
     out
 }
 
 /// Adds one level's field to every entry's key: its coordinate (from dimension
 /// coordinates `crd`, divided or reduced for block levels) shifted into place.
 fn add_field<C: Index>(keys: &mut [u64], crd: &[C], kind: Kind, shift: u32) {
-    const CHUNK: usize = 1 << 16;
-    keys.par_chunks_mut(CHUNK)
-        .zip(crd.par_chunks(CHUNK))
-        .for_each(|(keys, crd)| {
-            for (k, &c) in keys.iter_mut().zip(crd) {
-                let c = c.to_u64();
-                let x = match kind {
-                    Kind::Dim => c,
-                    Kind::Div(q) => c / q,
-                    Kind::Mod(q) => c % q,
-                };
-                *k |= x.checked_shl(shift).unwrap_or(0);
-            }
-        });
+    par::chunks_mut(keys, par::CHUNK, |c, keys| {
+        let crd = &crd[c * par::CHUNK..];
+        for (k, &c) in keys.iter_mut().zip(crd) {
+            let c = c.to_u64();
+            let x = match kind {
+                Kind::Dim => c,
+                Kind::Div(q) => c / q,
+                Kind::Mod(q) => c % q,
+            };
+            *k |= x.checked_shl(shift).unwrap_or(0);
+        }
+    });
 }
 
 #[cfg(test)]

@@ -6,13 +6,13 @@
 //! The results equal the general path's byte for byte, errors included (the stored-tensor
 //! property test in `tests/properties.rs` checks both against each other).
 
-use rayon::prelude::*;
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat};
 
 use crate::convert::scatter::big_zeroed;
 use crate::error::ConvertError;
 use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
+use crate::par;
 use crate::raw::{Arith, Raw};
 use crate::tensor::LevelArrays;
 use crate::tensor::Tensor;
@@ -71,10 +71,15 @@ pub(crate) fn nm_like(enc: &Encoding, a: usize, b: usize) -> Option<(u32, u32)> 
 
 /// The longest row of a CSR-like tensor with positions `pos` (0 when there are no rows).
 pub(crate) fn longest_row(pos: &[u64]) -> u64 {
-    pos.par_windows(2)
-        .map(|w| w[1].saturating_sub(w[0]))
-        .max()
-        .unwrap_or(0)
+    let rows = pos.len().saturating_sub(1);
+    par::fold_chunks(rows, |r| {
+        r.map(|i| pos[i + 1].saturating_sub(pos[i]))
+            .max()
+            .unwrap_or(0)
+    })
+    .into_iter()
+    .max()
+    .unwrap_or(0)
 }
 
 /// Row `i`'s range of entries; an error if the positions do not describe `len` entries
@@ -103,10 +108,10 @@ pub(crate) fn ell<C: Index, V: Raw>(
         .and_then(|t| usize::try_from(t).ok())
         .ok_or_else(|| ConvertError::TooLarge("ELL: K x rows is too large".into()))?;
     // The first row (in row order) longer than K, as the general path reports it.
-    if let Some(row) = pos
-        .par_windows(2)
-        .position_first(|w| w[1].saturating_sub(w[0]) > k)
-    {
+    let first_long = par::fold_chunks(rows, |mut r| {
+        r.find(|&i| pos[i + 1].saturating_sub(pos[i]) > k)
+    });
+    if let Some(row) = first_long.into_iter().flatten().next() {
         return Err(ConvertError::RowTooLong {
             row: row as u64,
             entries: pos[row + 1] - pos[row],
@@ -181,22 +186,20 @@ fn fill_ell<C: Index, O: Index, V: Raw>(
         }
     }
     let len = crd.len().min(vals.len());
-    pieces
-        .into_par_iter()
-        .enumerate()
-        .try_for_each(|(t, mut slices)| {
-            let lo = t * ROWS_PER_TASK;
-            for r in 0..slices.first().map_or(0, |s| s.0.len()) {
-                let range = row_range(pos, lo + r, len)?;
-                let (rc, rv) = (&crd[range.clone()], &vals[range]);
-                // A row is at most K long (checked above), so `slices` has a piece per entry.
-                for ((c, v), (sc, sv)) in rc.iter().zip(rv).zip(slices.iter_mut()) {
-                    sc[r] = O::from_u64_unchecked(c.to_u64());
-                    sv[r] = *v;
-                }
+    let pieces: Vec<(usize, _)> = pieces.into_iter().enumerate().collect();
+    par::try_for_each_item(pieces, |(t, mut slices)| {
+        let lo = t * ROWS_PER_TASK;
+        for r in 0..slices.first().map_or(0, |s| s.0.len()) {
+            let range = row_range(pos, lo + r, len)?;
+            let (rc, rv) = (&crd[range.clone()], &vals[range]);
+            // A row is at most K long (checked above), so `slices` has a piece per entry.
+            for ((c, v), (sc, sv)) in rc.iter().zip(rv).zip(slices.iter_mut()) {
+                sc[r] = O::from_u64_unchecked(c.to_u64());
+                sv[r] = *v;
             }
-            Ok(())
-        })?;
+        }
+        Ok(())
+    })?;
     Ok((out_crd, out_val))
 }
 
@@ -261,17 +264,15 @@ fn pack2<V>((offsets, vals): (Vec<u8>, Vec<V>)) -> (IndexVec, Vec<V>) {
     const BYTES_PER_TASK: usize = 1 << 16;
     let len = offsets.len();
     let mut bytes = vec![0u8; len.div_ceil(4)];
-    bytes
-        .par_chunks_mut(BYTES_PER_TASK)
-        .zip(offsets.par_chunks(4 * BYTES_PER_TASK))
-        .for_each(|(out, src)| {
-            for (b, four) in out.iter_mut().zip(src.chunks(4)) {
-                *b = four
-                    .iter()
-                    .enumerate()
-                    .fold(0u8, |acc, (i, &o)| acc | ((o & 3) << (2 * i)));
-            }
-        });
+    par::chunks_mut(&mut bytes, BYTES_PER_TASK, |c, out| {
+        let src = &offsets[4 * BYTES_PER_TASK * c..];
+        for (b, four) in out.iter_mut().zip(src.chunks(4)) {
+            *b = four
+                .iter()
+                .enumerate()
+                .fold(0u8, |acc, (i, &o)| acc | ((o & 3) << (2 * i)));
+        }
+    });
     (
         IndexVec::Packed2 {
             bytes: bytes.into(),
@@ -314,28 +315,29 @@ fn fill_groups<C: Index, O: Index, V: Raw>(
     }
     let len = crd.len().min(vals.len());
     let chunk = per_row * ROWS_PER_TASK;
-    let firsts: Vec<Option<Overflow>> = out_crd
-        .par_chunks_mut(chunk)
-        .zip(out_val.par_chunks_mut(chunk))
-        .enumerate()
-        .map(|(t, (oc, ov))| {
-            let mut keep: Vec<usize> = Vec::new();
-            for (r, (rc, rv)) in oc
-                .chunks_mut(per_row)
-                .zip(ov.chunks_mut(per_row))
-                .enumerate()
-            {
-                let row = t * ROWS_PER_TASK + r;
-                let range = row_range(pos, row, len)?;
-                let row_vals = (&vals[range.clone()], ar);
-                let over = fill_row(&crd[range], row_vals, shape, (rc, rv), &mut keep);
-                if let Some((g, count)) = over {
-                    return Ok(Some((row as u64, g, count)));
-                }
+    let parts: Vec<_> = out_crd
+        .chunks_mut(chunk)
+        .zip(out_val.chunks_mut(chunk))
+        .collect();
+    let firsts: Vec<Option<Overflow>> = par::map_items(parts, |t, (oc, ov)| {
+        let mut keep: Vec<usize> = Vec::new();
+        for (r, (rc, rv)) in oc
+            .chunks_mut(per_row)
+            .zip(ov.chunks_mut(per_row))
+            .enumerate()
+        {
+            let row = t * ROWS_PER_TASK + r;
+            let range = row_range(pos, row, len)?;
+            let row_vals = (&vals[range.clone()], ar);
+            let over = fill_row(&crd[range], row_vals, shape, (rc, rv), &mut keep);
+            if let Some((g, count)) = over {
+                return Ok(Some((row as u64, g, count)));
             }
-            Ok(None)
-        })
-        .collect::<Result<_, ConvertError>>()?;
+        }
+        Ok(None)
+    })
+    .into_iter()
+    .collect::<Result<_, ConvertError>>()?;
     if let Some((row, g, count)) = firsts.into_iter().flatten().next() {
         return Err(ConvertError::GroupOverflow(overflow_message(
             &format!("row {row}"),
@@ -408,14 +410,21 @@ fn fill_row<C: Index, O: Index, V: Raw>(
 /// Keeps the `n` items of `group` (ascending item order) whose values have the largest
 /// magnitude, the earlier item on a tie, and leaves them in ascending order.
 pub(crate) fn keep_largest(magnitude: impl Fn(usize) -> f64, group: &mut Vec<usize>, n: usize) {
-    group.sort_by(|&a, &b| {
-        magnitude(b)
-            .partial_cmp(&magnitude(a))
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.cmp(&b))
-    });
-    group.truncate(n);
+    let mut ranked: Vec<(f64, usize)> = group.iter().map(|&i| (magnitude(i), i)).collect();
+    rank_by_magnitude(&mut ranked);
+    group.clear();
+    group.extend(ranked.iter().take(n).map(|&(_, i)| i));
     group.sort_unstable();
+}
+
+/// Largest magnitude first, the earlier item on a tie (apart from the value type, so that
+/// one sort serves them all).
+fn rank_by_magnitude(ranked: &mut [(f64, usize)]) {
+    ranked.sort_by(|a, b| {
+        b.0.partial_cmp(&a.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.1.cmp(&b.1))
+    });
 }
 
 /// The message for an n:m group with more than n nonzeros; `at` names the row or entry.
@@ -440,7 +449,11 @@ pub(crate) fn ell_values<V: Raw>(
 }
 
 pub(crate) fn count_nonzero<V: Raw>(v: &[V], ar: &Arith<V>) -> u64 {
-    v.par_iter().filter(|&&x| !ar.is_zero(x)).count() as u64
+    par::fold_chunks(v.len(), |r| {
+        v[r].iter().filter(|&&x| !ar.is_zero(x)).count() as u64
+    })
+    .into_iter()
+    .sum()
 }
 
 /// A valid CSR into n:m (see [`structured`]); None where the general path must decide.

@@ -17,7 +17,6 @@
 //! result equals [`crate::convert`] on the collected entries, byte for byte. The nonzeros
 //! exist once, in the output, plus two bytes per entry for the rows inside blocks.
 
-use rayon::prelude::*;
 use sptk_encoding::{Encoding, Target};
 
 use crate::budget::{self, Budget, Need};
@@ -29,6 +28,7 @@ use crate::entries::SourceError;
 use crate::error::ConvertError;
 use crate::index::{Index, IndexWidth};
 use crate::layout::Layout;
+use crate::par;
 use crate::raw::{Arith, Raw};
 use crate::tensor::Tensor;
 use crate::value::{Value, ValueVecAccess};
@@ -158,17 +158,14 @@ fn build<P: EntryParts, C: Index>(
 
     // Pass 1: per part, entries per row block.
     let mut counts: Vec<Vec<u32>> = (0..parts).map(|_| vec![0u32; blocks]).collect();
-    counts
-        .par_iter_mut()
-        .enumerate()
-        .try_for_each(|(p, c)| {
-            let n = source.count(p, outer, shift, c)?;
-            if c.iter().map(|&x| x as u64).sum::<u64>() != n {
-                return Err(SourceError::from("a part's counts do not add up"));
-            }
-            Ok(())
-        })
-        .map_err(source_error)?;
+    par::try_for_each_item(counts.iter_mut().enumerate().collect(), |(p, c)| {
+        let n = source.count(p, outer, shift, c)?;
+        if c.iter().map(|&x| x as u64).sum::<u64>() != n {
+            return Err(SourceError::from("a part's counts do not add up"));
+        }
+        Ok(())
+    })
+    .map_err(source_error)?;
     // Block starts, and each part's slots in each block: `slots[p][b] = [next, end]`.
     let mut block_start = vec![0usize; blocks + 1];
     let mut slots: Vec<Vec<[usize; 2]>> = vec![vec![[0usize; 2]; blocks]; parts];
@@ -192,32 +189,29 @@ fn build<P: EntryParts, C: Index>(
     let mut local = big_zeroed::<u16>(total)?;
     let out = SharedOut::new(&mut crd, &mut val, &mut local);
     let out = &out;
-    slots
-        .par_iter_mut()
-        .enumerate()
-        .try_for_each(|(p, slots)| {
-            let mut batch: Vec<(u64, u64, RawOf<P>)> = Vec::with_capacity(BATCH);
-            let mut ok = true;
-            source.visit(p, |i, j, v| {
-                let v = v.to_raw();
-                batch.push(if outer == 0 { (i, j, v) } else { (j, i, v) });
-                if batch.len() == BATCH {
-                    ok = append_batch(&batch, slots, shift, inner_size, out);
-                    batch.clear();
-                }
-                ok
-            })?;
-            ok = ok && append_batch(&batch, slots, shift, inner_size, out);
-            // Every slot must be filled: the second pass saw exactly what the first
-            // counted.
-            if !ok || slots.iter().any(|[next, end]| next != end) {
-                return Err(SourceError::from(
-                    "the input changed between the two passes",
-                ));
+    par::try_for_each_item(slots.iter_mut().enumerate().collect(), |(p, slots)| {
+        let mut batch: Vec<(u64, u64, RawOf<P>)> = Vec::with_capacity(BATCH);
+        let mut ok = true;
+        source.visit(p, |i, j, v| {
+            let v = v.to_raw();
+            batch.push(if outer == 0 { (i, j, v) } else { (j, i, v) });
+            if batch.len() == BATCH {
+                ok = append_batch(&batch, slots, shift, inner_size, out);
+                batch.clear();
             }
-            Ok(())
-        })
-        .map_err(source_error)?;
+            ok
+        })?;
+        ok = ok && append_batch(&batch, slots, shift, inner_size, out);
+        // Every slot must be filled: the second pass saw exactly what the first
+        // counted.
+        if !ok || slots.iter().any(|[next, end]| next != end) {
+            return Err(SourceError::from(
+                "the input changed between the two passes",
+            ));
+        }
+        Ok(())
+    })
+    .map_err(source_error)?;
     drop(slots);
 
     // Row order inside each block, the row starts, and each row sorted by coordinate with
@@ -249,7 +243,8 @@ fn build<P: EntryParts, C: Index>(
             tasks.push(block);
             (c_rest, v_rest, l_rest, s_rest, n_rest) = (ct, vt, lt, st, nt);
         }
-        tasks.into_par_iter().try_for_each_init(
+        par::try_for_each_item_with(
+            tasks,
             || (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
             |scratch, block| block.finish(outer, (drop_zeros, ar), scratch),
         )?;
@@ -315,7 +310,7 @@ struct Block<'a, C, V> {
 }
 
 /// Reused buffers: per-row cursors, the reordered block, and `sum_row`'s scratch.
-type Scratch<C, V> = (Vec<usize>, Vec<C>, Vec<V>, Vec<(C, V)>);
+type Scratch<C, V> = (Vec<usize>, Vec<C>, Vec<V>, Vec<(u64, usize)>);
 
 impl<C: Index, V: Raw> Block<'_, C, V> {
     /// Puts the entries in row order (stably, so input order stays inside rows), writes
@@ -370,18 +365,22 @@ impl<C: Index, V: Raw> Block<'_, C, V> {
         for r in 0..starts.len() {
             let a = starts[r];
             let b = starts.get(r + 1).copied().unwrap_or(crd.len());
-            kept[r] = sum_row(&mut crd[a..b], (&mut val[a..b], ar), drop_zeros, pairs).map_err(
-                |col| {
-                    let row = (first_row + r) as u64;
-                    ConvertError::SumOverflow {
-                        coord: if outer == 0 {
-                            vec![row, col]
-                        } else {
-                            vec![col, row]
-                        },
-                    }
-                },
-            )?;
+            kept[r] = sum_row(
+                &mut crd[a..b],
+                (&mut val[a..b], ar),
+                drop_zeros,
+                (pairs, v_tmp),
+            )
+            .map_err(|col| {
+                let row = (first_row + r) as u64;
+                ConvertError::SumOverflow {
+                    coord: if outer == 0 {
+                        vec![row, col]
+                    } else {
+                        vec![col, row]
+                    },
+                }
+            })?;
             starts[r] = base + a;
         }
         Ok(())

@@ -4,7 +4,6 @@
 //! coordinate, summed and compacted in place. No global sort, and the nonzeros exist
 //! once outside the input.
 
-use rayon::prelude::*;
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat};
 
 pub(crate) use crate::alloc::big_zeroed;
@@ -12,6 +11,7 @@ use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::index::{Index, IndexVec, IndexWidth};
 use crate::layout::Layout;
+use crate::par;
 use crate::raw::{Arith, Raw};
 use crate::tensor::LevelArrays;
 
@@ -129,19 +129,24 @@ pub(crate) fn finish_rows<V: Raw, C: Index>(
             len_rest = lt;
             r0 = r1;
         }
-        tasks.into_par_iter().try_for_each(|(r0, r1, c, v, l)| {
+        par::try_for_each_item(tasks, |(r0, r1, c, v, l)| {
             let base = start[r0];
-            let mut scratch: Vec<(C, V)> = Vec::new();
+            let (mut order, mut moved) = (Vec::new(), Vec::new());
             for r in r0..r1 {
                 let (a, b) = (start[r] - base, start[r + 1] - base);
-                l[r - r0] = sum_row(&mut c[a..b], (&mut v[a..b], ar), drop_zeros, &mut scratch)
-                    .map_err(|col| ConvertError::SumOverflow {
-                        coord: if outer == 0 {
-                            vec![r as u64, col]
-                        } else {
-                            vec![col, r as u64]
-                        },
-                    })?;
+                l[r - r0] = sum_row(
+                    &mut c[a..b],
+                    (&mut v[a..b], ar),
+                    drop_zeros,
+                    (&mut order, &mut moved),
+                )
+                .map_err(|col| ConvertError::SumOverflow {
+                    coord: if outer == 0 {
+                        vec![r as u64, col]
+                    } else {
+                        vec![col, r as u64]
+                    },
+                })?;
             }
             Ok::<(), ConvertError>(())
         })?;
@@ -269,7 +274,7 @@ fn scatter<R: Index, K: Index, C: Index, V: Raw>(
     let bounds = balanced_bounds(rows, n as u64, |r| start[r] as u64);
     let tasks = split_tasks(&mut crd, &mut val, &bounds, &start);
     let start_ref = &start;
-    tasks.into_par_iter().for_each(|(lo, hi, c, v)| {
+    par::for_each_item(tasks, |(lo, hi, c, v)| {
         let base = start_ref[lo];
         let mut next: Vec<usize> = start_ref[lo..hi].iter().map(|s| s - base).collect();
         for (e, r) in row.iter().enumerate() {
@@ -372,7 +377,7 @@ pub(crate) fn sum_row<C: Index, V: Raw>(
     crd: &mut [C],
     (val, ar): (&mut [V], &Arith<V>),
     drop_zeros: bool,
-    scratch: &mut Vec<(C, V)>,
+    (order, moved): (&mut Vec<(u64, usize)>, &mut Vec<V>),
 ) -> Result<usize, u64> {
     let sorted = crd.windows(2).all(|w| w[0] < w[1]);
     if !sorted && crd.len() <= 32 {
@@ -389,12 +394,20 @@ pub(crate) fn sum_row<C: Index, V: Raw>(
             val[j] = v;
         }
     } else if !sorted {
-        scratch.clear();
-        scratch.extend(crd.iter().copied().zip(val.iter().copied()));
-        scratch.sort_by_key(|p| p.0);
-        for (i, (c, v)) in scratch.iter().enumerate() {
-            crd[i] = *c;
-            val[i] = *v;
+        // Long rows: (coordinate, position) pairs are unique, so an unstable sort of them
+        // is stable by coordinate; one sort instantiation serves every width and type.
+        order.clear();
+        order.extend(crd.iter().enumerate().map(|(i, c)| (c.to_u64(), i)));
+        order.sort_unstable();
+        moved.clear();
+        moved.extend(order.iter().map(|&(_, i)| val[i]));
+        for ((c, v), (&(x, _), &y)) in crd
+            .iter_mut()
+            .zip(val.iter_mut())
+            .zip(order.iter().zip(moved.iter()))
+        {
+            *c = C::from_u64_unchecked(x);
+            *v = y;
         }
     }
     let mut w = 0usize;

@@ -19,14 +19,13 @@
 //! the same bytes for any thread count. The nonzeros exist once, in the output (plus, for
 //! coordinates narrower than 64 bits, two bytes an entry while the transpose runs).
 
-use rayon::prelude::*;
-
 use crate::convert::parts::SharedOut;
 use crate::convert::scatter::{balanced_bounds, big_zeroed, scatter_outputs};
 use crate::error::ConvertError;
 use crate::index::IndexVec;
 use crate::index::{Index, IndexWidth};
 use crate::layout::Layout;
+use crate::par;
 use crate::raw::Arith;
 use crate::raw::Raw;
 use crate::tensor::{LevelArrays, Tensor};
@@ -90,19 +89,19 @@ fn run<S: Index, O: Index, V: Raw, const PACKED: bool>(
     };
 
     // Pass 1: per row range, entries per column block.
-    let counts: Vec<Vec<usize>> = ranges
-        .par_iter()
-        .map(|&(r0, r1)| {
-            let mut c = vec![0usize; blocks];
-            for &j in entries(r0, r1)? {
-                let k = c
-                    .get_mut((j.to_u64() >> shift) as usize)
-                    .ok_or_else(changed)?;
-                *k += 1;
-            }
-            Ok(c)
-        })
-        .collect::<Result<_, ConvertError>>()?;
+    let counts: Vec<Vec<usize>> = par::map_tasks(ranges.len(), |i| {
+        let (r0, r1) = ranges[i];
+        let mut c = vec![0usize; blocks];
+        for &j in entries(r0, r1)? {
+            let k = c
+                .get_mut((j.to_u64() >> shift) as usize)
+                .ok_or_else(changed)?;
+            *k += 1;
+        }
+        Ok(c)
+    })
+    .into_iter()
+    .collect::<Result<_, ConvertError>>()?;
     // Each range's slots in each block, `[next, end]`, and the blocks' starts.
     let mut slots = vec![vec![[0usize; 2]; blocks]; ranges.len()];
     let mut block_start = Vec::with_capacity(blocks + 1);
@@ -125,10 +124,9 @@ fn run<S: Index, O: Index, V: Raw, const PACKED: bool>(
     let out = SharedOut::new(&mut out_crd, &mut out_val, &mut local);
     let mask = (1usize << shift) - 1;
     let out = &out;
-    slots
-        .par_iter_mut()
-        .zip(&ranges)
-        .try_for_each(|(slots, &(r0, r1))| {
+    par::try_for_each_item(
+        slots.iter_mut().zip(&ranges).collect(),
+        |(slots, &(r0, r1))| {
             for r in r0..r1 {
                 let (q0, q1) = (pos[r] as usize, pos[r + 1] as usize);
                 let (Some(cs), Some(vs)) = (crd.get(q0..q1), vals.get(q0..q1)) else {
@@ -164,7 +162,8 @@ fn run<S: Index, O: Index, V: Raw, const PACKED: bool>(
                 return Err(changed());
             }
             Ok(())
-        })?;
+        },
+    )?;
     drop(slots);
 
     // Column order inside each block, and the positions of its columns.
@@ -190,7 +189,8 @@ fn run<S: Index, O: Index, V: Raw, const PACKED: bool>(
             });
             (c_rest, v_rest, l_rest, p_rest) = (ct, vt, lt, pt);
         }
-        tasks.into_par_iter().try_for_each_init(
+        par::try_for_each_item_with(
+            tasks,
             || (Vec::new(), Vec::new(), Vec::new()),
             |scratch, block| block.sort::<PACKED>(scratch).map_err(|()| changed()),
         )?;
