@@ -9,6 +9,7 @@ use crate::entries::Entries;
 use crate::error::ConvertError;
 use crate::index::{IndexVec, IndexWidth};
 use crate::layout::Layout;
+use crate::par;
 use crate::raw::Raw;
 use crate::tensor::LevelArrays;
 
@@ -57,41 +58,56 @@ fn push_checked(
 }
 
 /// Builds every array of a non-ELL layout.
+///
+/// Items split into parts at changes of their level-0 coordinate are built in parallel
+/// (each part's subtrees are whole) and joined, positions shifted by the parts before.
+/// Where every item stores exactly one value in item order (no padding below level 0),
+/// the values are the items' own, moved rather than copied.
 pub(crate) fn build<W: Raw>(
     layout: &Layout,
-    items: &Items<'_, W>,
+    items: Items<'_, W>,
     budget: &Budget,
 ) -> Result<(Vec<LevelArrays>, Vec<W>), ConvertError> {
-    let n = layout.lvl_rank();
-    let mut out = Out {
-        pos: Vec::with_capacity(n),
-        crd: Vec::with_capacity(n),
-        count: vec![0; n],
-        vals: Vec::with_capacity(items.vals.len()),
-    };
-    for (l, p) in layout.levels.iter().enumerate() {
-        out.pos.push(p.has_pos.then(|| {
-            let mut v = IndexVec::new(layout.pos_width);
-            if p.format == LevelFormat::Compressed {
-                v.push_unchecked(0);
-            }
-            v
-        }));
-        out.crd.push((p.crd_owner == Some(l)).then(|| {
-            let w = match p.format {
-                LevelFormat::Structured { .. } => layout.crd_width,
-                _ if layout.crd_width == IndexWidth::W2 => IndexWidth::W64,
-                _ => layout.crd_width,
-            };
-            IndexVec::new(w)
-        }));
-    }
+    let own_values = values_are_items(layout);
     let b = Builder {
         layout,
-        items,
+        items: &items,
         budget,
+        push_values: !own_values,
     };
-    b.walk(&mut out, 0, items.sorted.len(), 0)?;
+    let parts = b.parts();
+    let mut out = if parts.len() <= 1 || !splittable(layout) {
+        let mut out = Out::new(layout, true);
+        b.walk(&mut out, 0, items.sorted.len(), 0)?;
+        out
+    } else {
+        let outs = par::map_tasks(parts.len(), |p| {
+            let (lo, hi) = parts[p];
+            let mut out = Out::new(layout, p == 0);
+            // The level-0 coordinate after the previous part's last, where this part's
+            // padding starts on a dense level 0.
+            let next = match p {
+                0 => 0,
+                _ => b.items.lc(parts[p - 1].1 - 1, 0) + 1,
+            };
+            b.top(&mut out, lo, hi, next)?;
+            if p + 1 == parts.len() {
+                b.top_end(&mut out, hi)?;
+            }
+            Ok(out)
+        });
+        let mut out = join(
+            layout,
+            outs.into_iter().collect::<Result<_, ConvertError>>()?,
+        )?;
+        if layout.levels[0].format == LevelFormat::Compressed {
+            b.close_segment(&mut out, 0, 0)?;
+        }
+        out
+    };
+    if own_values {
+        out.vals = items.vals;
+    }
     let levels = out
         .pos
         .into_iter()
@@ -101,10 +117,164 @@ pub(crate) fn build<W: Raw>(
     Ok((levels, out.vals))
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Items per part in this thread's conversions (tests make it small).
+    static PART_ITEMS: std::cell::Cell<usize> = const { std::cell::Cell::new(1 << 18) };
+}
+
+/// Items per parallel part of the build.
+fn items_per_part() -> usize {
+    #[cfg(test)]
+    return PART_ITEMS.with(|c| c.get());
+    #[cfg(not(test))]
+    return 1 << 18;
+}
+
+/// True when every item stores one value, in item order: no level below the first pads
+/// (dense, n:m), and a lone level does not pad either.
+fn values_are_items(layout: &Layout) -> bool {
+    layout
+        .levels
+        .iter()
+        .enumerate()
+        .all(|(l, p)| match p.format {
+            LevelFormat::Dense => l == 0 && layout.lvl_rank() > 1,
+            LevelFormat::Structured { .. } | LevelFormat::Batch => false,
+            _ => true,
+        })
+}
+
+/// True when parts can be built apart and joined: level 0 dense or compressed (unique or
+/// not), no n:m level (its 2-bit coordinates do not join by value).
+fn splittable(layout: &Layout) -> bool {
+    let top = layout.levels[0].format;
+    matches!(top, LevelFormat::Dense | LevelFormat::Compressed)
+        && layout.levels.iter().all(|p| {
+            !matches!(
+                p.format,
+                LevelFormat::Structured { .. } | LevelFormat::Batch
+            )
+        })
+}
+
+/// Joins parts built apart: coordinates and values appended, positions of each part
+/// shifted by the segments the parts before it closed at that level.
+fn join<W: Raw>(layout: &Layout, mut outs: Vec<Out<W>>) -> Result<Out<W>, ConvertError> {
+    let n = layout.lvl_rank();
+    let mut offsets: Vec<Vec<u64>> = Vec::with_capacity(outs.len());
+    let mut at = vec![0u64; n];
+    for o in &outs {
+        offsets.push(at.clone());
+        for (a, c) in at.iter_mut().zip(&o.count) {
+            *a += c;
+        }
+    }
+    let total = at;
+    // One task per array: (kind, level).
+    let tasks: Vec<(bool, usize)> = (0..n).flat_map(|l| [(true, l), (false, l)]).collect();
+    let arrays = par::map_tasks(tasks.len(), |t| {
+        let (is_pos, l) = tasks[t];
+        let pieces: Vec<(&IndexVec, u64)> = outs
+            .iter()
+            .zip(&offsets)
+            .filter_map(|(o, off)| {
+                let a = if is_pos {
+                    o.pos[l].as_ref()
+                } else {
+                    o.crd[l].as_ref()
+                };
+                a.map(|a| (a, if is_pos { off[l] } else { 0 }))
+            })
+            .collect();
+        let Some(width) = pieces.first().map(|(a, _)| a.width()) else {
+            return Ok(None);
+        };
+        let len = pieces.iter().map(|(a, _)| a.len()).sum();
+        let mut all: Vec<u64> = Vec::new();
+        all.try_reserve_exact(len)
+            .map_err(|_| ConvertError::TooLarge(format!("{}[{l}]: too large", kind(is_pos))))?;
+        for (a, off) in pieces {
+            all.extend(a.iter().map(|v| v + off));
+        }
+        IndexVec::from_vec_u64(all, width)
+            .map(Some)
+            .map_err(|o| ConvertError::Width {
+                array: format!("{}[{l}]", kind(is_pos)),
+                value: o.value,
+                field: if is_pos { "posWidth" } else { "crdWidth" },
+                bits: o.width.bits(),
+            })
+    });
+    let mut arrays = arrays.into_iter();
+    let mut first = Out::<W> {
+        pos: Vec::with_capacity(n),
+        crd: Vec::with_capacity(n),
+        count: total,
+        vals: Vec::new(),
+    };
+    for _ in 0..n {
+        let pos = arrays.next().transpose()?.flatten();
+        let crd = arrays.next().transpose()?.flatten();
+        first.pos.push(pos);
+        first.crd.push(crd);
+    }
+    let vals_len: usize = outs.iter().map(|o| o.vals.len()).sum();
+    let mut vals = std::mem::take(&mut outs[0].vals);
+    vals.try_reserve_exact(vals_len - vals.len())
+        .map_err(|_| ConvertError::TooLarge("values: too large".into()))?;
+    for o in &outs[1..] {
+        vals.extend_from_slice(&o.vals);
+    }
+    first.vals = vals;
+    Ok(first)
+}
+
+fn kind(is_pos: bool) -> &'static str {
+    if is_pos {
+        "pos"
+    } else {
+        "crd"
+    }
+}
+
+impl<W> Out<W> {
+    /// Empty arrays for `layout`; the first part's compressed positions start with 0.
+    fn new(layout: &Layout, first: bool) -> Out<W> {
+        let n = layout.lvl_rank();
+        let mut out = Out {
+            pos: Vec::with_capacity(n),
+            crd: Vec::with_capacity(n),
+            count: vec![0; n],
+            vals: Vec::new(),
+        };
+        for (l, p) in layout.levels.iter().enumerate() {
+            out.pos.push(p.has_pos.then(|| {
+                let mut v = IndexVec::new(layout.pos_width);
+                if first && p.format == LevelFormat::Compressed {
+                    v.push_unchecked(0);
+                }
+                v
+            }));
+            out.crd.push((p.crd_owner == Some(l)).then(|| {
+                let w = match p.format {
+                    LevelFormat::Structured { .. } => layout.crd_width,
+                    _ if layout.crd_width == IndexWidth::W2 => IndexWidth::W64,
+                    _ => layout.crd_width,
+                };
+                IndexVec::new(w)
+            }));
+        }
+        out
+    }
+}
+
 struct Builder<'a, 'b, W> {
     layout: &'a Layout,
     items: &'a Items<'b, W>,
     budget: &'a Budget,
+    /// False when the values are the items' own (see [`values_are_items`]).
+    push_values: bool,
 }
 
 impl<W: Raw> Builder<'_, '_, W> {
@@ -131,12 +301,83 @@ impl<W: Raw> Builder<'_, '_, W> {
         Ok(())
     }
 
+    /// Item ranges for parallel parts: about one per 256k items, cut where the level-0
+    /// coordinate changes.
+    fn parts(&self) -> Vec<(usize, usize)> {
+        let n = self.items.sorted.len();
+        let mut parts = Vec::new();
+        let mut lo = 0;
+        while lo < n {
+            let mut hi = lo.saturating_add(items_per_part()).min(n);
+            if hi < n {
+                let c = self.items.lc(hi - 1, 0);
+                while hi < n && self.items.lc(hi, 0) == c {
+                    hi += 1;
+                }
+            }
+            parts.push((lo, hi));
+            lo = hi;
+        }
+        parts
+    }
+
+    /// Level 0 of items `lo..hi` (a part, whole subtrees), without closing the level:
+    /// on a dense level 0 the padding before each coordinate from `next` on.
+    fn top(
+        &self,
+        out: &mut Out<W>,
+        lo: usize,
+        hi: usize,
+        mut next: u64,
+    ) -> Result<(), ConvertError> {
+        let plan = self.layout.levels[0];
+        let mut k = lo;
+        while k < hi {
+            let c = self.items.lc(k, 0);
+            let mut e = k + 1;
+            if plan.format == LevelFormat::Dense || !plan.nonunique {
+                while e < hi && self.items.lc(e, 0) == c {
+                    e += 1;
+                }
+            }
+            if plan.format == LevelFormat::Dense {
+                self.empty(out, 1, c - next)?;
+                next = c + 1;
+            } else {
+                self.push_crd(out, 0, c)?;
+                out.count[0] += 1;
+            }
+            self.walk(out, k, e, 1)?;
+            k = e;
+        }
+        Ok(())
+    }
+
+    /// Closes level 0 after the last part, which ends at item `hi`: the dense level's
+    /// padding after the last coordinate, or the compressed level's one segment.
+    fn top_end(&self, out: &mut Out<W>, hi: usize) -> Result<(), ConvertError> {
+        let plan = self.layout.levels[0];
+        if plan.format == LevelFormat::Dense {
+            let next = if hi == 0 {
+                0
+            } else {
+                self.items.lc(hi - 1, 0) + 1
+            };
+            self.empty(out, 1, plan.size - next)
+        } else {
+            // The joined count is the segment's end; `join` writes it.
+            Ok(())
+        }
+    }
+
     /// Stores items `lo..hi`, which share their coordinates above level `l`.
     fn walk(&self, out: &mut Out<W>, lo: usize, hi: usize, l: usize) -> Result<(), ConvertError> {
         let layout = self.layout;
         if l == layout.lvl_rank() {
             // Duplicates were merged or split into their own segments above.
-            out.vals.push(self.items.vals[lo]);
+            if self.push_values {
+                out.vals.push(self.items.vals[lo]);
+            }
             return Ok(());
         }
         if lo == hi {
@@ -356,4 +597,80 @@ pub(crate) fn build_ell<W: Raw>(
         },
     ];
     Ok((levels, vals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PART_ITEMS;
+    use crate::{convert_general, ConvertOptions, Entries, ValueType};
+    use sptk_encoding::{Encoding, Target};
+
+    /// Entries with repeats (some coordinates drawn from a narrow range) and some zeros.
+    fn entries(dims: &[u64], n: usize) -> Entries {
+        let mut e = Entries::new(dims.to_vec(), ValueType::F64);
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for k in 0..n {
+            let c: Vec<u64> = dims
+                .iter()
+                .map(|&d| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let r = if k % 4 == 0 { 3.min(d) } else { d };
+                    x % r
+                })
+                .collect();
+            e.push(&c, if k % 11 == 0 { 0.0 } else { k as f64 })
+                .unwrap();
+        }
+        e
+    }
+
+    /// Parts of every size, down to one item, join into the arrays one sequential walk
+    /// builds, for every level format the parts split on and the widths and options
+    /// that change what they hold.
+    #[test]
+    fn parts_join_like_one_walk() {
+        let cases: &[(&[u64], &str)] = &[
+            (&[9, 7, 5], "map = (i, j, k) -> (i : compressed, j : compressed, k : compressed)"),
+            (&[9, 7, 5], "map = (i, j, k) -> (k : dense, i : compressed, j : compressed)"),
+            (&[9, 7, 5], "map = (i, j, k) -> (i : compressed(nonunique), j : singleton(nonunique), k : singleton)"),
+            (&[9, 7, 5], "map = (i, j, k) -> (i : compressed(nonunique), j : singleton(nonunique, soa), k : singleton(soa))"),
+            (&[9, 7, 5], "map = (i, j, k) -> (j : dense, k : loose_compressed, i : compressed)"),
+            (&[9, 7, 5], "map = (i, j, k) -> (i : dense, j : dense, k : compressed)"),
+            (&[40, 30], "map = (i, j) -> (i : compressed, j : compressed), posWidth = 8, crdWidth = 8"),
+            (&[40, 30], "map = (i, j) -> (j : dense, i : compressed), posWidth = 16"),
+            (&[40, 30], "map = (i, j) -> (i floordiv 2 : compressed, j floordiv 3 : compressed, i mod 2 : dense, j mod 3 : dense)"),
+            (&[40], "map = (i) -> (i : compressed)"),
+            (&[40], "map = (i) -> (i : dense)"),
+        ];
+        for &(dims, enc) in cases {
+            let enc: Encoding = format!("#sparse_tensor.encoding<{{ {enc} }}>")
+                .parse()
+                .unwrap();
+            let target = Target::Fixed(enc.clone());
+            for n in [0, 1, 3, 200] {
+                let e = entries(dims, n);
+                for (keep, drop) in [(false, false), (false, true), (true, false)] {
+                    let opts = ConvertOptions {
+                        keep_duplicates: keep,
+                        drop_zeros: drop,
+                        ..Default::default()
+                    };
+                    PART_ITEMS.with(|c| c.set(usize::MAX));
+                    let one = convert_general(&e, &target, &opts).map(|c| c.tensor);
+                    for part in [1, 2, 7, 64] {
+                        PART_ITEMS.with(|c| c.set(part));
+                        let split = convert_general(&e, &target, &opts).map(|c| c.tensor);
+                        assert_eq!(
+                            format!("{split:?}"),
+                            format!("{one:?}"),
+                            "{enc}: {n} entries, parts of {part}, keep {keep}, drop {drop}"
+                        );
+                    }
+                }
+            }
+        }
+        PART_ITEMS.with(|c| c.set(1 << 18));
+    }
 }

@@ -180,32 +180,44 @@ fn stage<V: Raw>(
 ) -> Result<Staged<V>, ConvertError> {
     let sorted = keyer.sort(entries, (0..entries.len()).collect());
     // Values in level order, gathered in parallel (the one random read of the merge).
-    let gathered: Vec<V> = par::map(sorted.len(), |k| vals[sorted.idx[k]]);
+    let mut vals: Vec<V> = par::map(sorted.len(), |k| vals[sorted.idx[k]]);
+    let mut sorted = sorted;
     let keep = opts.keep_duplicates;
     let n = sorted.len();
-    let mut out = sorted.empty_like(n);
-    let mut out_vals = Vec::with_capacity(n);
-    let mut k = 0;
-    while k < n {
-        let mut v = gathered[k];
-        let mut e = k + 1;
-        if !keep {
-            while e < n && sorted.same(keyer, entries, k, e) {
-                v = ar
-                    .add(v, gathered[e])
-                    .ok_or_else(|| ConvertError::SumOverflow {
-                        coord: dim_coord(entries, sorted.idx[k]),
-                    })?;
-                e += 1;
+    // Most inputs have neither duplicates nor zeros to drop: two parallel scans tell.
+    let unique = keep
+        || par::all(n.saturating_sub(1), |k| {
+            !sorted.same(keyer, entries, k, k + 1)
+        });
+    let nonzero = !opts.drop_zeros || par::all(n, |k| !ar.is_zero(vals[k]));
+    if !(unique && nonzero) {
+        // Merge in place: item `w` is written only after items up to `k >= w` are read.
+        let mut w = 0;
+        let mut k = 0;
+        while k < n {
+            let mut v = vals[k];
+            let mut e = k + 1;
+            if !keep {
+                while e < n && sorted.same(keyer, entries, k, e) {
+                    v = ar
+                        .add(v, vals[e])
+                        .ok_or_else(|| ConvertError::SumOverflow {
+                            coord: dim_coord(entries, sorted.idx[k]),
+                        })?;
+                    e += 1;
+                }
             }
+            if !(opts.drop_zeros && ar.is_zero(v)) {
+                sorted.move_item(k, w);
+                vals[w] = v;
+                w += 1;
+            }
+            k = e;
         }
-        if !(opts.drop_zeros && ar.is_zero(v)) {
-            out.push_from(&sorted, k);
-            out_vals.push(v);
-        }
-        k = e;
+        sorted.truncate(w);
+        vals.truncate(w);
     }
-    Ok((out, out_vals))
+    Ok((sorted, vals))
 }
 
 fn dim_coord(entries: &Entries, e: usize) -> Vec<u64> {
@@ -349,7 +361,7 @@ fn finish_typed<W: Raw>(
     let (levels, out_vals) = if layout.ell {
         build_ell(layout, &items, layout.levels[0].size)?
     } else {
-        build(layout, &items, budget)?
+        build(layout, items, budget)?
     };
     Ok(Tensor {
         encoding: enc.clone(),

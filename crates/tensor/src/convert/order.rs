@@ -327,6 +327,23 @@ impl Sorted {
         }
     }
 
+    /// Copies item `from` over item `to`.
+    #[inline]
+    pub(crate) fn move_item(&mut self, from: usize, to: usize) {
+        self.idx[to] = self.idx[from];
+        if let Some(keys) = &mut self.keys {
+            keys[to] = keys[from];
+        }
+    }
+
+    /// Keeps the first `n` items.
+    pub(crate) fn truncate(&mut self, n: usize) {
+        self.idx.truncate(n);
+        if let Some(keys) = &mut self.keys {
+            keys.truncate(n);
+        }
+    }
+
     /// Coordinate of item `k` at keyed level `l`.
     #[inline]
     pub(crate) fn coord(&self, keyer: &Keyer, entries: &Entries, k: usize, l: usize) -> u64 {
