@@ -77,13 +77,13 @@ pub(crate) fn build<W: Raw>(
     };
     let parts = b.parts();
     let mut out = if parts.len() <= 1 || !splittable(layout) {
-        let mut out = Out::new(layout, true);
+        let mut out = Out::new(layout, true, 0);
         b.walk(&mut out, 0, items.sorted.len(), 0)?;
         out
     } else {
         let outs = par::map_tasks(parts.len(), |p| {
             let (lo, hi) = parts[p];
-            let mut out = Out::new(layout, p == 0);
+            let mut out = Out::new(layout, p == 0, hi - lo);
             // The level-0 coordinate after the previous part's last, where this part's
             // padding starts on a dense level 0.
             let next = match p {
@@ -171,53 +171,51 @@ fn join<W: Raw>(layout: &Layout, mut outs: Vec<Out<W>>) -> Result<Out<W>, Conver
         }
     }
     let total = at;
-    // One task per array: (kind, level).
-    let tasks: Vec<(bool, usize)> = (0..n).flat_map(|l| [(true, l), (false, l)]).collect();
-    let arrays = par::map_tasks(tasks.len(), |t| {
-        let (is_pos, l) = tasks[t];
-        let pieces: Vec<(&IndexVec, u64)> = outs
+    // The arrays present (every part has the same ones), each filled by one task per part.
+    let arrays: Vec<(bool, usize)> = (0..n)
+        .flat_map(|l| [(true, l), (false, l)])
+        .filter(|&(is_pos, l)| part_array(&outs[0], is_pos, l).is_some())
+        .collect();
+    let mut joined: Vec<Vec<u64>> = Vec::with_capacity(arrays.len());
+    for &(is_pos, l) in &arrays {
+        let len = outs
             .iter()
-            .zip(&offsets)
-            .filter_map(|(o, off)| {
-                let a = if is_pos {
-                    o.pos[l].as_ref()
-                } else {
-                    o.crd[l].as_ref()
-                };
-                a.map(|a| (a, if is_pos { off[l] } else { 0 }))
-            })
-            .collect();
-        let Some(width) = pieces.first().map(|(a, _)| a.width()) else {
-            return Ok(None);
-        };
-        let len = pieces.iter().map(|(a, _)| a.len()).sum();
-        let mut all: Vec<u64> = Vec::new();
-        all.try_reserve_exact(len)
-            .map_err(|_| ConvertError::TooLarge(format!("{}[{l}]: too large", kind(is_pos))))?;
-        for (a, off) in pieces {
-            all.extend(a.iter().map(|v| v + off));
+            .filter_map(|o| part_array(o, is_pos, l))
+            .map(IndexVec::len)
+            .sum();
+        joined.push(crate::alloc::big_zeroed(len)?);
+    }
+    let mut pieces = Vec::new();
+    for (&(is_pos, l), all) in arrays.iter().zip(joined.iter_mut()) {
+        let mut rest: &mut [u64] = all;
+        for (o, off) in outs.iter().zip(&offsets) {
+            if let Some(src) = part_array(o, is_pos, l) {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(src.len());
+                pieces.push((src, if is_pos { off[l] } else { 0 }, head));
+                rest = tail;
+            }
         }
-        IndexVec::from_vec_u64(all, width)
-            .map(Some)
-            .map_err(|o| ConvertError::Width {
-                array: format!("{}[{l}]", kind(is_pos)),
-                value: o.value,
-                field: if is_pos { "posWidth" } else { "crdWidth" },
-                bits: o.width.bits(),
-            })
-    });
-    let mut arrays = arrays.into_iter();
+    }
+    par::for_each_item(pieces, |(src, off, dst)| widen_into(src, off, dst));
     let mut first = Out::<W> {
-        pos: Vec::with_capacity(n),
-        crd: Vec::with_capacity(n),
+        pos: vec![None; n],
+        crd: vec![None; n],
         count: total,
         vals: Vec::new(),
     };
-    for _ in 0..n {
-        let pos = arrays.next().transpose()?.flatten();
-        let crd = arrays.next().transpose()?.flatten();
-        first.pos.push(pos);
-        first.crd.push(crd);
+    for (&(is_pos, l), all) in arrays.iter().zip(joined) {
+        let width = part_array(&outs[0], is_pos, l).map_or(IndexWidth::W64, IndexVec::width);
+        let arr = IndexVec::from_vec_u64(all, width).map_err(|o| ConvertError::Width {
+            array: format!("{}[{l}]", kind(is_pos)),
+            value: o.value,
+            field: if is_pos { "posWidth" } else { "crdWidth" },
+            bits: o.width.bits(),
+        })?;
+        if is_pos {
+            first.pos[l] = Some(arr);
+        } else {
+            first.crd[l] = Some(arr);
+        }
     }
     let vals_len: usize = outs.iter().map(|o| o.vals.len()).sum();
     let mut vals = std::mem::take(&mut outs[0].vals);
@@ -230,6 +228,35 @@ fn join<W: Raw>(layout: &Layout, mut outs: Vec<Out<W>>) -> Result<Out<W>, Conver
     Ok(first)
 }
 
+/// A part's positions (`is_pos`) or coordinates of level `l`, if the level has them.
+fn part_array<W>(out: &Out<W>, is_pos: bool, l: usize) -> Option<&IndexVec> {
+    if is_pos {
+        out.pos[l].as_ref()
+    } else {
+        out.crd[l].as_ref()
+    }
+}
+
+/// Writes `src + off`, element by element, into `dst` (as long as `src`).
+fn widen_into(src: &IndexVec, off: u64, dst: &mut [u64]) {
+    fn shift<T: crate::index::Index>(src: &[T], off: u64, dst: &mut [u64]) {
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = v.to_u64().saturating_add(off);
+        }
+    }
+    match src {
+        IndexVec::U8(x) => shift(x, off, dst),
+        IndexVec::U16(x) => shift(x, off, dst),
+        IndexVec::U32(x) => shift(x, off, dst),
+        IndexVec::U64(x) => shift(x, off, dst),
+        IndexVec::Packed2 { .. } => {
+            for (d, v) in dst.iter_mut().zip(src.iter()) {
+                *d = v.saturating_add(off);
+            }
+        }
+    }
+}
+
 fn kind(is_pos: bool) -> &'static str {
     if is_pos {
         "pos"
@@ -240,7 +267,10 @@ fn kind(is_pos: bool) -> &'static str {
 
 impl<W> Out<W> {
     /// Empty arrays for `layout`; the first part's compressed positions start with 0.
-    fn new(layout: &Layout, first: bool) -> Out<W> {
+    /// `items` (the part's item count) sizes the arrays' room: no level has more
+    /// coordinates or segments than items, so they never move while growing (reserved
+    /// room that is not written costs address space, not memory).
+    fn new(layout: &Layout, first: bool, items: usize) -> Out<W> {
         let n = layout.lvl_rank();
         let mut out = Out {
             pos: Vec::with_capacity(n),
@@ -250,7 +280,12 @@ impl<W> Out<W> {
         };
         for (l, p) in layout.levels.iter().enumerate() {
             out.pos.push(p.has_pos.then(|| {
-                let mut v = IndexVec::new(layout.pos_width);
+                let per = if p.format == LevelFormat::LooseCompressed {
+                    2
+                } else {
+                    1
+                };
+                let mut v = IndexVec::with_capacity(layout.pos_width, per * items + 1);
                 if first && p.format == LevelFormat::Compressed {
                     v.push_unchecked(0);
                 }
@@ -262,7 +297,12 @@ impl<W> Out<W> {
                     _ if layout.crd_width == IndexWidth::W2 => IndexWidth::W64,
                     _ => layout.crd_width,
                 };
-                IndexVec::new(w)
+                let shared = layout
+                    .levels
+                    .iter()
+                    .filter(|q| q.crd_owner == Some(l))
+                    .count();
+                IndexVec::with_capacity(w, shared * items)
             }));
         }
         out

@@ -271,7 +271,11 @@ impl Keyer {
         if bits + index_bits <= 64 {
             let items: Vec<u64> = par::map(n, |k| (keys[idx[k]] << index_bits) | idx[k] as u64);
             drop(idx);
-            let mut items = sort_items(items, small.then_some((buckets, outer_shift + index_bits)));
+            let mut items = sort_items(
+                items,
+                small.then_some((buckets, outer_shift + index_bits)),
+                index_bits,
+            );
             let mask = (1u64 << index_bits) - 1;
             let idx = par::map(n, |k| (items[k] & mask) as usize);
             // The items become the sorted keys, in place.
@@ -285,7 +289,7 @@ impl Keyer {
         } else {
             let items: Vec<(u64, usize)> = par::map(n, |k| (keys[idx[k]], idx[k]));
             drop(idx);
-            let sorted = sort_items(items, small.then_some((buckets, outer_shift)));
+            let sorted = sort_items(items, small.then_some((buckets, outer_shift)), 0);
             Sorted {
                 idx: par::map(n, |k| sorted[k].1),
                 keys: Some(par::map(n, |k| sorted[k].0)),
@@ -366,12 +370,27 @@ impl Sorted {
 /// An item of the keyed sort: an integer, or a (key, index) pair, bucketed by its top bits.
 trait SortItem: Ord + Copy + Send + Sync + Default {
     fn top(&self, shift: u32) -> usize;
+
+    /// Sorts one bucket, whose items agree at and above bit `shift` and are in input
+    /// order; items below bit `low` hold the entry index (0 for pairs). `tmp` is scratch.
+    fn sort_bucket(bucket: &mut [Self], _low: u32, _shift: u32, _tmp: &mut Vec<Self>) {
+        bucket.sort_unstable();
+    }
 }
 
 impl SortItem for u64 {
     #[inline]
     fn top(&self, shift: u32) -> usize {
         self.checked_shr(shift).unwrap_or(0) as usize
+    }
+
+    fn sort_bucket(bucket: &mut [u64], low: u32, shift: u32, tmp: &mut Vec<u64>) {
+        let bits = shift.saturating_sub(low);
+        if bucket.len() < 256 || bits > 3 * RADIX_BITS {
+            bucket.sort_unstable();
+        } else {
+            radix_sort(bucket, low, bits, tmp);
+        }
     }
 }
 
@@ -382,39 +401,115 @@ impl SortItem for (u64, usize) {
     }
 }
 
+/// Bits per digit of [`radix_sort`]: 2048 counters stay in L1.
+const RADIX_BITS: u32 = 11;
+
+/// Sorts `items` by bits `low..low + bits` with a stable least-significant-digit radix
+/// sort, so items equal there keep their order (the entry index below `low` already
+/// increases in a bucket). `tmp` is scratch.
+fn radix_sort(items: &mut [u64], low: u32, bits: u32, tmp: &mut Vec<u64>) {
+    let passes = bits.div_ceil(RADIX_BITS).max(1);
+    let digit = bits.div_ceil(passes);
+    let mask = (1u64 << digit) - 1;
+    tmp.clear();
+    tmp.resize(items.len(), 0);
+    let (mut src, mut dst): (&mut [u64], &mut [u64]) = (items, tmp.as_mut_slice());
+    let mut count = [0usize; 1 << RADIX_BITS];
+    for pass in 0..passes {
+        let shift = low + pass * digit;
+        count[..=mask as usize].fill(0);
+        for &x in src.iter() {
+            count[((x >> shift) & mask) as usize] += 1;
+        }
+        let mut at = 0;
+        for c in count[..=mask as usize].iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for &x in src.iter() {
+            let d = ((x >> shift) & mask) as usize;
+            dst[count[d]] = x;
+            count[d] += 1;
+        }
+        std::mem::swap(&mut src, &mut dst);
+    }
+    if passes % 2 == 1 {
+        // The sorted items are in `tmp`.
+        dst.copy_from_slice(src);
+    }
+}
+
 /// Sorts unique items: counted into `buckets` by `item.top(shift)` then each bucket
 /// sorted, or (without buckets) one parallel sort.
-fn sort_items<T: SortItem>(mut items: Vec<T>, buckets: Option<(usize, u32)>) -> Vec<T> {
+///
+/// The counting runs in parallel pieces of the input, each bucketed on its own (stably);
+/// then groups of consecutive buckets gather their items from every piece, in piece
+/// order, and sort each bucket while it is in cache. Pieces are limited so that their
+/// bucket starts cost no more than the items.
+fn sort_items<T: SortItem>(items: Vec<T>, buckets: Option<(usize, u32)>, low: u32) -> Vec<T> {
     let Some((nb, shift)) = buckets else {
+        let mut items = items;
         items.par_sort_unstable();
         return items;
     };
-    let mut pos = vec![0usize; nb + 1];
-    for x in &items {
-        pos[x.top(shift) + 1] += 1;
-    }
-    for b in 0..nb {
-        pos[b + 1] += pos[b];
-    }
-    let mut next = pos.clone();
-    let mut out = vec![T::default(); items.len()];
-    for x in &items {
-        let b = x.top(shift);
-        out[next[b]] = *x;
-        next[b] += 1;
-    }
-    drop(items);
-    drop(next);
-    let mut slices: Vec<&mut [T]> = Vec::new();
-    let mut rest: &mut [T] = &mut out;
-    for b in 0..nb {
-        let (head, tail) = rest.split_at_mut(pos[b + 1] - pos[b]);
-        if head.len() > 1 {
-            slices.push(head);
+    let n = items.len();
+    let threads = rayon::current_num_threads().max(1);
+    let pieces = (4 * threads).min(n / (nb + 1)).clamp(1, 16);
+    let per = n.div_ceil(pieces).max(1);
+    let local: Vec<(Vec<T>, Vec<usize>)> = par::map_tasks(pieces, |p| {
+        let part = &items[(p * per).min(n)..((p + 1) * per).min(n)];
+        let mut start = vec![0usize; nb + 1];
+        for x in part {
+            start[x.top(shift) + 1] += 1;
         }
+        for b in 0..nb {
+            start[b + 1] += start[b];
+        }
+        let mut next = start.clone();
+        let mut out = vec![T::default(); part.len()];
+        for x in part {
+            let b = x.top(shift);
+            out[next[b]] = *x;
+            next[b] += 1;
+        }
+        (out, start)
+    });
+    drop(items);
+    let size = |b: usize| -> usize { local.iter().map(|(_, s)| s[b + 1] - s[b]).sum() };
+    // Groups of consecutive buckets with about n / (4 x threads) items each.
+    let mut out = vec![T::default(); n];
+    let mut groups: Vec<(usize, usize, &mut [T])> = Vec::new();
+    let goal = n.div_ceil(4 * threads).max(1);
+    let mut rest: &mut [T] = &mut out;
+    let mut b0 = 0;
+    while b0 < nb {
+        let (mut b1, mut len) = (b0, 0);
+        while b1 < nb && (len < goal || b1 == b0) {
+            len += size(b1);
+            b1 += 1;
+        }
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        groups.push((b0, b1, head));
         rest = tail;
+        b0 = b1;
     }
-    par::for_each_mut(&mut slices, |bucket| bucket.sort_unstable());
+    par::for_each_item(groups, |(b0, b1, slice)| {
+        let mut tmp = Vec::new();
+        let mut at = 0;
+        for b in b0..b1 {
+            let first = at;
+            for (items, start) in &local {
+                let src = &items[start[b]..start[b + 1]];
+                slice[at..at + src.len()].copy_from_slice(src);
+                at += src.len();
+            }
+            let bucket = &mut slice[first..at];
+            if bucket.len() > 1 {
+                T::sort_bucket(bucket, low, shift, &mut tmp);
+            }
+        }
+    });
     out
 }
 
@@ -503,6 +598,12 @@ mod tests {
         check(&[300, 70], csc);
         check(&[301, 77], bsr);
         check(&[40, 50, 60], csf);
+        // Few, large buckets: radix sorted in one, two (even) and three (odd) passes, and
+        // by comparison where the bits below the outer level are too many.
+        check(&[40, 50, 3], csf);
+        check(&[1 << 11, 1 << 11, 4], csf);
+        check(&[1 << 12, 1 << 12, 4], csf);
+        check(&[1 << 17, 1 << 17, 4], csf);
         // Outer level too large for buckets: one parallel sort.
         check(&[1 << 20, 1 << 30], csc);
         // Key and index do not fit one integer: (key, index) pairs.
