@@ -12,7 +12,7 @@ use sptk_tensor::{ConvertOptions, Converted, Entries, Labels, Plan, Tensor, Valu
 use crate::error::InputError;
 
 /// Called with the number of input bytes consumed so far.
-pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+pub use sptk_tensor::Progress;
 
 /// How to read.
 #[derive(Clone)]

@@ -11,11 +11,10 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 use std::rc::Rc;
-use std::sync::Arc;
 
 /// A progress callback: called with the number of input bytes consumed so far (compressed
 /// bytes for gzip input), after each block.
-pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+pub use sptk_tensor::Progress;
 
 /// Counts bytes read from the raw input.
 struct Counting<R> {

@@ -10,7 +10,6 @@ unnamed temporary file beside the target and publishes it atomically (`atomic.rs
 use std::collections::BTreeMap;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::Arc;
 
 use sptk_tensor::{IndexVec, Tensor, Value};
 
@@ -22,7 +21,7 @@ use crate::header::{raw_for, RawHeader, RawProvenance, RawSlice};
 use crate::header::{CHECKSUMS, MAX_CHUNK, MIN_CHUNK};
 
 /// Called with the number of array bytes written so far (for progress bars).
-pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+pub use sptk_tensor::Progress;
 
 /// What goes into the header beyond the tensor itself, and a progress callback.
 #[derive(Clone, Default)]

@@ -34,6 +34,10 @@ mod view;
 mod walk;
 
 pub use budget::default_memory_limit;
+
+/// A progress callback, called with a count of bytes done so far (input bytes read, or
+/// array bytes written): what the command-line tools turn into progress bars.
+pub type Progress = std::sync::Arc<dyn Fn(u64) + Send + Sync>;
 pub use buffer::{Buf, Owner, Pod, ViewError};
 pub use convert::{
     attach_labels, convert, convert_general, convert_parts, convert_tensor, convert_tensor_owned,

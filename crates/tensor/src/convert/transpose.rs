@@ -19,7 +19,7 @@
 //! the same bytes for any thread count. The nonzeros exist once, in the output (plus, for
 //! coordinates narrower than 64 bits, two bytes an entry while the transpose runs).
 
-use crate::convert::parts::SharedOut;
+use crate::convert::parts::{block_shift, SharedOut};
 use crate::convert::scatter::{balanced_bounds, big_zeroed, scatter_outputs};
 use crate::error::ConvertError;
 use crate::index::IndexVec;
@@ -40,12 +40,6 @@ pub(crate) struct Transposed<O, V> {
     pub(crate) crd: Vec<O>,
     pub(crate) val: Vec<V>,
 }
-
-/// Entries per column block. Measured on the 10M-entry CSR -> CSC of the peers script:
-/// fewer, larger blocks make pass 2 faster (fewer write fronts) and the sort slower (the
-/// block and its scratch, ~0.5 MB each here, leave L2); 16k gave 0.10 s, 32k 0.09 s,
-/// 64k 0.10 s.
-const BLOCK_ENTRIES: u64 = 32768;
 
 /// Transposes the CSR-like arrays `pos` / `crd` / `vals` of a valid tensor whose inner
 /// size is `inner`. `O` must hold every outer coordinate (`pos.len() - 1` of them).
@@ -200,15 +194,6 @@ fn run<S: Index, O: Index, V: Raw, const PACKED: bool>(
         crd: out_crd,
         val: out_val,
     })
-}
-
-/// Columns per block: a power of two (at most 2^16, so a column inside a block fits 16
-/// bits) giving about [`BLOCK_ENTRIES`] entries a block, and at most 2048 blocks so the
-/// fronts of pass 2 stay in cache.
-fn block_shift(columns: u64, entries: u64) -> u32 {
-    let blocks = (entries / BLOCK_ENTRIES).clamp(1, 2048);
-    let per_block = columns.div_ceil(blocks).max(1);
-    per_block.next_power_of_two().trailing_zeros().min(16)
 }
 
 /// One column block after pass 2: its stretch of the output in row order, the column of
