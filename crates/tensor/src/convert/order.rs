@@ -270,14 +270,20 @@ impl Keyer {
         let index_bits = bits_for(n as u64 + 1);
         if bits + index_bits <= 64 {
             let items: Vec<u64> = par::map(n, |k| (keys[idx[k]] << index_bits) | idx[k] as u64);
-            drop(idx);
             let mut items = sort_items(
                 items,
                 small.then_some((buckets, outer_shift + index_bits)),
                 index_bits,
             );
             let mask = (1u64 << index_bits) - 1;
-            let idx = par::map(n, |k| (items[k] & mask) as usize);
+            // The sorted indices go into `idx`'s memory (fresh pages cost more than the
+            // copy).
+            let mut idx = idx;
+            par::chunks_mut(&mut idx, par::CHUNK, |c, part| {
+                for (e, &x) in part.iter_mut().zip(&items[c * par::CHUNK..]) {
+                    *e = (x & mask) as usize;
+                }
+            });
             // The items become the sorted keys, in place.
             par::chunks_mut(&mut items, par::CHUNK, |_, part| {
                 part.iter_mut().for_each(|x| *x >>= index_bits)
@@ -288,10 +294,15 @@ impl Keyer {
             }
         } else {
             let items: Vec<(u64, usize)> = par::map(n, |k| (keys[idx[k]], idx[k]));
-            drop(idx);
             let sorted = sort_items(items, small.then_some((buckets, outer_shift)), 0);
+            let mut idx = idx;
+            par::chunks_mut(&mut idx, par::CHUNK, |c, part| {
+                for (e, &(_, i)) in part.iter_mut().zip(&sorted[c * par::CHUNK..]) {
+                    *e = i;
+                }
+            });
             Sorted {
-                idx: par::map(n, |k| sorted[k].1),
+                idx,
                 keys: Some(par::map(n, |k| sorted[k].0)),
             }
         }
@@ -447,9 +458,8 @@ fn radix_sort(items: &mut [u64], low: u32, bits: u32, tmp: &mut Vec<u64>) {
 /// then groups of consecutive buckets gather their items from every piece, in piece
 /// order, and sort each bucket while it is in cache. Pieces are limited so that their
 /// bucket starts cost no more than the items.
-fn sort_items<T: SortItem>(items: Vec<T>, buckets: Option<(usize, u32)>, low: u32) -> Vec<T> {
+fn sort_items<T: SortItem>(mut items: Vec<T>, buckets: Option<(usize, u32)>, low: u32) -> Vec<T> {
     let Some((nb, shift)) = buckets else {
-        let mut items = items;
         items.par_sort_unstable();
         return items;
     };
@@ -475,13 +485,12 @@ fn sort_items<T: SortItem>(items: Vec<T>, buckets: Option<(usize, u32)>, low: u3
         }
         (out, start)
     });
-    drop(items);
     let size = |b: usize| -> usize { local.iter().map(|(_, s)| s[b + 1] - s[b]).sum() };
-    // Groups of consecutive buckets with about n / (4 x threads) items each.
-    let mut out = vec![T::default(); n];
+    // Groups of consecutive buckets with about n / (4 x threads) items each, gathered back
+    // into `items` (its pages are already there).
     let mut groups: Vec<(usize, usize, &mut [T])> = Vec::new();
     let goal = n.div_ceil(4 * threads).max(1);
-    let mut rest: &mut [T] = &mut out;
+    let mut rest: &mut [T] = &mut items;
     let mut b0 = 0;
     while b0 < nb {
         let (mut b1, mut len) = (b0, 0);
@@ -510,7 +519,7 @@ fn sort_items<T: SortItem>(items: Vec<T>, buckets: Option<(usize, u32)>, low: u3
             }
         }
     });
-    out
+    items
 }
 
 /// Adds one level's field to every entry's key: its coordinate (from dimension
