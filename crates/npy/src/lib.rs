@@ -1,0 +1,50 @@
+//! NumPy `.npy` files (format versions 1.0, 2.0 and 3.0) in and out.
+//!
+//! Reading maps the file and parses its header strictly: the `descr`, `fortran_order` and
+//! `shape` keys, an element type this project has a [`ValueType`] for (either byte
+//! order), and a data section exactly as long as the shape says. Elements are then read
+//! as any float type ([`Npy::to_floats`]), converting from narrower or wider floats;
+//! integer, boolean and complex arrays are refused there, with the file and the type in
+//! the message, because a kernel operand must be real.
+//!
+//! Writing ([`write`]) produces version 1.0 files (2.0 when the header needs it), little
+//! endian, through a temporary file renamed into place, so a failed write leaves nothing.
+
+mod header;
+mod read;
+mod write;
+
+pub use header::{Header, Order};
+pub use read::{Float, Npy};
+pub use write::{write, NpyElement};
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A `.npy` file that cannot be read or written, with the file's name and what is wrong.
+#[derive(Debug)]
+pub struct NpyError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong, and where in the file when that is known.
+    pub message: String,
+}
+
+impl NpyError {
+    pub(crate) fn new(path: &Path, message: impl Into<String>) -> NpyError {
+        NpyError {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for NpyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for NpyError {}
+
+pub use sptk_tensor::ValueType;
