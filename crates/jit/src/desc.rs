@@ -1,0 +1,443 @@
+//! Kernel descriptions: what a generated kernel is specialized for, and their one-line
+//! text form (`spmv csr f64 pos32 crd32 avx512`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use sptk_encoding::{self as enc, Encoding, LevelExpr, LevelFormat};
+use sptk_tensor::{IndexWidth, Tensor, ValueType};
+
+use crate::KernelError;
+
+/// The operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `y = alpha A x + beta y`.
+    Spmv,
+    /// `y = alpha A^T x + beta y`.
+    SpmvT,
+    /// `Y = alpha A X + beta Y`, X with k columns.
+    Spmm,
+}
+
+/// The sparse operand's layout, as far as kernels care: the encoding up to its widths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// `(i, j) -> (i : dense, j : compressed)`.
+    Csr,
+    /// `(i, j) -> (j : dense, i : compressed)`.
+    Csc,
+    /// `(i, j) -> (i : compressed, j : compressed)`.
+    Dcsr,
+    /// `(i, j) -> (j : compressed, i : compressed)`.
+    Dcsc,
+    /// Sorted COO, coordinates interleaved (array of structures).
+    Coo,
+    /// Sorted COO, one coordinate array per dimension (structure of arrays).
+    CooSoa,
+    /// Row blocks of `r x c`.
+    Bsr(u32, u32),
+    /// Column blocks of `r x c`.
+    Bsc(u32, u32),
+    /// ELLPACK with `k` slots per row.
+    Ell(u32),
+    /// `n` of every `m` columns stored (2:4 and the like).
+    Nm(u32, u32),
+}
+
+impl Format {
+    /// The format of a rank-2 encoding, ignoring its widths; `None` if kernels have no
+    /// name for it.
+    pub fn of(e: &Encoding) -> Option<Format> {
+        if e.dims.len() != 2 {
+            return None;
+        }
+        let mut candidates = vec![
+            (Format::Csr, enc::csr()),
+            (Format::Csc, enc::csc()),
+            (Format::Dcsr, enc::dcsr()),
+            (Format::Dcsc, enc::dcsc()),
+            (Format::Coo, enc::coo(2, false)),
+            (Format::CooSoa, enc::coo(2, true)),
+        ];
+        let small = |x: u64| u32::try_from(x).ok();
+        match e.levels.as_slice() {
+            [_, _, a, b] => {
+                if let (LevelExpr::Mod(_, r), LevelExpr::Mod(_, c)) = (&a.expr, &b.expr) {
+                    if let (Some(r), Some(c)) = (small(*r), small(*c)) {
+                        candidates.push((Format::Bsr(r, c), enc::bsr(r.into(), c.into())));
+                        candidates.push((Format::Bsc(r, c), enc::bsc(r.into(), c.into())));
+                    }
+                }
+            }
+            [a, _, _] => {
+                if let LevelExpr::Ell { k, .. } = a.expr {
+                    if let Some(k) = small(k) {
+                        candidates.push((Format::Ell(k), enc::ell(k.into())));
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(LevelFormat::Structured { n, m }) = e.levels.last().map(|l| l.format) {
+            candidates.push((Format::Nm(n, m), enc::structured(n, m, 2)));
+        }
+        candidates
+            .into_iter()
+            .find(|(_, c)| c.levels == e.levels)
+            .map(|(f, _)| f)
+    }
+
+    /// True for the formats whose stored zeros may be padding (blocks, ELL, n:m).
+    pub fn padded(self) -> bool {
+        matches!(
+            self,
+            Format::Bsr(..) | Format::Bsc(..) | Format::Ell(_) | Format::Nm(..)
+        )
+    }
+}
+
+/// An instruction set generated code is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Isa {
+    /// x86-64 scalar SSE2 (every x86-64 CPU).
+    Scalar,
+    /// AVX2 with FMA.
+    Avx2,
+    /// AVX-512 F, VL, DQ and BW.
+    Avx512,
+}
+
+impl Isa {
+    /// Every instruction set, weakest first.
+    pub const ALL: [Isa; 3] = [Isa::Scalar, Isa::Avx2, Isa::Avx512];
+
+    /// True if this CPU runs the instruction set.
+    pub fn available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match self {
+                Isa::Scalar => true,
+                Isa::Avx2 => {
+                    std::arch::is_x86_feature_detected!("avx2")
+                        && std::arch::is_x86_feature_detected!("fma")
+                }
+                Isa::Avx512 => {
+                    Isa::Avx2.available()
+                        && std::arch::is_x86_feature_detected!("avx512f")
+                        && std::arch::is_x86_feature_detected!("avx512vl")
+                        && std::arch::is_x86_feature_detected!("avx512dq")
+                        && std::arch::is_x86_feature_detected!("avx512bw")
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
+    /// The best instruction set this CPU runs, or `None` off x86-64.
+    pub fn best() -> Option<Isa> {
+        Isa::ALL.into_iter().rev().find(|i| i.available())
+    }
+
+    /// The name in descriptions and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+}
+
+impl FromStr for Isa {
+    type Err = KernelError;
+    fn from_str(s: &str) -> Result<Isa, KernelError> {
+        Isa::ALL.into_iter().find(|i| i.name() == s).ok_or_else(|| {
+            KernelError::Description(format!(
+                "unknown instruction set '{s}' (scalar, avx2, avx512)"
+            ))
+        })
+    }
+}
+
+/// The value types kernels compute in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Real {
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+}
+
+impl Real {
+    /// The name (`f32`, `f64`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Real::F32 => "f32",
+            Real::F64 => "f64",
+        }
+    }
+
+    /// Bytes per value.
+    pub fn size(self) -> usize {
+        match self {
+            Real::F32 => 4,
+            Real::F64 => 8,
+        }
+    }
+
+    /// The kernel type of a tensor value type, if it is one.
+    pub fn of(t: ValueType) -> Option<Real> {
+        match t {
+            ValueType::F32 => Some(Real::F32),
+            ValueType::F64 => Some(Real::F64),
+            _ => None,
+        }
+    }
+}
+
+/// Everything a generated kernel is specialized for; the sizes are not in it (they are
+/// arguments, checked at every call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Desc {
+    /// The operation.
+    pub op: Op,
+    /// The sparse operand's format.
+    pub format: Format,
+    /// The value type of every operand.
+    pub value: Real,
+    /// The width of the positions.
+    pub pos: IndexWidth,
+    /// The width of the coordinates.
+    pub crd: IndexWidth,
+    /// The instruction set.
+    pub isa: Isa,
+}
+
+impl Desc {
+    /// The description of `op` on `a` for `isa`.
+    ///
+    /// # Errors
+    /// `a` is not of rank 2, has an encoding no kernel handles, or values other than f32
+    /// and f64.
+    pub fn for_tensor(op: Op, a: &Tensor, isa: Isa) -> Result<Desc, KernelError> {
+        let e = a.encoding();
+        let format = Format::of(e).ok_or_else(|| {
+            KernelError::Unsupported(format!(
+                "no kernel for the encoding {e}: kernels take CSR, CSC, DCSR, DCSC, COO, \
+                 COO:soa, BSR, BSC, ELL and n:m matrices"
+            ))
+        })?;
+        let value = Real::of(a.value_type()).ok_or_else(|| KernelError::ValueType {
+            operand: "A",
+            expected: "f32 or f64",
+            found: a.value_type().name().into(),
+        })?;
+        let width = |bits: u8| IndexWidth::from_bits(bits).unwrap_or(IndexWidth::W64);
+        Ok(Desc {
+            op,
+            format,
+            value,
+            pos: width(e.pos_width),
+            crd: width(e.crd_width),
+            isa,
+        })
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Op::Spmv => "spmv",
+            Op::SpmvT => "spmvt",
+            Op::Spmm => "spmm",
+        })
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Format::Csr => f.write_str("csr"),
+            Format::Csc => f.write_str("csc"),
+            Format::Dcsr => f.write_str("dcsr"),
+            Format::Dcsc => f.write_str("dcsc"),
+            Format::Coo => f.write_str("coo"),
+            Format::CooSoa => f.write_str("coo:soa"),
+            Format::Bsr(r, c) => write!(f, "bsr{r}x{c}"),
+            Format::Bsc(r, c) => write!(f, "bsc{r}x{c}"),
+            Format::Ell(k) => write!(f, "ell{k}"),
+            Format::Nm(n, m) => write!(f, "{n}:{m}"),
+        }
+    }
+}
+
+impl fmt::Display for Desc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {} pos{} crd{} {}",
+            self.op,
+            self.format,
+            self.value.name(),
+            self.pos.bits(),
+            self.crd.bits(),
+            self.isa.name()
+        )
+    }
+}
+
+impl FromStr for Format {
+    type Err = KernelError;
+    fn from_str(s: &str) -> Result<Format, KernelError> {
+        let bad = || {
+            KernelError::Description(format!(
+                "unknown format '{s}' (csr, csc, dcsr, dcsc, coo, coo:soa, bsrRxC, bscRxC, ellK, N:M)"
+            ))
+        };
+        let pair = |t: &str, sep: char| -> Option<(u32, u32)> {
+            let (a, b) = t.split_once(sep)?;
+            let (a, b) = (a.parse().ok()?, b.parse().ok()?);
+            (a > 0 && b > 0).then_some((a, b))
+        };
+        Ok(match s {
+            "csr" => Format::Csr,
+            "csc" => Format::Csc,
+            "dcsr" => Format::Dcsr,
+            "dcsc" => Format::Dcsc,
+            "coo" => Format::Coo,
+            "coo:soa" => Format::CooSoa,
+            _ => {
+                if let Some(t) = s.strip_prefix("bsr") {
+                    pair(t, 'x')
+                        .map(|(r, c)| Format::Bsr(r, c))
+                        .ok_or_else(bad)?
+                } else if let Some(t) = s.strip_prefix("bsc") {
+                    pair(t, 'x')
+                        .map(|(r, c)| Format::Bsc(r, c))
+                        .ok_or_else(bad)?
+                } else if let Some(t) = s.strip_prefix("ell") {
+                    t.parse()
+                        .ok()
+                        .filter(|&k| k > 0)
+                        .map(Format::Ell)
+                        .ok_or_else(bad)?
+                } else {
+                    pair(s, ':')
+                        .filter(|(n, m)| n < m)
+                        .map(|(n, m)| Format::Nm(n, m))
+                        .ok_or_else(bad)?
+                }
+            }
+        })
+    }
+}
+
+impl FromStr for Desc {
+    type Err = KernelError;
+    fn from_str(s: &str) -> Result<Desc, KernelError> {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        let [op, format, value, pos, crd, isa] = words.as_slice() else {
+            return Err(KernelError::Description(format!(
+                "'{s}' is not six words: OP FORMAT TYPE posW crdW ISA, e.g. 'spmv csr f64 pos32 crd32 avx512'"
+            )));
+        };
+        let op = match *op {
+            "spmv" => Op::Spmv,
+            "spmvt" => Op::SpmvT,
+            "spmm" => Op::Spmm,
+            other => {
+                return Err(KernelError::Description(format!(
+                    "unknown operation '{other}' (spmv, spmvt, spmm)"
+                )))
+            }
+        };
+        let value = match *value {
+            "f32" => Real::F32,
+            "f64" => Real::F64,
+            other => {
+                return Err(KernelError::Description(format!(
+                    "unknown value type '{other}' (f32, f64)"
+                )))
+            }
+        };
+        let width = |w: &str, prefix: &str| {
+            w.strip_prefix(prefix)
+                .and_then(|b| b.parse::<u8>().ok())
+                .filter(|&b| matches!(b, 8 | 16 | 32 | 64) || (prefix == "crd" && b == 2))
+                .and_then(IndexWidth::from_bits)
+                .ok_or_else(|| {
+                    KernelError::Description(format!(
+                        "'{w}' is not a width: {prefix}8, {prefix}16, {prefix}32 or {prefix}64"
+                    ))
+                })
+        };
+        Ok(Desc {
+            op,
+            format: format.parse()?,
+            value,
+            pos: width(pos, "pos")?,
+            crd: width(crd, "crd")?,
+            isa: isa.parse()?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_every_kernel_format() {
+        let cases = [
+            (enc::csr(), Format::Csr),
+            (enc::csc(), Format::Csc),
+            (enc::dcsr(), Format::Dcsr),
+            (enc::dcsc(), Format::Dcsc),
+            (enc::coo(2, false), Format::Coo),
+            (enc::coo(2, true), Format::CooSoa),
+            (enc::bsr(4, 2), Format::Bsr(4, 2)),
+            (enc::bsc(3, 3), Format::Bsc(3, 3)),
+            (enc::ell(5), Format::Ell(5)),
+            (enc::structured(2, 4, 2), Format::Nm(2, 4)),
+        ];
+        for (mut e, want) in cases {
+            e.pos_width = 32;
+            e.crd_width = 16;
+            assert_eq!(Format::of(&e), Some(want), "{e}");
+        }
+        assert_eq!(Format::of(&enc::csf(3)), None);
+        assert_eq!(Format::of(&enc::dense(2)), None);
+    }
+
+    #[test]
+    fn text_form_round_trips() {
+        for text in [
+            "spmv csr f64 pos32 crd32 avx512",
+            "spmvt csc f32 pos64 crd8 scalar",
+            "spmm bsr4x2 f64 pos16 crd16 avx2",
+            "spmv 2:4 f32 pos64 crd2 avx512",
+            "spmv ell3 f64 pos64 crd64 scalar",
+            "spmv coo:soa f64 pos64 crd32 avx2",
+        ] {
+            let d: Desc = text.parse().unwrap();
+            assert_eq!(d.to_string(), text);
+        }
+        for (bad, says) in [
+            ("spmv csr f64 pos32 crd32", "six words"),
+            ("spmv csr f16 pos32 crd32 avx2", "'f16'"),
+            ("spmv csr f64 pos12 crd32 avx2", "'pos12'"),
+            ("spmv csr f64 pos2 crd32 avx2", "'pos2'"),
+            ("spmv bsr0x4 f64 pos32 crd32 avx2", "'bsr0x4'"),
+            ("spmv 4:2 f64 pos32 crd32 avx2", "'4:2'"),
+            ("spmv csr f64 pos32 crd32 neon", "'neon'"),
+            ("gemm csr f64 pos32 crd32 avx2", "'gemm'"),
+        ] {
+            let err = bad.parse::<Desc>().unwrap_err().to_string();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+    }
+}
