@@ -1,0 +1,464 @@
+//! CSR SpMV, `y[i] = alpha * sum_k val[k] * x[crd[k]] + beta * y[i]` for the rows
+//! `[begin, end)` given in [`SpmvArgs`](crate::kernel::SpmvArgs).
+//!
+//! Registers: `rdi` the arguments, `r8` pos, `r9` crd, `r10` values, `r11` x, `rsi` y,
+//! `rcx` the row, `rdx` the end row, `rax` the entry, `rbx` the row's end entry, `r12` a
+//! coordinate, `r13` the vector loop's limit; `xmm0` (ymm0, zmm0) the sum, `xmm14` alpha,
+//! `xmm15` beta. `k1` masks the last entries of a row (AVX-512), `k2`-`k4` the gathers.
+//!
+//! - scalar: SSE2, one entry at a time, `sum = sum + val * x` in stored order: the
+//!   reference's rounding exactly.
+//! - AVX2: 4 (f64) or 8 (f32) entries per step, x gathered, fused multiply-add into one
+//!   vector sum; the rest of the row one at a time.
+//! - AVX-512: 8 or 16 entries per step; the rest in one masked step (masked loads do not
+//!   touch memory past the row).
+
+use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+use iced_x86::Code as C;
+use iced_x86::Register::{self, *};
+use sptk_tensor::IndexWidth;
+
+use super::asm::{Arg, Asm};
+use super::gp;
+use super::load_index;
+use crate::desc::{Desc, Isa, Real};
+use crate::KernelError;
+
+/// Byte offsets of [`SpmvArgs`](crate::kernel::SpmvArgs)' fields.
+mod at {
+    pub const POS: i32 = 0;
+    pub const CRD: i32 = 8;
+    pub const VAL: i32 = 16;
+    pub const X: i32 = 24;
+    pub const Y: i32 = 32;
+    pub const BEGIN: i32 = 40;
+    pub const END: i32 = 48;
+    pub const ALPHA: i64 = 56;
+    pub const BETA: i64 = 64;
+    pub const BETA_ZERO: i32 = 72;
+}
+
+fn m(base: Register, index: Register, scale: u32, disp: i64) -> Arg {
+    Arg::M(base, index, scale, disp)
+}
+use Arg::R;
+
+/// The machine code of a CSR SpMV kernel for `d`.
+pub(crate) fn spmv_csr(d: &Desc) -> Result<Vec<u8>, KernelError> {
+    let mut a = Asm::new();
+    let vex = d.isa != Isa::Scalar;
+    let f64s = d.value == Real::F64;
+    let vs = d.value.size() as u32;
+    dynasm!(a.ops
+        ; .arch x64
+        ; push rbx
+        ; push r12
+        ; push r13
+        ; mov r8, QWORD [rdi + at::POS]
+        ; mov r9, QWORD [rdi + at::CRD]
+        ; mov r10, QWORD [rdi + at::VAL]
+        ; mov r11, QWORD [rdi + at::X]
+        ; mov rsi, QWORD [rdi + at::Y]
+        ; mov rcx, QWORD [rdi + at::BEGIN]
+        ; mov rdx, QWORD [rdi + at::END]
+    );
+    let (load_s, store_s, mul_s, add_s) = if f64s {
+        (
+            C::VEX_Vmovsd_xmm_m64,
+            C::VEX_Vmovsd_m64_xmm,
+            C::VEX_Vmulsd_xmm_xmm_xmmm64,
+            C::VEX_Vaddsd_xmm_xmm_xmmm64,
+        )
+    } else {
+        (
+            C::VEX_Vmovss_xmm_m32,
+            C::VEX_Vmovss_m32_xmm,
+            C::VEX_Vmulss_xmm_xmm_xmmm32,
+            C::VEX_Vaddss_xmm_xmm_xmmm32,
+        )
+    };
+    if vex {
+        a.ins(load_s, &[R(XMM14), m(RDI, None, 1, at::ALPHA)])?;
+        a.ins(load_s, &[R(XMM15), m(RDI, None, 1, at::BETA)])?;
+    } else if f64s {
+        dynasm!(a.ops ; .arch x64 ; movsd xmm14, QWORD [rdi + at::ALPHA as i32] ; movsd xmm15, QWORD [rdi + at::BETA as i32]);
+    } else {
+        dynasm!(a.ops ; .arch x64 ; movss xmm14, DWORD [rdi + at::ALPHA as i32] ; movss xmm15, DWORD [rdi + at::BETA as i32]);
+    }
+    let (row_loop, done, store) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>row_loop
+        ; cmp rcx, rdx
+        ; jae =>done
+    );
+    load_index(&mut a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
+    load_index(&mut a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
+    match d.isa {
+        Isa::Scalar => scalar_row(&mut a, d, f64s)?,
+        Isa::Avx2 | Isa::Avx512 => {
+            a.ins(C::VEX_Vxorpd_ymm_ymm_ymmm256, &[R(YMM0), R(YMM0), R(YMM0)])?;
+            vector_row(&mut a, d)?;
+        }
+    }
+    // y[i] = alpha * sum (+ beta * y[i]), each product rounded on its own.
+    if vex {
+        a.ins(mul_s, &[R(XMM0), R(XMM0), R(XMM14)])?;
+        dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store);
+        a.ins(load_s, &[R(XMM1), m(RSI, RCX, vs, 0)])?;
+        a.ins(mul_s, &[R(XMM1), R(XMM1), R(XMM15)])?;
+        a.ins(add_s, &[R(XMM0), R(XMM0), R(XMM1)])?;
+        dynasm!(a.ops ; .arch x64 ; =>store);
+        a.ins(store_s, &[m(RSI, RCX, vs, 0), R(XMM0)])?;
+    } else if f64s {
+        dynasm!(a.ops
+            ; .arch x64
+            ; mulsd xmm0, xmm14
+            ; cmp QWORD [rdi + at::BETA_ZERO], 0
+            ; jne =>store
+            ; movsd xmm1, QWORD [rsi + rcx * 8]
+            ; mulsd xmm1, xmm15
+            ; addsd xmm0, xmm1
+            ; =>store
+            ; movsd QWORD [rsi + rcx * 8], xmm0
+        );
+    } else {
+        dynasm!(a.ops
+            ; .arch x64
+            ; mulss xmm0, xmm14
+            ; cmp QWORD [rdi + at::BETA_ZERO], 0
+            ; jne =>store
+            ; movss xmm1, DWORD [rsi + rcx * 4]
+            ; mulss xmm1, xmm15
+            ; addss xmm0, xmm1
+            ; =>store
+            ; movss DWORD [rsi + rcx * 4], xmm0
+        );
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; inc rcx
+        ; jmp =>row_loop
+        ; =>done
+    );
+    if vex {
+        a.ins(C::VEX_Vzeroupper, &[])?;
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; pop r13
+        ; pop r12
+        ; pop rbx
+        ; ret
+    );
+    a.ops
+        .finalize()
+        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+}
+
+/// One row, one entry at a time, in SSE2.
+fn scalar_row(a: &mut Asm, d: &Desc, f64s: bool) -> Result<(), KernelError> {
+    let (entry, row_done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    dynasm!(a.ops ; .arch x64 ; xorpd xmm0, xmm0 ; =>entry ; cmp rax, rbx ; jae =>row_done);
+    load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+    if f64s {
+        dynasm!(a.ops
+            ; .arch x64
+            ; movsd xmm1, QWORD [r10 + rax * 8]
+            ; mulsd xmm1, QWORD [r11 + r12 * 8]
+            ; addsd xmm0, xmm1
+        );
+    } else {
+        dynasm!(a.ops
+            ; .arch x64
+            ; movss xmm1, DWORD [r10 + rax * 4]
+            ; mulss xmm1, DWORD [r11 + r12 * 4]
+            ; addss xmm0, xmm1
+        );
+    }
+    dynasm!(a.ops ; .arch x64 ; inc rax ; jmp =>entry ; =>row_done);
+    Ok(())
+}
+
+/// Entries per vector step.
+fn lanes(d: &Desc) -> i32 {
+    match (d.isa, d.value) {
+        (Isa::Avx512, Real::F32) => 16,
+        (Isa::Avx512, Real::F64) | (Isa::Avx2, Real::F32) => 8,
+        _ => 4,
+    }
+}
+
+/// One row in vector steps, then its last entries; leaves the sum in `xmm0`.
+fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
+    let n = lanes(d);
+    let (step, tail, row_done) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    let avx512 = d.isa == Isa::Avx512;
+    if avx512 {
+        a.ins(C::VEX_Kxnorw_kr_kr_kr, &[R(K1), R(K1), R(K1)])?;
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov r13, rbx
+        ; sub r13, n
+        ; =>step
+        ; cmp rax, r13
+        ; jg =>tail
+    );
+    step_body(a, d, false)?;
+    dynasm!(a.ops ; .arch x64 ; add rax, n ; jmp =>step ; =>tail);
+    if avx512 {
+        // One masked step over the 0..n-1 entries left: k1 = (1 << left) - 1.
+        dynasm!(a.ops
+            ; .arch x64
+            ; mov r13, rbx
+            ; sub r13, rax
+            ; jz =>row_done
+            ; mov r12d, -1
+        );
+        a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(R12D), R(R12D), R(R13D)])?;
+        a.ins(C::VEX_Kmovw_kr_r32, &[R(K1), R(R12D)])?;
+        step_body(a, d, true)?;
+        dynasm!(a.ops ; .arch x64 ; =>row_done);
+        horizontal_sum(a, d)?;
+    } else {
+        horizontal_sum(a, d)?;
+        let entry = a.ops.new_dynamic_label();
+        dynasm!(a.ops ; .arch x64 ; =>entry ; cmp rax, rbx ; jae =>row_done);
+        load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+        let vs = d.value.size() as u32;
+        let (load_s, fma_s) = match d.value {
+            Real::F64 => (C::VEX_Vmovsd_xmm_m64, C::VEX_Vfmadd231sd_xmm_xmm_xmmm64),
+            Real::F32 => (C::VEX_Vmovss_xmm_m32, C::VEX_Vfmadd231ss_xmm_xmm_xmmm32),
+        };
+        a.ins(load_s, &[R(XMM1), m(R10, RAX, vs, 0)])?;
+        a.ins(fma_s, &[R(XMM0), R(XMM1), m(R11, R12, vs, 0)])?;
+        dynasm!(a.ops ; .arch x64 ; inc rax ; jmp =>entry ; =>row_done);
+    }
+    Ok(())
+}
+
+/// One vector step at entry `rax`: gather x at the coordinates, multiply-add the values.
+/// `masked` (AVX-512) limits every load to the entries in `k1`.
+fn step_body(a: &mut Asm, d: &Desc, masked: bool) -> Result<(), KernelError> {
+    let vs = d.value.size() as u32;
+    let zmask = masked.then_some((K1, true));
+    match d.isa {
+        Isa::Avx2 => {
+            let ones = |a: &mut Asm, r: Register| {
+                a.ins(C::VEX_Vpcmpeqd_ymm_ymm_ymmm256, &[R(r), R(r), R(r)])
+            };
+            match (d.value, d.crd) {
+                (Real::F64, IndexWidth::W64) => {
+                    a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM2), m(R9, RAX, 8, 0)])?;
+                    ones(a, YMM3)?;
+                    a.ins(
+                        C::VEX_Vgatherqpd_ymm_vm64y_ymm,
+                        &[R(YMM1), m(R11, YMM2, 8, 0), R(YMM3)],
+                    )?;
+                }
+                (Real::F64, w) => {
+                    dword_indices(a, w, XMM2, false, Option::None)?;
+                    ones(a, YMM3)?;
+                    a.ins(
+                        C::VEX_Vgatherdpd_ymm_vm32x_ymm,
+                        &[R(YMM1), m(R11, XMM2, 8, 0), R(YMM3)],
+                    )?;
+                }
+                (Real::F32, IndexWidth::W64) => {
+                    a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM2), m(R9, RAX, 8, 0)])?;
+                    a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM5), m(R9, RAX, 8, 32)])?;
+                    ones(a, YMM3)?;
+                    ones(a, YMM6)?;
+                    a.ins(
+                        C::VEX_Vgatherqps_xmm_vm64y_xmm,
+                        &[R(XMM1), m(R11, YMM2, 4, 0), R(XMM3)],
+                    )?;
+                    a.ins(
+                        C::VEX_Vgatherqps_xmm_vm64y_xmm,
+                        &[R(XMM4), m(R11, YMM5, 4, 0), R(XMM6)],
+                    )?;
+                    a.ins(
+                        C::VEX_Vinsertf128_ymm_ymm_xmmm128_imm8,
+                        &[R(YMM1), R(YMM1), R(XMM4), Arg::I(1)],
+                    )?;
+                }
+                (Real::F32, w) => {
+                    dword_indices(a, w, YMM2, false, Option::None)?;
+                    ones(a, YMM3)?;
+                    a.ins(
+                        C::VEX_Vgatherdps_ymm_vm32y_ymm,
+                        &[R(YMM1), m(R11, YMM2, 4, 0), R(YMM3)],
+                    )?;
+                }
+            }
+            let fma = match d.value {
+                Real::F64 => C::VEX_Vfmadd231pd_ymm_ymm_ymmm256,
+                Real::F32 => C::VEX_Vfmadd231ps_ymm_ymm_ymmm256,
+            };
+            a.ins(fma, &[R(YMM0), R(YMM1), m(R10, RAX, vs, 0)])?;
+        }
+        Isa::Avx512 => {
+            // Gathers clear their mask as they go: each gets a copy of k1.
+            match (d.value, d.crd) {
+                (Real::F64, IndexWidth::W64) => {
+                    a.ins_masked(
+                        C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
+                        &[R(ZMM2), m(R9, RAX, 8, 0)],
+                        zmask,
+                    )?;
+                    a.ins(C::VEX_Kmovw_kr_km16, &[R(K2), R(K1)])?;
+                    a.ins_masked(
+                        C::EVEX_Vgatherqpd_zmm_k1_vm64z,
+                        &[R(ZMM1), m(R11, ZMM2, 8, 0)],
+                        Some((K2, false)),
+                    )?;
+                }
+                (Real::F64, w) => {
+                    dword_indices(a, w, YMM2, true, zmask)?;
+                    a.ins(C::VEX_Kmovw_kr_km16, &[R(K2), R(K1)])?;
+                    a.ins_masked(
+                        C::EVEX_Vgatherdpd_zmm_k1_vm32y,
+                        &[R(ZMM1), m(R11, YMM2, 8, 0)],
+                        Some((K2, false)),
+                    )?;
+                }
+                (Real::F32, IndexWidth::W64) => {
+                    a.ins(C::VEX_Kmovw_kr_km16, &[R(K3), R(K1)])?;
+                    a.ins(C::VEX_Kshiftrw_kr_kr_imm8, &[R(K4), R(K1), Arg::I(8)])?;
+                    a.ins_masked(
+                        C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
+                        &[R(ZMM2), m(R9, RAX, 8, 0)],
+                        masked.then_some((K3, true)),
+                    )?;
+                    a.ins_masked(
+                        C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
+                        &[R(ZMM5), m(R9, RAX, 8, 64)],
+                        masked.then_some((K4, true)),
+                    )?;
+                    a.ins_masked(
+                        C::EVEX_Vgatherqps_ymm_k1_vm64z,
+                        &[R(YMM1), m(R11, ZMM2, 4, 0)],
+                        Some((K3, false)),
+                    )?;
+                    a.ins_masked(
+                        C::EVEX_Vgatherqps_ymm_k1_vm64z,
+                        &[R(YMM4), m(R11, ZMM5, 4, 0)],
+                        Some((K4, false)),
+                    )?;
+                    a.ins(
+                        C::EVEX_Vinsertf32x8_zmm_k1z_zmm_ymmm256_imm8,
+                        &[R(ZMM1), R(ZMM1), R(YMM4), Arg::I(1)],
+                    )?;
+                }
+                (Real::F32, w) => {
+                    dword_indices(a, w, ZMM2, true, zmask)?;
+                    a.ins(C::VEX_Kmovw_kr_km16, &[R(K2), R(K1)])?;
+                    a.ins_masked(
+                        C::EVEX_Vgatherdps_zmm_k1_vm32z,
+                        &[R(ZMM1), m(R11, ZMM2, 4, 0)],
+                        Some((K2, false)),
+                    )?;
+                }
+            }
+            let fma = match d.value {
+                Real::F64 => C::EVEX_Vfmadd231pd_zmm_k1z_zmm_zmmm512b64_er,
+                Real::F32 => C::EVEX_Vfmadd231ps_zmm_k1z_zmm_zmmm512b32_er,
+            };
+            a.ins_masked(
+                fma,
+                &[R(ZMM0), R(ZMM1), m(R10, RAX, vs, 0)],
+                masked.then_some((K1, false)),
+            )?;
+        }
+        Isa::Scalar => {}
+    }
+    Ok(())
+}
+
+/// Loads a step's coordinates of width 8, 16 or 32 as 32-bit lanes into `dst` (xmm for 4
+/// lanes, ymm for 8, zmm for 16).
+fn dword_indices(
+    a: &mut Asm,
+    w: IndexWidth,
+    dst: Register,
+    evex: bool,
+    mask: Option<(Register, bool)>,
+) -> Result<(), KernelError> {
+    let lanes = if dst.is_zmm() {
+        16
+    } else if dst.is_ymm() {
+        8
+    } else {
+        4
+    };
+    let code = match (w, lanes, evex) {
+        (IndexWidth::W32, 4, false) => C::VEX_Vmovdqu_xmm_xmmm128,
+        (IndexWidth::W32, 8, false) => C::VEX_Vmovdqu_ymm_ymmm256,
+        (IndexWidth::W32, 8, true) => C::EVEX_Vmovdqu32_ymm_k1z_ymmm256,
+        (IndexWidth::W32, 16, true) => C::EVEX_Vmovdqu32_zmm_k1z_zmmm512,
+        (IndexWidth::W16, 4, false) => C::VEX_Vpmovzxwd_xmm_xmmm64,
+        (IndexWidth::W16, 8, false) => C::VEX_Vpmovzxwd_ymm_xmmm128,
+        (IndexWidth::W16, 8, true) => C::EVEX_Vpmovzxwd_ymm_k1z_xmmm128,
+        (IndexWidth::W16, 16, true) => C::EVEX_Vpmovzxwd_zmm_k1z_ymmm256,
+        (IndexWidth::W8, 4, false) => C::VEX_Vpmovzxbd_xmm_xmmm32,
+        (IndexWidth::W8, 8, false) => C::VEX_Vpmovzxbd_ymm_xmmm64,
+        (IndexWidth::W8, 8, true) => C::EVEX_Vpmovzxbd_ymm_k1z_xmmm64,
+        (IndexWidth::W8, 16, true) => C::EVEX_Vpmovzxbd_zmm_k1z_xmmm128,
+        _ => {
+            return Err(KernelError::Unsupported(format!(
+                "internal: no {lanes}-lane load of {}-bit coordinates",
+                w.bits()
+            )))
+        }
+    };
+    let scale = w.bits() / 8;
+    a.ins_masked(code, &[R(dst), m(R9, RAX, scale, 0)], mask)
+}
+
+/// Adds the lanes of the vector sum into `xmm0`.
+fn horizontal_sum(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
+    let f64s = d.value == Real::F64;
+    if d.isa == Isa::Avx512 {
+        if f64s {
+            a.ins(
+                C::EVEX_Vextractf64x4_ymmm256_k1z_zmm_imm8,
+                &[R(YMM1), R(ZMM0), Arg::I(1)],
+            )?;
+            a.ins(C::VEX_Vaddpd_ymm_ymm_ymmm256, &[R(YMM0), R(YMM0), R(YMM1)])?;
+        } else {
+            a.ins(
+                C::EVEX_Vextractf32x8_ymmm256_k1z_zmm_imm8,
+                &[R(YMM1), R(ZMM0), Arg::I(1)],
+            )?;
+            a.ins(C::VEX_Vaddps_ymm_ymm_ymmm256, &[R(YMM0), R(YMM0), R(YMM1)])?;
+        }
+    }
+    a.ins(
+        C::VEX_Vextractf128_xmmm128_ymm_imm8,
+        &[R(XMM1), R(YMM0), Arg::I(1)],
+    )?;
+    if f64s {
+        a.ins(C::VEX_Vaddpd_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM1)])?;
+        a.ins(
+            C::VEX_Vunpckhpd_xmm_xmm_xmmm128,
+            &[R(XMM1), R(XMM0), R(XMM0)],
+        )?;
+        a.ins(C::VEX_Vaddsd_xmm_xmm_xmmm64, &[R(XMM0), R(XMM0), R(XMM1)])?;
+    } else {
+        a.ins(C::VEX_Vaddps_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM1)])?;
+        a.ins(C::VEX_Vmovhlps_xmm_xmm_xmm, &[R(XMM1), R(XMM0), R(XMM0)])?;
+        a.ins(C::VEX_Vaddps_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM1)])?;
+        a.ins(C::VEX_Vmovshdup_xmm_xmmm128, &[R(XMM1), R(XMM0)])?;
+        a.ins(C::VEX_Vaddss_xmm_xmm_xmmm32, &[R(XMM0), R(XMM0), R(XMM1)])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,55 @@
+//! x86-64 code generation.
+
+mod asm;
+mod csr;
+
+pub(crate) use csr::spmv_csr;
+
+use dynasmrt::{dynasm, DynasmApi};
+use sptk_tensor::IndexWidth;
+
+use crate::KernelError;
+use asm::Asm;
+
+/// General-purpose register numbers, as dynasm's `Rq(n)` takes them.
+pub(crate) mod gp {
+    pub const RAX: u8 = 0;
+    pub const RCX: u8 = 1;
+    pub const RBX: u8 = 3;
+    pub const R8: u8 = 8;
+    pub const R9: u8 = 9;
+    pub const R12: u8 = 12;
+}
+
+/// `dst = array[idx + disp]`, zero-extended, for an index array of `width`.
+// dynasm's dynamic registers expand to `.into()` calls on the `u8` register numbers.
+#[allow(clippy::useless_conversion)]
+pub(crate) fn load_index(
+    a: &mut Asm,
+    width: IndexWidth,
+    dst: u8,
+    array: u8,
+    idx: u8,
+    disp: i32,
+) -> Result<(), KernelError> {
+    match width {
+        IndexWidth::W64 => {
+            dynasm!(a.ops ; .arch x64 ; mov Rq(dst), QWORD [Rq(array) + Rq(idx) * 8 + disp * 8])
+        }
+        IndexWidth::W32 => {
+            dynasm!(a.ops ; .arch x64 ; mov Rd(dst), DWORD [Rq(array) + Rq(idx) * 4 + disp * 4])
+        }
+        IndexWidth::W16 => {
+            dynasm!(a.ops ; .arch x64 ; movzx Rd(dst), WORD [Rq(array) + Rq(idx) * 2 + disp * 2])
+        }
+        IndexWidth::W8 => {
+            dynasm!(a.ops ; .arch x64 ; movzx Rd(dst), BYTE [Rq(array) + Rq(idx) + disp])
+        }
+        IndexWidth::W2 => {
+            return Err(KernelError::Unsupported(
+                "2-bit indices are n:m offsets only".into(),
+            ))
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,415 @@
+//! Generated kernels against the reference kernels: random CSR matrices (empty rows, one
+//! long row, sizes that are no multiple of any vector width) for every value type, index
+//! width and instruction set this CPU has. `REQUIRE_ISA=scalar,avx2,avx512` (as `.ci/run`
+//! sets it) turns a missing instruction set into a failure instead of a skip;
+//! `SPTK_JIT_CASES` scales the number of cases (64 per combination by default).
+
+use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
+use sptk_encoding::resolve_target;
+use sptk_jit::reference::{self, RealValue};
+use sptk_jit::{kernel, Desc, Isa, Kernel, Op};
+use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn value(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0
+    }
+}
+
+fn isas() -> Vec<Isa> {
+    let required: Vec<String> = std::env::var("REQUIRE_ISA")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let mut out = Vec::new();
+    for isa in Isa::ALL {
+        if isa.available() {
+            out.push(isa);
+        } else if required.iter().any(|r| r == isa.name()) {
+            panic!(
+                "REQUIRE_ISA names {} but this CPU does not run it",
+                isa.name()
+            );
+        } else {
+            eprintln!(
+                "!!! {} not on this CPU: its kernels are not tested here !!!",
+                isa.name()
+            );
+        }
+    }
+    out
+}
+
+fn cases() -> usize {
+    std::env::var("SPTK_JIT_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(64)
+}
+
+/// A random CSR matrix whose arrays fit `pos` / `crd` bits.
+fn random_csr(rng: &mut Rng, f64s: bool, pos: u8, crd: u8) -> Tensor {
+    let max_cols = if crd == 8 { 256 } else { 700 };
+    let max_nnz = if pos == 8 { 255 } else { 5000 };
+    let (rows, cols) = (1 + rng.below(300), 1 + rng.below(max_cols));
+    let n = rng.below(max_nnz.min(rows * cols / 2 + 3));
+    let mut e: Vec<(u64, u64, f64)> = (0..n)
+        .map(|_| (rng.below(rows), rng.below(cols), rng.value()))
+        .collect();
+    if rng.below(3) == 0 {
+        let r = rng.below(rows);
+        let long = (max_nnz - n).min(cols).min(200);
+        e.extend((0..long).map(|j| (r, j, rng.value())));
+    }
+    let values = if f64s {
+        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into())
+    } else {
+        ValueVec::F32(e.iter().map(|t| t.2 as f32).collect::<Vec<_>>().into())
+    };
+    let entries = Entries::from_parts(
+        vec![rows, cols],
+        vec![
+            e.iter().map(|t| t.0).collect(),
+            e.iter().map(|t| t.1).collect(),
+        ],
+        values,
+    )
+    .unwrap();
+    let target = resolve_target("CSR", 2)
+        .unwrap()
+        .with_widths(Some(pos), Some(crd))
+        .unwrap();
+    convert(&entries, &target, &ConvertOptions::default())
+        .unwrap()
+        .tensor
+}
+
+/// Checks `got` against the reference within the summation error bound
+/// |y - y_ref| <= |alpha| 2 gamma_n sum_j |a_ij x_j| (n the row's entries), plus the
+/// rounding of alpha and beta; bit for bit when `exact`.
+fn check<T: RealValue + Into<f64>>(
+    a: &Tensor,
+    x: &[T],
+    y0: &[T],
+    got: &[T],
+    (alpha, beta): (T, T),
+    exact: bool,
+    what: &str,
+) {
+    let mut want = y0.to_vec();
+    reference::spmv(a, x, &mut want, false, (alpha, beta)).unwrap();
+    let u = if std::mem::size_of::<T>() == 8 {
+        f64::EPSILON / 2.0
+    } else {
+        f32::EPSILON as f64 / 2.0
+    };
+    let (pos, crd) = (a.pos(1).unwrap(), a.crd(1).unwrap());
+    let vals: Vec<f64> = T::slice(a.values())
+        .unwrap()
+        .iter()
+        .map(|&v| v.into())
+        .collect();
+    for i in 0..got.len() {
+        let (g, w): (f64, f64) = (got[i].into(), want[i].into());
+        if exact || g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()) {
+            assert!(
+                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                "{what}: row {i}: {g} != {w}"
+            );
+            continue;
+        }
+        let (p0, p1) = (
+            pos.get(i).unwrap() as usize,
+            pos.get(i + 1).unwrap() as usize,
+        );
+        let n = (p1 - p0) as f64;
+        let s: f64 = (p0..p1)
+            .map(|k| (vals[k] * x[crd.get(k).unwrap() as usize].into()).abs())
+            .sum();
+        let gamma = n * u / (1.0 - n * u);
+        let (al, be): (f64, f64) = (alpha.into(), beta.into());
+        let y0i: f64 = y0[i].into();
+        let tol = al.abs() * 2.0 * gamma * s * (1.0 + 4.0 * u)
+            + 4.0 * u * (w.abs() + (be * y0i).abs())
+            + f64::MIN_POSITIVE;
+        assert!(
+            (g - w).abs() <= tol,
+            "{what}: row {i}: {g} vs {w}, off by {} > {tol}",
+            (g - w).abs()
+        );
+    }
+}
+
+fn run_case<T: RealValue + Into<f64> + From<f32>>(
+    rng: &mut Rng,
+    isa: Isa,
+    pos: u8,
+    crd: u8,
+    f64s: bool,
+) {
+    let a = random_csr(rng, f64s, pos, crd);
+    let desc = Desc::for_tensor(Op::Spmv, &a, isa).unwrap();
+    let k = kernel(&desc).unwrap();
+    let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
+    let x: Vec<T> = (0..cols).map(|_| T::from(rng.value() as f32)).collect();
+    let y0: Vec<T> = (0..rows).map(|_| T::from(rng.value() as f32)).collect();
+    for (alpha, beta) in [(1.0f32, 0.0f32), (-1.5, 0.5)] {
+        let (alpha, beta) = (T::from(alpha), T::from(beta));
+        let mut y = y0.clone();
+        k.spmv(&a, &x, &mut y, (alpha, beta), 1).unwrap();
+        check(
+            &a,
+            &x,
+            &y0,
+            &y,
+            (alpha, beta),
+            isa == Isa::Scalar,
+            &desc.to_string(),
+        );
+        // Any thread count gives the same bits.
+        let mut y3 = y0.clone();
+        k.spmv(&a, &x, &mut y3, (alpha, beta), 3).unwrap();
+        assert!(
+            y.iter()
+                .zip(&y3)
+                .all(|(p, q)| (*p).into().to_bits() == (*q).into().to_bits()),
+            "{desc}: threads"
+        );
+    }
+}
+
+const WIDTHS: [(u8, u8); 7] = [
+    (64, 64),
+    (32, 32),
+    (16, 16),
+    (8, 8),
+    (64, 32),
+    (32, 16),
+    (16, 8),
+];
+
+#[test]
+fn csr_spmv_matches_the_reference() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for isa in isas() {
+        for (pos, crd) in WIDTHS {
+            for _ in 0..cases() {
+                run_case::<f64>(&mut rng, isa, pos, crd, true);
+                run_case::<f32>(&mut rng, isa, pos, crd, false);
+            }
+        }
+    }
+}
+
+#[test]
+fn inf_and_nan_in_x_reach_exactly_the_rows_that_use_them() {
+    // Row 1 uses column 2 (Inf), row 2 uses column 3 (NaN), row 3 is empty.
+    let e = [
+        (0u64, 0u64, 1.0f64),
+        (0, 1, 2.0),
+        (1, 2, 3.0),
+        (1, 0, 1.0),
+        (2, 3, 1.0),
+    ];
+    let entries = Entries::from_parts(
+        vec![4, 5],
+        vec![
+            e.iter().map(|t| t.0).collect(),
+            e.iter().map(|t| t.1).collect(),
+        ],
+        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into()),
+    )
+    .unwrap();
+    let a = convert(
+        &entries,
+        &resolve_target("CSR", 2).unwrap(),
+        &ConvertOptions::default(),
+    )
+    .unwrap()
+    .tensor;
+    let x = [1.0, 1.0, f64::INFINITY, f64::NAN, 7.0];
+    for isa in isas() {
+        let k = kernel(&Desc::for_tensor(Op::Spmv, &a, isa).unwrap()).unwrap();
+        let mut y = [f64::NAN; 4];
+        k.spmv(&a, &x, &mut y, (1.0, 0.0), 2).unwrap();
+        assert_eq!(y[0], 3.0, "{isa:?}");
+        assert_eq!(y[1], f64::INFINITY, "{isa:?}");
+        assert!(y[2].is_nan(), "{isa:?}");
+        assert_eq!(y[3], 0.0, "{isa:?}: beta = 0 overwrites the NaN");
+    }
+}
+
+#[test]
+fn kernels_refuse_what_they_were_not_made_for() {
+    let mut rng = Rng(7);
+    let a = random_csr(&mut rng, true, 32, 32);
+    let isa = Isa::Scalar;
+    let k = kernel(&"spmv csr f64 pos64 crd64 scalar".parse().unwrap()).unwrap();
+    let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
+    let err = k
+        .spmv(&a, &vec![0.0; cols], &mut vec![0.0; rows], (1.0, 0.0), 1)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("needs spmv csr f64 pos32 crd32 scalar"),
+        "{err}"
+    );
+    let k = kernel(&Desc::for_tensor(Op::Spmv, &a, isa).unwrap()).unwrap();
+    let err = k
+        .spmv(
+            &a,
+            &vec![0.0; cols + 1],
+            &mut vec![0.0; rows],
+            (1.0, 0.0),
+            1,
+        )
+        .unwrap_err();
+    assert!(err.to_string().starts_with("x has"), "{err}");
+    let err = k
+        .spmv(
+            &a,
+            &vec![0.0f32; cols],
+            &mut vec![0.0f32; rows],
+            (1.0, 0.0),
+            1,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("f32"), "{err}");
+    let err = Kernel::compile(&"spmv bsr4x4 f64 pos64 crd64 scalar".parse().unwrap()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("no generated kernel for spmv bsr4x4"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_cache_gives_one_kernel_per_description() {
+    let d: Desc = "spmv csr f64 pos32 crd32 scalar".parse().unwrap();
+    let (k1, k2) = (kernel(&d).unwrap(), kernel(&d).unwrap());
+    assert!(std::sync::Arc::ptr_eq(&k1, &k2));
+    let other = kernel(&"spmv csr f64 pos32 crd16 scalar".parse().unwrap()).unwrap();
+    assert_ne!(k1.code(), other.code());
+}
+
+/// Every instruction of a kernel, decoded.
+fn decode(k: &Kernel) -> Vec<iced_x86::Instruction> {
+    let mut d = Decoder::with_ip(64, k.code(), 0, DecoderOptions::NONE);
+    let all: Vec<_> = d.iter().collect();
+    assert!(
+        all.iter().all(|i| !i.is_invalid()),
+        "{}: undecodable bytes",
+        k.desc()
+    );
+    all
+}
+
+#[test]
+fn disassembly_shows_the_instructions_each_kernel_needs() {
+    for isa in isas() {
+        for (value, crd) in [
+            ("f64", 32),
+            ("f64", 64),
+            ("f32", 32),
+            ("f32", 64),
+            ("f64", 8),
+        ] {
+            let d: Desc = format!("spmv csr {value} pos64 crd{crd} {}", isa.name())
+                .parse()
+                .unwrap();
+            let k = kernel(&d).unwrap();
+            let ins = decode(&k);
+            let has = |m: Mnemonic| ins.iter().any(|i| i.mnemonic() == m);
+            assert!(!has(Mnemonic::Call), "{d}: calls out");
+            assert!(has(Mnemonic::Ret), "{d}");
+            let zmm = ins.iter().any(|i| {
+                (0..i.op_count())
+                    .any(|o| i.op_kind(o) == OpKind::Register && i.op_register(o).is_zmm())
+            });
+            assert_eq!(zmm, isa == Isa::Avx512, "{d}: zmm registers");
+            let f64s = value == "f64";
+            match isa {
+                Isa::Scalar => {
+                    assert!(
+                        has(if f64s {
+                            Mnemonic::Mulsd
+                        } else {
+                            Mnemonic::Mulss
+                        }),
+                        "{d}"
+                    );
+                    assert!(
+                        !ins.iter().any(|i| i.op0_register().is_ymm()),
+                        "{d}: scalar uses no ymm"
+                    );
+                }
+                Isa::Avx2 | Isa::Avx512 => {
+                    let fma = if f64s {
+                        Mnemonic::Vfmadd231pd
+                    } else {
+                        Mnemonic::Vfmadd231ps
+                    };
+                    assert!(has(fma), "{d}: the {value} fused multiply-add");
+                    let gather = match (f64s, crd) {
+                        (true, 64) => Mnemonic::Vgatherqpd,
+                        (true, _) => Mnemonic::Vgatherdpd,
+                        (false, 64) => Mnemonic::Vgatherqps,
+                        (false, _) => Mnemonic::Vgatherdps,
+                    };
+                    assert!(has(gather), "{d}: {gather:?}");
+                    assert!(has(Mnemonic::Vzeroupper), "{d}");
+                }
+            }
+            if isa == Isa::Avx512 {
+                assert!(
+                    ins.iter().any(|i| i.op_mask() == Register::K1),
+                    "{d}: masked tail"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_row_never_reads_the_next_rows_entries() {
+    // Rows of 1..=17 entries followed by a row of infinities: a step that read past its
+    // row's end (into the next row's values, times a lane left at zero) would make NaN.
+    for isa in isas() {
+        for len in 1..=17u64 {
+            let mut e: Vec<(u64, u64, f64)> = (0..len).map(|j| (0, j, 1.0)).collect();
+            e.extend((0..20).map(|j| (1, j, f64::INFINITY)));
+            let entries = Entries::from_parts(
+                vec![2, 20],
+                vec![
+                    e.iter().map(|t| t.0).collect(),
+                    e.iter().map(|t| t.1).collect(),
+                ],
+                ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into()),
+            )
+            .unwrap();
+            let a = convert(
+                &entries,
+                &resolve_target("CSR", 2).unwrap(),
+                &ConvertOptions::default(),
+            )
+            .unwrap()
+            .tensor;
+            let k = kernel(&Desc::for_tensor(Op::Spmv, &a, isa).unwrap()).unwrap();
+            let mut y = [0.0; 2];
+            k.spmv(&a, &[1.0; 20], &mut y, (1.0, 0.0), 1).unwrap();
+            assert_eq!(y, [len as f64, f64::INFINITY], "{isa:?}, a row of {len}");
+        }
+    }
+}
