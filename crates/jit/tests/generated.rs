@@ -6,25 +6,12 @@
 
 use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
 use sptk_encoding::resolve_target;
+mod common;
+
+use common::{matrix, Rng};
 use sptk_jit::reference::{self, RealValue};
 use sptk_jit::{kernel, Desc, Isa, Kernel, Op};
 use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn value(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0
-    }
-}
 
 fn isas() -> Vec<Isa> {
     let required: Vec<String> = std::env::var("REQUIRE_ISA")
@@ -223,22 +210,7 @@ fn inf_and_nan_in_x_reach_exactly_the_rows_that_use_them() {
         (1, 0, 1.0),
         (2, 3, 1.0),
     ];
-    let entries = Entries::from_parts(
-        vec![4, 5],
-        vec![
-            e.iter().map(|t| t.0).collect(),
-            e.iter().map(|t| t.1).collect(),
-        ],
-        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into()),
-    )
-    .unwrap();
-    let a = convert(
-        &entries,
-        &resolve_target("CSR", 2).unwrap(),
-        &ConvertOptions::default(),
-    )
-    .unwrap()
-    .tensor;
+    let a = matrix(4, 5, &e, "CSR");
     let x = [1.0, 1.0, f64::INFINITY, f64::NAN, 7.0];
     for isa in isas() {
         let k = kernel(&Desc::for_tensor(Op::Spmv, &a, isa).unwrap()).unwrap();
@@ -390,22 +362,7 @@ fn a_row_never_reads_the_next_rows_entries() {
         for len in 1..=17u64 {
             let mut e: Vec<(u64, u64, f64)> = (0..len).map(|j| (0, j, 1.0)).collect();
             e.extend((0..20).map(|j| (1, j, f64::INFINITY)));
-            let entries = Entries::from_parts(
-                vec![2, 20],
-                vec![
-                    e.iter().map(|t| t.0).collect(),
-                    e.iter().map(|t| t.1).collect(),
-                ],
-                ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into()),
-            )
-            .unwrap();
-            let a = convert(
-                &entries,
-                &resolve_target("CSR", 2).unwrap(),
-                &ConvertOptions::default(),
-            )
-            .unwrap()
-            .tensor;
+            let a = matrix(2, 20, &e, "CSR");
             let k = kernel(&Desc::for_tensor(Op::Spmv, &a, isa).unwrap()).unwrap();
             let mut y = [0.0; 2];
             k.spmv(&a, &[1.0; 20], &mut y, (1.0, 0.0), 1).unwrap();

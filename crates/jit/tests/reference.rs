@@ -3,28 +3,16 @@
 //! integers, so every summation order gives the exact result and formats must agree bit
 //! for bit.
 
-use sptk_encoding::resolve_target;
+mod common;
+
+use common::Rng;
 use sptk_jit::reference::{spmm, spmv};
 use sptk_jit::{Dense, DenseMut, Format, KernelError, Order};
-use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
+use sptk_tensor::Tensor;
 
 const TARGETS: [&str; 11] = [
     "CSR", "CSC", "DCSR", "DCSC", "COO", "COO:soa", "BSR:2x3", "BSC:3x2", "BSR:4x4", "ELL", "2:4",
 ];
-
-/// A small deterministic generator (the tests must not depend on the run).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// Random entries; with `nm`, only columns `j % 4 < 2` (so 2:4 holds without pruning).
 /// Some explicit zeros, some duplicates.
@@ -54,19 +42,7 @@ fn random(rng: &mut Rng, nm: bool) -> (u64, u64, Vec<(u64, u64, f64)>) {
 }
 
 fn tensor(rows: u64, cols: u64, e: &[(u64, u64, f64)], target: &str) -> Tensor {
-    let entries = Entries::from_parts(
-        vec![rows, cols],
-        vec![
-            e.iter().map(|t| t.0).collect(),
-            e.iter().map(|t| t.1).collect(),
-        ],
-        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into()),
-    )
-    .unwrap();
-    let target = resolve_target(target, 2).unwrap();
-    convert(&entries, &target, &ConvertOptions::default())
-        .unwrap()
-        .tensor
+    common::matrix(rows, cols, e, target)
 }
 
 fn dense(rows: u64, cols: u64, e: &[(u64, u64, f64)]) -> Vec<Vec<f64>> {
