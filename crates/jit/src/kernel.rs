@@ -94,6 +94,18 @@ impl Kernel {
         self.code.bytes()
     }
 
+    /// The machine code as text, one instruction per line with its offset (Intel syntax).
+    pub fn disassembly(&self) -> String {
+        #[cfg(target_arch = "x86_64")]
+        {
+            crate::x86::disassemble(self.code.bytes())
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            String::new()
+        }
+    }
+
     /// How long generating it took.
     pub fn compile_time(&self) -> Duration {
         self.compile_time

@@ -53,3 +53,18 @@ pub(crate) fn load_index(
     }
     Ok(())
 }
+
+/// `code` as Intel-syntax text, one instruction per line with its offset.
+pub(crate) fn disassemble(code: &[u8]) -> String {
+    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+    use std::fmt::Write;
+    let mut decoder = Decoder::with_ip(64, code, 0, DecoderOptions::NONE);
+    let mut formatter = IntelFormatter::new();
+    let (mut out, mut line) = (String::new(), String::new());
+    for ins in decoder.iter() {
+        line.clear();
+        formatter.format(&ins, &mut line);
+        let _ = writeln!(out, "{:5x}  {line}", ins.ip());
+    }
+    out
+}

@@ -1,0 +1,71 @@
+//! Command-line flags.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Run kernels on stored sparse tensors (`.spt` files written by sparse-convert).
+#[derive(Parser, Debug)]
+#[command(name = "sparse-run", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// y = alpha A x + beta y (or A^T x with --transpose) for each input A.
+    Spmv(SpmvArgs),
+    /// Print the machine code of a kernel, e.g. `sparse-run asm "spmv csr f64 pos32 crd32 avx512"`.
+    Asm {
+        /// The kernel description: OP FORMAT TYPE posW crdW ISA.
+        desc: String,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct SpmvArgs {
+    /// The sparse operands: `.spt` files, or folders of them (every `*.spt` inside, by name).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// x: a 1-D `.npy` file with one element per column of A (per row with --transpose).
+    #[arg(long)]
+    pub x: PathBuf,
+    /// Where to write y (`.npy`); with several inputs, a folder that gets `NAME.npy` per input.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Multiply by A^T instead of A.
+    #[arg(long)]
+    pub transpose: bool,
+    /// alpha in y = alpha A x + beta y.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub alpha: f64,
+    /// beta in y = alpha A x + beta y (needs --y unless 0).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub beta: f64,
+    /// The y that beta scales: a 1-D `.npy` file.
+    #[arg(long = "y")]
+    pub y0: Option<PathBuf>,
+    /// Instruction set: scalar, avx2 or avx512 (default: the best this CPU has).
+    #[arg(long)]
+    pub isa: Option<String>,
+    /// Threads (default: every core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Run the kernel this many times on the same data (for timing).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// Print a table: compile time, time per run, GB/s, GFLOP/s, share of the memory bound.
+    #[arg(long)]
+    pub stats: bool,
+    /// The machine's memory bandwidth in GB/s for --stats (default: measured by a short
+    /// triad on every thread).
+    #[arg(long)]
+    pub bandwidth: Option<f64>,
+    /// Skip the `.spt` chunk checksums (the arrays are still validated).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// No progress bar and no notes.
+    #[arg(short, long)]
+    pub quiet: bool,
+}

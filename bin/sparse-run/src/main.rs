@@ -1,0 +1,297 @@
+//! `sparse-run`: a thin command line over sptk-jit. `main` parses the flags (cli.rs), runs
+//! one command, prints any error once with its causes, and exits non-zero.
+
+mod cli;
+mod operands;
+mod stats;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+
+use cli::{Cli, Command, SpmvArgs};
+use sptk_jit::reference::{self, RealValue};
+use sptk_jit::{kernel, Desc, Isa, KernelError, Op, Real};
+use sptk_tensor::Tensor;
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let mut text = String::new();
+            for e in err.chain() {
+                let part = e.to_string();
+                if !text.contains(&part) {
+                    if !text.is_empty() {
+                        text.push_str(": ");
+                    }
+                    text.push_str(&part);
+                }
+            }
+            eprintln!("sparse-run: error: {text}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Spmv(args) => spmv(&args),
+        Command::Asm { desc } => {
+            let d: Desc = desc.parse()?;
+            let k = kernel(&d)?;
+            print!("{}", k.disassembly());
+            Ok(())
+        }
+    }
+}
+
+/// The `.spt` files of the inputs: files as given, folders by name.
+fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("cannot list {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "spt"))
+                .collect();
+            if found.is_empty() {
+                bail!("{}: the folder holds no .spt files", p.display());
+            }
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn spmv(args: &SpmvArgs) -> Result<()> {
+    let inputs = expand(&args.inputs)?;
+    let isa = match &args.isa {
+        Some(name) => {
+            let isa: Isa = name.parse()?;
+            if !isa.available() {
+                bail!("--isa {name}: this CPU does not run {name} code");
+            }
+            isa
+        }
+        None => Isa::best().context("generated kernels need an x86-64 CPU")?,
+    };
+    if args.beta != 0.0 && args.y0.is_none() {
+        bail!("--beta {} scales a y given with --y y0.npy", args.beta);
+    }
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    let outputs = output_paths(&inputs, args.output.as_deref())?;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let x = operands::Operand::open(&args.x, "x")?;
+    let y0 = args
+        .y0
+        .as_deref()
+        .map(|p| operands::Operand::open(p, "y"))
+        .transpose()?;
+    let bar = progress(args.quiet || inputs.len() < 2, inputs.len() as u64);
+    let mut rows = Vec::new();
+    for (input, out) in inputs.iter().zip(&outputs) {
+        let file = sptk_store::SptFile::open(input)
+            .with_context(|| format!("cannot open {}", input.display()))?;
+        let a = if args.no_verify {
+            file.validate_without_checksums()
+        } else {
+            file.validate()
+        }
+        .with_context(|| format!("{} is not a valid tensor", input.display()))?;
+        let job = Job {
+            args,
+            isa,
+            threads,
+            x: &x,
+            y0: y0.as_ref(),
+            out: out.as_deref(),
+        };
+        let row = match Real::of(a.value_type()) {
+            Some(Real::F64) => job.run::<f64>(input, &a)?,
+            Some(Real::F32) => job.run::<f32>(input, &a)?,
+            None => bail!(
+                "{}: A holds {} values; kernels compute in f32 or f64 (convert with sparse-convert --dtype f64)",
+                input.display(),
+                a.value_type().name()
+            ),
+        };
+        rows.push(row);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if args.stats {
+        let bandwidth = match args.bandwidth {
+            Some(b) => b,
+            None => stats::triad_gbps(threads),
+        };
+        print!("{}", stats::table(&rows, bandwidth));
+    } else if !args.quiet {
+        for r in &rows {
+            eprintln!(
+                "{}: {} ({}), {:.3} ms",
+                r.input,
+                r.desc,
+                r.how,
+                r.median().as_secs_f64() * 1e3
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Where each input's y goes: the file given for one input, `DIR/NAME.npy` for several.
+fn output_paths(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<Option<PathBuf>>> {
+    let Some(out) = output else {
+        return Ok(vec![None; inputs.len()]);
+    };
+    if inputs.len() == 1 && !out.is_dir() {
+        return Ok(vec![Some(out.to_path_buf())]);
+    }
+    if !out.is_dir() {
+        bail!(
+            "-o {}: with several inputs, -o names an existing folder",
+            out.display()
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    inputs
+        .iter()
+        .map(|i| {
+            let stem = i.file_stem().context("an input without a file name")?;
+            let path = out.join(stem).with_extension("npy");
+            if !seen.insert(path.clone()) {
+                bail!("two inputs would both write {}", path.display());
+            }
+            Ok(Some(path))
+        })
+        .collect()
+}
+
+fn progress(hidden: bool, total: u64) -> ProgressBar {
+    if hidden || !std::io::stderr().is_terminal() {
+        return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} inputs ({eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message("spmv");
+    bar
+}
+
+/// One input's run, for the summary and the stats table.
+pub(crate) struct Run {
+    pub(crate) input: String,
+    pub(crate) desc: String,
+    /// "generated" or "reference".
+    pub(crate) how: &'static str,
+    pub(crate) compile: Duration,
+    pub(crate) times: Vec<Duration>,
+    /// Bytes a run must move at least: every array of A, x once, y read and written.
+    pub(crate) bytes: u64,
+    pub(crate) flops: u64,
+}
+
+impl Run {
+    pub(crate) fn median(&self) -> Duration {
+        let mut t = self.times.clone();
+        t.sort();
+        t[t.len() / 2]
+    }
+}
+
+struct Job<'a> {
+    args: &'a SpmvArgs,
+    isa: Isa,
+    threads: usize,
+    x: &'a operands::Operand,
+    y0: Option<&'a operands::Operand>,
+    out: Option<&'a Path>,
+}
+
+impl Job<'_> {
+    fn run<T: RealValue + operands::Element>(&self, input: &Path, a: &Tensor) -> Result<Run> {
+        let name = input.display().to_string();
+        let [rows, cols] = a.dim_sizes() else {
+            bail!(
+                "{name}: A has {} dimensions; spmv needs a matrix",
+                a.dim_sizes().len()
+            );
+        };
+        let (xn, yn) = if self.args.transpose {
+            (*rows, *cols)
+        } else {
+            (*cols, *rows)
+        };
+        let x: Vec<T> = self.x.vector(xn, T::REAL, self.args.quiet)?;
+        let y0: Vec<T> = match self.y0 {
+            Some(y) => y.vector(yn, T::REAL, self.args.quiet)?,
+            None => vec![T::ZERO; yn as usize],
+        };
+        let (alpha, beta) = (T::from_f64(self.args.alpha), T::from_f64(self.args.beta));
+        let op = if self.args.transpose {
+            Op::SpmvT
+        } else {
+            Op::Spmv
+        };
+        let desc = Desc::for_tensor(op, a, self.isa).with_context(|| name.clone())?;
+        let compiled = match kernel(&desc) {
+            Ok(k) => Some(k),
+            Err(KernelError::Unsupported(why)) => {
+                if !self.args.quiet {
+                    eprintln!("sparse-run: note: {why}; running the reference kernel (one thread)");
+                }
+                None
+            }
+            Err(e) => return Err(e).with_context(|| name.clone()),
+        };
+        let mut y = y0.clone();
+        let mut times = Vec::with_capacity(self.args.repeat);
+        for _ in 0..self.args.repeat {
+            y.copy_from_slice(&y0);
+            let start = Instant::now();
+            match &compiled {
+                Some(k) => k.spmv(a, &x, &mut y, (alpha, beta), self.threads),
+                None => reference::spmv(a, &x, &mut y, self.args.transpose, (alpha, beta)),
+            }
+            .with_context(|| name.clone())?;
+            times.push(start.elapsed());
+        }
+        if let Some(out) = self.out {
+            sptk_npy::write(out, &[yn], sptk_npy::Order::C, &y)
+                .with_context(|| format!("cannot write y for {name}"))?;
+        }
+        let vs = std::mem::size_of::<T>() as u64;
+        Ok(Run {
+            input: name,
+            desc: desc.to_string(),
+            how: if compiled.is_some() {
+                "generated"
+            } else {
+                "reference"
+            },
+            compile: compiled
+                .as_ref()
+                .map_or(Duration::ZERO, |k| k.compile_time()),
+            times,
+            bytes: a.storage_bytes() as u64 + xn * vs + 2 * yn * vs,
+            flops: 2 * a.nse() as u64,
+        })
+    }
+}

@@ -1,0 +1,209 @@
+//! `sparse-run` end to end: `.spt` inputs written by the store, operands and results as
+//! `.npy` files, results checked against the reference kernels; bad operands refused with
+//! a message and a non-zero exit, leaving no output.
+
+use std::path::Path;
+use std::process::Command;
+
+use sptk_encoding::resolve_target;
+use sptk_jit::reference;
+use sptk_npy::{Npy, Order};
+use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sparse-run"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A `rows x cols` matrix with a few entries per row, as `target`, written to `path`.
+fn matrix(path: &Path, rows: u64, cols: u64, target: &str) -> Tensor {
+    let mut e = Vec::new();
+    for i in 0..rows {
+        for k in 0..(i % 7) {
+            e.push((
+                i,
+                (i * 31 + k * 17) % cols,
+                (i as f64 + 1.0) / (k as f64 + 2.0),
+            ));
+        }
+    }
+    let entries = Entries::from_parts(
+        vec![rows, cols],
+        vec![
+            e.iter().map(|t| t.0).collect(),
+            e.iter().map(|t| t.1).collect(),
+        ],
+        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into()),
+    )
+    .unwrap();
+    let target = resolve_target(target, 2).unwrap();
+    let t = convert(&entries, &target, &ConvertOptions::default())
+        .unwrap()
+        .tensor;
+    sptk_store::write(path, &t, &Default::default()).unwrap();
+    t
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn close(got: &[f64], want: &[f64]) {
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{g} vs {w}");
+    }
+}
+
+#[test]
+fn spmv_writes_y_for_one_input_and_for_a_folder_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = matrix(&dir.path().join("a.spt"), 50, 40, "CSR");
+    let x: Vec<f64> = (0..40).map(|j| j as f64 * 0.25 - 3.0).collect();
+    let y0: Vec<f64> = (0..50).map(|i| i as f64).collect();
+    let (xp, y0p, yp) = (
+        dir.path().join("x.npy"),
+        dir.path().join("y0.npy"),
+        dir.path().join("y.npy"),
+    );
+    sptk_npy::write(&xp, &[40], Order::C, &x).unwrap();
+    sptk_npy::write(&y0p, &[50], Order::C, &y0).unwrap();
+    let (ok, _, err) = run(&[
+        "spmv",
+        s(&dir.path().join("a.spt")),
+        "--x",
+        s(&xp),
+        "--alpha",
+        "2",
+        "--beta",
+        "-0.5",
+        "--y",
+        s(&y0p),
+        "-o",
+        s(&yp),
+        "--threads",
+        "2",
+    ]);
+    assert!(ok, "{err}");
+    let mut want = y0.clone();
+    reference::spmv(&a, &x, &mut want, false, (2.0, -0.5)).unwrap();
+    close(&Npy::open(&yp).unwrap().to_floats::<f64>().unwrap(), &want);
+
+    // A folder of shards (CSR and one CSC, which runs the reference kernel with a note),
+    // one output each under -o DIR.
+    let shards = dir.path().join("shards");
+    std::fs::create_dir(&shards).unwrap();
+    let p = matrix(&shards.join("p.spt"), 50, 40, "CSR");
+    let q = matrix(&shards.join("q.spt"), 50, 40, "CSC");
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let (ok, stdout, err) = run(&[
+        "spmv",
+        s(&shards),
+        "--x",
+        s(&xp),
+        "-o",
+        s(&out),
+        "--stats",
+        "--bandwidth",
+        "30",
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("running the reference kernel"), "{err}");
+    assert!(
+        stdout.contains("generated") && stdout.contains("reference") && stdout.contains("GFLOP/s"),
+        "{stdout}"
+    );
+    for (t, name) in [(&p, "p.npy"), (&q, "q.npy")] {
+        let mut want = vec![0.0; 50];
+        reference::spmv(t, &x, &mut want, false, (1.0, 0.0)).unwrap();
+        close(
+            &Npy::open(&out.join(name))
+                .unwrap()
+                .to_floats::<f64>()
+                .unwrap(),
+            &want,
+        );
+    }
+
+    // Transposed, f32 x converted with a note.
+    let x32: Vec<f32> = (0..50).map(|i| i as f32 * 0.5).collect();
+    let x32p = dir.path().join("x32.npy");
+    sptk_npy::write(&x32p, &[50], Order::C, &x32).unwrap();
+    let (ok, _, err) = run(&[
+        "spmv",
+        s(&dir.path().join("a.spt")),
+        "--x",
+        s(&x32p),
+        "--transpose",
+        "-o",
+        s(&yp),
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("holds f32 values, converted to f64"), "{err}");
+    let x64: Vec<f64> = x32.iter().map(|&v| f64::from(v)).collect();
+    let mut want = vec![0.0; 40];
+    reference::spmv(&a, &x64, &mut want, true, (1.0, 0.0)).unwrap();
+    close(&Npy::open(&yp).unwrap().to_floats::<f64>().unwrap(), &want);
+}
+
+#[test]
+fn bad_operands_are_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let ap = dir.path().join("a.spt");
+    matrix(&ap, 6, 5, "CSR");
+    let good = dir.path().join("x.npy");
+    sptk_npy::write(&good, &[5], Order::C, &[1.0f64; 5]).unwrap();
+    let short = dir.path().join("short.npy");
+    sptk_npy::write(&short, &[4], Order::C, &[1.0f64; 4]).unwrap();
+    let two_d = dir.path().join("two_d.npy");
+    sptk_npy::write(&two_d, &[5, 1], Order::C, &[1.0f64; 5]).unwrap();
+    let ints = dir.path().join("ints.npy");
+    let mut bytes = std::fs::read(&good).unwrap();
+    let at = bytes.windows(3).position(|w| w == b"<f8").unwrap();
+    bytes[at..at + 3].copy_from_slice(b"<i8");
+    std::fs::write(&ints, bytes).unwrap();
+    let y = dir.path().join("y.npy");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--x", s(&short)], "has 4 elements; A needs 5"),
+        (vec!["--x", s(&two_d)], "shape [5, 1]"),
+        (vec!["--x", s(&ints)], "holds i64 elements"),
+        (
+            vec!["--x", s(&good), "--beta", "1"],
+            "--beta 1 scales a y given with --y",
+        ),
+        (
+            vec!["--x", s(&good), "--isa", "neon"],
+            "unknown instruction set 'neon'",
+        ),
+        (
+            vec!["--x", s(&good), "--repeat", "0"],
+            "--repeat must be at least 1",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["spmv", s(&ap), "-o", s(&y)];
+        args.extend(extra);
+        let (ok, _, err) = run(&args);
+        assert!(!ok && err.contains(want), "{args:?}: {err}");
+        assert!(!y.exists(), "{args:?} left an output");
+    }
+    let (ok, _, err) = run(&["spmv", s(&dir.path().join("missing.spt")), "--x", s(&good)]);
+    assert!(!ok && err.contains("missing.spt"), "{err}");
+}
+
+#[test]
+fn asm_prints_a_kernels_instructions() {
+    let (ok, out, err) = run(&["asm", "spmv csr f64 pos32 crd32 scalar"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("mulsd") && out.contains("ret"), "{out}");
+    let (ok, _, err) = run(&["asm", "spmv csr f64 pos32"]);
+    assert!(!ok && err.contains("six words"), "{err}");
+}
