@@ -4,14 +4,14 @@
 //! Registers: `rdi` the arguments, `r8` pos, `r9` crd, `r10` values, `r11` x, `rsi` y,
 //! `rcx` the row, `rdx` the end row, `rax` the entry, `rbx` the row's end entry, `r12` a
 //! coordinate, `r13` the vector loop's limit; `xmm0` (ymm0, zmm0) the sum, `xmm14` alpha,
-//! `xmm15` beta. `k1` masks the last entries of a row (AVX-512), `k2`-`k4` the gathers.
+//! `xmm15` beta, ymm8-ymm12 the gathers' scratch.
 //!
 //! - scalar: SSE2, one entry at a time, `sum = sum + val * x` in stored order: the
 //!   reference's rounding exactly.
 //! - AVX2: 4 (f64) or 8 (f32) entries per step, x gathered, fused multiply-add into one
 //!   vector sum; the rest of the row one at a time.
-//! - AVX-512: 8 or 16 entries per step; the rest in one masked step (masked loads do not
-//!   touch memory past the row).
+//! - AVX-512: 8 or 16 entries per step into a zmm sum, x gathered in two 256-bit halves;
+//!   then the AVX2 steps and the rest one at a time. Every load stays inside the row.
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
@@ -193,255 +193,182 @@ fn lanes(d: &Desc) -> i32 {
     }
 }
 
-/// One row in vector steps, then its last entries; leaves the sum in `xmm0`.
+/// One row in vector steps, then its last entries one at a time; leaves the sum in `xmm0`.
+/// AVX-512 first takes steps of a full zmm, then folds the sum to a ymm and goes on as
+/// AVX2 does.
 fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
     let n = lanes(d);
-    let (step, tail, row_done) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
-    let avx512 = d.isa == Isa::Avx512;
-    if avx512 {
-        a.ins(C::VEX_Kxnorw_kr_kr_kr, &[R(K1), R(K1), R(K1)])?;
-    }
+    let (step, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
     dynasm!(a.ops
         ; .arch x64
         ; mov r13, rbx
         ; sub r13, n
         ; =>step
         ; cmp rax, r13
-        ; jg =>tail
+        ; jg =>done
     );
-    step_body(a, d, false)?;
-    dynasm!(a.ops ; .arch x64 ; add rax, n ; jmp =>step ; =>tail);
-    if avx512 {
-        // One masked step over the 0..n-1 entries left: k1 = (1 << left) - 1.
-        dynasm!(a.ops
-            ; .arch x64
-            ; mov r13, rbx
-            ; sub r13, rax
-            ; jz =>row_done
-            ; mov r12d, -1
-        );
-        a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(R12D), R(R12D), R(R13D)])?;
-        a.ins(C::VEX_Kmovw_kr_r32, &[R(K1), R(R12D)])?;
-        step_body(a, d, true)?;
-        dynasm!(a.ops ; .arch x64 ; =>row_done);
-        horizontal_sum(a, d)?;
-    } else {
-        horizontal_sum(a, d)?;
-        let entry = a.ops.new_dynamic_label();
-        dynasm!(a.ops ; .arch x64 ; =>entry ; cmp rax, rbx ; jae =>row_done);
-        load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
-        let vs = d.value.size() as u32;
-        let (load_s, fma_s) = match d.value {
-            Real::F64 => (C::VEX_Vmovsd_xmm_m64, C::VEX_Vfmadd231sd_xmm_xmm_xmmm64),
-            Real::F32 => (C::VEX_Vmovss_xmm_m32, C::VEX_Vfmadd231ss_xmm_xmm_xmmm32),
-        };
-        a.ins(load_s, &[R(XMM1), m(R10, RAX, vs, 0)])?;
-        a.ins(fma_s, &[R(XMM0), R(XMM1), m(R11, R12, vs, 0)])?;
-        dynasm!(a.ops ; .arch x64 ; inc rax ; jmp =>entry ; =>row_done);
-    }
-    Ok(())
-}
-
-/// One vector step at entry `rax`: gather x at the coordinates, multiply-add the values.
-/// `masked` (AVX-512) limits every load to the entries in `k1`.
-fn step_body(a: &mut Asm, d: &Desc, masked: bool) -> Result<(), KernelError> {
     let vs = d.value.size() as u32;
-    let zmask = masked.then_some((K1, true));
     match d.isa {
-        Isa::Avx2 => {
-            let ones = |a: &mut Asm, r: Register| {
-                a.ins(C::VEX_Vpcmpeqd_ymm_ymm_ymmm256, &[R(r), R(r), R(r)])
+        Isa::Avx512 => {
+            // Two 256-bit gathers joined into one zmm: on AMD Zen 4 a 512-bit gather costs
+            // more per element than two 256-bit ones (measured: README, sparse-run).
+            let half = i64::from(n / 2);
+            gather_ymm(a, d, YMM1, 0)?;
+            gather_ymm(a, d, YMM4, half)?;
+            let (insert, fma) = match d.value {
+                Real::F64 => (
+                    C::EVEX_Vinsertf64x4_zmm_k1z_zmm_ymmm256_imm8,
+                    C::EVEX_Vfmadd231pd_zmm_k1z_zmm_zmmm512b64_er,
+                ),
+                Real::F32 => (
+                    C::EVEX_Vinsertf32x8_zmm_k1z_zmm_ymmm256_imm8,
+                    C::EVEX_Vfmadd231ps_zmm_k1z_zmm_zmmm512b32_er,
+                ),
             };
-            match (d.value, d.crd) {
-                (Real::F64, IndexWidth::W64) => {
-                    a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM2), m(R9, RAX, 8, 0)])?;
-                    ones(a, YMM3)?;
-                    a.ins(
-                        C::VEX_Vgatherqpd_ymm_vm64y_ymm,
-                        &[R(YMM1), m(R11, YMM2, 8, 0), R(YMM3)],
-                    )?;
-                }
-                (Real::F64, w) => {
-                    dword_indices(a, w, XMM2, false, Option::None)?;
-                    ones(a, YMM3)?;
-                    a.ins(
-                        C::VEX_Vgatherdpd_ymm_vm32x_ymm,
-                        &[R(YMM1), m(R11, XMM2, 8, 0), R(YMM3)],
-                    )?;
-                }
-                (Real::F32, IndexWidth::W64) => {
-                    a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM2), m(R9, RAX, 8, 0)])?;
-                    a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM5), m(R9, RAX, 8, 32)])?;
-                    ones(a, YMM3)?;
-                    ones(a, YMM6)?;
-                    a.ins(
-                        C::VEX_Vgatherqps_xmm_vm64y_xmm,
-                        &[R(XMM1), m(R11, YMM2, 4, 0), R(XMM3)],
-                    )?;
-                    a.ins(
-                        C::VEX_Vgatherqps_xmm_vm64y_xmm,
-                        &[R(XMM4), m(R11, YMM5, 4, 0), R(XMM6)],
-                    )?;
-                    a.ins(
-                        C::VEX_Vinsertf128_ymm_ymm_xmmm128_imm8,
-                        &[R(YMM1), R(YMM1), R(XMM4), Arg::I(1)],
-                    )?;
-                }
-                (Real::F32, w) => {
-                    dword_indices(a, w, YMM2, false, Option::None)?;
-                    ones(a, YMM3)?;
-                    a.ins(
-                        C::VEX_Vgatherdps_ymm_vm32y_ymm,
-                        &[R(YMM1), m(R11, YMM2, 4, 0), R(YMM3)],
-                    )?;
-                }
-            }
+            a.ins(insert, &[R(ZMM1), R(ZMM1), R(YMM4), Arg::I(1)])?;
+            a.ins(fma, &[R(ZMM0), R(ZMM1), m(R10, RAX, vs, 0)])?;
+        }
+        Isa::Avx2 => {
+            gather_ymm(a, d, YMM1, 0)?;
             let fma = match d.value {
                 Real::F64 => C::VEX_Vfmadd231pd_ymm_ymm_ymmm256,
                 Real::F32 => C::VEX_Vfmadd231ps_ymm_ymm_ymmm256,
             };
             a.ins(fma, &[R(YMM0), R(YMM1), m(R10, RAX, vs, 0)])?;
         }
-        Isa::Avx512 => {
-            // Gathers clear their mask as they go: each gets a copy of k1.
-            match (d.value, d.crd) {
-                (Real::F64, IndexWidth::W64) => {
-                    a.ins_masked(
-                        C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
-                        &[R(ZMM2), m(R9, RAX, 8, 0)],
-                        zmask,
-                    )?;
-                    a.ins(C::VEX_Kmovw_kr_km16, &[R(K2), R(K1)])?;
-                    a.ins_masked(
-                        C::EVEX_Vgatherqpd_zmm_k1_vm64z,
-                        &[R(ZMM1), m(R11, ZMM2, 8, 0)],
-                        Some((K2, false)),
-                    )?;
-                }
-                (Real::F64, w) => {
-                    dword_indices(a, w, YMM2, true, zmask)?;
-                    a.ins(C::VEX_Kmovw_kr_km16, &[R(K2), R(K1)])?;
-                    a.ins_masked(
-                        C::EVEX_Vgatherdpd_zmm_k1_vm32y,
-                        &[R(ZMM1), m(R11, YMM2, 8, 0)],
-                        Some((K2, false)),
-                    )?;
-                }
-                (Real::F32, IndexWidth::W64) => {
-                    a.ins(C::VEX_Kmovw_kr_km16, &[R(K3), R(K1)])?;
-                    a.ins(C::VEX_Kshiftrw_kr_kr_imm8, &[R(K4), R(K1), Arg::I(8)])?;
-                    a.ins_masked(
-                        C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
-                        &[R(ZMM2), m(R9, RAX, 8, 0)],
-                        masked.then_some((K3, true)),
-                    )?;
-                    a.ins_masked(
-                        C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
-                        &[R(ZMM5), m(R9, RAX, 8, 64)],
-                        masked.then_some((K4, true)),
-                    )?;
-                    a.ins_masked(
-                        C::EVEX_Vgatherqps_ymm_k1_vm64z,
-                        &[R(YMM1), m(R11, ZMM2, 4, 0)],
-                        Some((K3, false)),
-                    )?;
-                    a.ins_masked(
-                        C::EVEX_Vgatherqps_ymm_k1_vm64z,
-                        &[R(YMM4), m(R11, ZMM5, 4, 0)],
-                        Some((K4, false)),
-                    )?;
-                    a.ins(
-                        C::EVEX_Vinsertf32x8_zmm_k1z_zmm_ymmm256_imm8,
-                        &[R(ZMM1), R(ZMM1), R(YMM4), Arg::I(1)],
-                    )?;
-                }
-                (Real::F32, w) => {
-                    dword_indices(a, w, ZMM2, true, zmask)?;
-                    a.ins(C::VEX_Kmovw_kr_km16, &[R(K2), R(K1)])?;
-                    a.ins_masked(
-                        C::EVEX_Vgatherdps_zmm_k1_vm32z,
-                        &[R(ZMM1), m(R11, ZMM2, 4, 0)],
-                        Some((K2, false)),
-                    )?;
-                }
-            }
-            let fma = match d.value {
-                Real::F64 => C::EVEX_Vfmadd231pd_zmm_k1z_zmm_zmmm512b64_er,
-                Real::F32 => C::EVEX_Vfmadd231ps_zmm_k1z_zmm_zmmm512b32_er,
-            };
-            a.ins_masked(
-                fma,
-                &[R(ZMM0), R(ZMM1), m(R10, RAX, vs, 0)],
-                masked.then_some((K1, false)),
+        Isa::Scalar => {}
+    }
+    dynasm!(a.ops ; .arch x64 ; add rax, n ; jmp =>step ; =>done);
+    if d.isa == Isa::Avx512 {
+        fold_zmm(a, d)?;
+        return vector_row(
+            a,
+            &Desc {
+                isa: Isa::Avx2,
+                ..*d
+            },
+        );
+    }
+    horizontal_sum(a, d)?;
+    let (entry, row_done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    dynasm!(a.ops ; .arch x64 ; =>entry ; cmp rax, rbx ; jae =>row_done);
+    load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+    let (load_s, fma_s) = match d.value {
+        Real::F64 => (C::VEX_Vmovsd_xmm_m64, C::VEX_Vfmadd231sd_xmm_xmm_xmmm64),
+        Real::F32 => (C::VEX_Vmovss_xmm_m32, C::VEX_Vfmadd231ss_xmm_xmm_xmmm32),
+    };
+    a.ins(load_s, &[R(XMM1), m(R10, RAX, vs, 0)])?;
+    a.ins(fma_s, &[R(XMM0), R(XMM1), m(R11, R12, vs, 0)])?;
+    dynasm!(a.ops ; .arch x64 ; inc rax ; jmp =>entry ; =>row_done);
+    Ok(())
+}
+
+/// Gathers into `dst` (a ymm) the x of the 4 (f64) or 8 (f32) entries from `rax + off`,
+/// with VEX gathers; scratch: ymm8-ymm12.
+fn gather_ymm(a: &mut Asm, d: &Desc, dst: Register, off: i64) -> Result<(), KernelError> {
+    let ones =
+        |a: &mut Asm, r: Register| a.ins(C::VEX_Vpcmpeqd_ymm_ymm_ymmm256, &[R(r), R(r), R(r)]);
+    let w = d.crd;
+    let scale = w.bits() / 8;
+    let idx = m(R9, RAX, scale, off * i64::from(scale));
+    match (d.value, w) {
+        (Real::F64, IndexWidth::W64) => {
+            a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM8), idx])?;
+            ones(a, YMM10)?;
+            a.ins(
+                C::VEX_Vgatherqpd_ymm_vm64y_ymm,
+                &[R(dst), m(R11, YMM8, 8, 0), R(YMM10)],
             )?;
         }
-        Isa::Scalar => {}
+        (Real::F64, _) => {
+            dword_indices(a, w, XMM8, idx)?;
+            ones(a, YMM10)?;
+            a.ins(
+                C::VEX_Vgatherdpd_ymm_vm32x_ymm,
+                &[R(dst), m(R11, XMM8, 8, 0), R(YMM10)],
+            )?;
+        }
+        (Real::F32, IndexWidth::W64) => {
+            a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM8), idx])?;
+            a.ins(
+                C::VEX_Vmovdqu_ymm_ymmm256,
+                &[R(YMM9), m(R9, RAX, 8, off * 8 + 32)],
+            )?;
+            ones(a, YMM10)?;
+            ones(a, YMM11)?;
+            a.ins(
+                C::VEX_Vgatherqps_xmm_vm64y_xmm,
+                &[R(xmm_of(dst)), m(R11, YMM8, 4, 0), R(XMM10)],
+            )?;
+            a.ins(
+                C::VEX_Vgatherqps_xmm_vm64y_xmm,
+                &[R(XMM12), m(R11, YMM9, 4, 0), R(XMM11)],
+            )?;
+            a.ins(
+                C::VEX_Vinsertf128_ymm_ymm_xmmm128_imm8,
+                &[R(dst), R(dst), R(XMM12), Arg::I(1)],
+            )?;
+        }
+        (Real::F32, _) => {
+            dword_indices(a, w, YMM8, idx)?;
+            ones(a, YMM10)?;
+            a.ins(
+                C::VEX_Vgatherdps_ymm_vm32y_ymm,
+                &[R(dst), m(R11, YMM8, 4, 0), R(YMM10)],
+            )?;
+        }
     }
     Ok(())
 }
 
-/// Loads a step's coordinates of width 8, 16 or 32 as 32-bit lanes into `dst` (xmm for 4
-/// lanes, ymm for 8, zmm for 16).
-fn dword_indices(
-    a: &mut Asm,
-    w: IndexWidth,
-    dst: Register,
-    evex: bool,
-    mask: Option<(Register, bool)>,
-) -> Result<(), KernelError> {
-    let lanes = if dst.is_zmm() {
-        16
-    } else if dst.is_ymm() {
-        8
-    } else {
-        4
-    };
-    let code = match (w, lanes, evex) {
-        (IndexWidth::W32, 4, false) => C::VEX_Vmovdqu_xmm_xmmm128,
-        (IndexWidth::W32, 8, false) => C::VEX_Vmovdqu_ymm_ymmm256,
-        (IndexWidth::W32, 8, true) => C::EVEX_Vmovdqu32_ymm_k1z_ymmm256,
-        (IndexWidth::W32, 16, true) => C::EVEX_Vmovdqu32_zmm_k1z_zmmm512,
-        (IndexWidth::W16, 4, false) => C::VEX_Vpmovzxwd_xmm_xmmm64,
-        (IndexWidth::W16, 8, false) => C::VEX_Vpmovzxwd_ymm_xmmm128,
-        (IndexWidth::W16, 8, true) => C::EVEX_Vpmovzxwd_ymm_k1z_xmmm128,
-        (IndexWidth::W16, 16, true) => C::EVEX_Vpmovzxwd_zmm_k1z_ymmm256,
-        (IndexWidth::W8, 4, false) => C::VEX_Vpmovzxbd_xmm_xmmm32,
-        (IndexWidth::W8, 8, false) => C::VEX_Vpmovzxbd_ymm_xmmm64,
-        (IndexWidth::W8, 8, true) => C::EVEX_Vpmovzxbd_ymm_k1z_xmmm64,
-        (IndexWidth::W8, 16, true) => C::EVEX_Vpmovzxbd_zmm_k1z_xmmm128,
+/// The xmm register of a ymm one.
+fn xmm_of(y: Register) -> Register {
+    match y {
+        YMM1 => XMM1,
+        YMM4 => XMM4,
+        _ => XMM1,
+    }
+}
+
+/// Loads 4 (xmm) or 8 (ymm) coordinates of width 8, 16 or 32 from `src` as 32-bit lanes.
+fn dword_indices(a: &mut Asm, w: IndexWidth, dst: Register, src: Arg) -> Result<(), KernelError> {
+    let code = match (w, dst.is_ymm()) {
+        (IndexWidth::W32, false) => C::VEX_Vmovdqu_xmm_xmmm128,
+        (IndexWidth::W32, true) => C::VEX_Vmovdqu_ymm_ymmm256,
+        (IndexWidth::W16, false) => C::VEX_Vpmovzxwd_xmm_xmmm64,
+        (IndexWidth::W16, true) => C::VEX_Vpmovzxwd_ymm_xmmm128,
+        (IndexWidth::W8, false) => C::VEX_Vpmovzxbd_xmm_xmmm32,
+        (IndexWidth::W8, true) => C::VEX_Vpmovzxbd_ymm_xmmm64,
         _ => {
             return Err(KernelError::Unsupported(format!(
-                "internal: no {lanes}-lane load of {}-bit coordinates",
+                "internal: no vector load of {}-bit coordinates",
                 w.bits()
             )))
         }
     };
-    let scale = w.bits() / 8;
-    a.ins_masked(code, &[R(dst), m(R9, RAX, scale, 0)], mask)
+    a.ins(code, &[R(dst), src])
 }
 
-/// Adds the lanes of the vector sum into `xmm0`.
+/// Adds the upper half of `zmm0` into `ymm0`.
+fn fold_zmm(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
+    if d.value == Real::F64 {
+        a.ins(
+            C::EVEX_Vextractf64x4_ymmm256_k1z_zmm_imm8,
+            &[R(YMM1), R(ZMM0), Arg::I(1)],
+        )?;
+        a.ins(C::VEX_Vaddpd_ymm_ymm_ymmm256, &[R(YMM0), R(YMM0), R(YMM1)])
+    } else {
+        a.ins(
+            C::EVEX_Vextractf32x8_ymmm256_k1z_zmm_imm8,
+            &[R(YMM1), R(ZMM0), Arg::I(1)],
+        )?;
+        a.ins(C::VEX_Vaddps_ymm_ymm_ymmm256, &[R(YMM0), R(YMM0), R(YMM1)])
+    }
+}
+
+/// Adds the lanes of the ymm sum into `xmm0`.
 fn horizontal_sum(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
     let f64s = d.value == Real::F64;
-    if d.isa == Isa::Avx512 {
-        if f64s {
-            a.ins(
-                C::EVEX_Vextractf64x4_ymmm256_k1z_zmm_imm8,
-                &[R(YMM1), R(ZMM0), Arg::I(1)],
-            )?;
-            a.ins(C::VEX_Vaddpd_ymm_ymm_ymmm256, &[R(YMM0), R(YMM0), R(YMM1)])?;
-        } else {
-            a.ins(
-                C::EVEX_Vextractf32x8_ymmm256_k1z_zmm_imm8,
-                &[R(YMM1), R(ZMM0), Arg::I(1)],
-            )?;
-            a.ins(C::VEX_Vaddps_ymm_ymm_ymmm256, &[R(YMM0), R(YMM0), R(YMM1)])?;
-        }
-    }
     a.ins(
         C::VEX_Vextractf128_xmmm128_ymm_imm8,
         &[R(XMM1), R(YMM0), Arg::I(1)],
