@@ -322,6 +322,100 @@ def case_open_row(args, quick):
     return f"open a stored {n} x {n} CSR ({nnz} nonzeros) and read one row (ratios to load_npz)", rows
 
 
+def time_peer_calls(setup, call, result, reps, env=None):
+    """Runs `call` `reps` times in a fresh Python after `setup`; returns (median seconds of
+    one call, peak RSS MiB, output)."""
+    code = CHECKSUM_PY + textwrap.dedent(f"""
+        import time, statistics
+        {setup}
+        ts = []
+        for _ in range({reps}):
+            t0 = time.perf_counter()
+            {call}
+            ts.append(time.perf_counter() - t0)
+        print('SECONDS', statistics.median(ts))
+        {result}
+    """)
+    p = subprocess.run(["/usr/bin/time", "-v", PY, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, **(env or {})})
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr)
+    secs = float(re.search(r"SECONDS ([\d.e-]+)", p.stdout).group(1))
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1)) / 1024
+    return secs, rss, p.stdout
+
+
+def generate_banded_mtx(path, n, half, seed):
+    """A banded matrix: 2 * half diagonals (offsets -half .. half - 1), random values."""
+    if os.path.exists(path):
+        return
+    code = textwrap.dedent(f"""
+        import numpy as np, scipy.sparse as sp, fast_matrix_market as fmm
+        rng = np.random.default_rng({seed}); n = {n}
+        offs = list(range(-{half}, {half}))
+        A = sp.diags([rng.random(n - abs(o)) for o in offs], offs, shape=(n, n), format='csr')
+        fmm.mmwrite({path!r} + '.tmp.mtx', A, parallelism=2)
+    """)
+    subprocess.run([PY, "-c", code], check=True)
+    os.replace(path + ".tmp.mtx", path)
+
+
+def case_spmv(args, quick):
+    """y = A x with CSR f64 and 32-bit indices: ours (whole process, per run taken as
+    (time of --repeat 41 - time of --repeat 1) / 40) against SciPy's A @ x and MKL
+    (sparse_dot_mkl), each the median of 41 in-process calls."""
+    n, nnz = (200_000, 2_000_000) if quick else (2_000_000, 20_000_000)
+    uniform = os.path.join(DATA, f"uniform_{n}_{nnz}.mtx")
+    generate_uniform_mtx(uniform, n, nnz, seed=1)
+    banded = os.path.join(DATA, f"banded10_{n}.mtx")
+    generate_banded_mtx(banded, n, 5, seed=6)
+    x = os.path.join(DATA, f"x_{n}.npy")
+    if not os.path.exists(x):
+        subprocess.run([PY, "-c", f"import numpy as np; np.save({x!r}, np.random.default_rng(5).random({n}))"], check=True)
+    mkl_rt = next((os.path.join(r, f) for r, _, fs in os.walk(os.path.dirname(os.path.dirname(PY)))
+                   for f in fs if f.startswith("libmkl_rt.so")), None)
+    rows_out = []
+    for name, mtx in [("banded", banded), ("uniform", uniform)]:
+        spt = mtx[:-4] + ".csr32.spt"
+        if not os.path.exists(spt):
+            subprocess.run([args.bin, mtx, "--to", "CSR", "--pos-width", "32", "--crd-width", "32",
+                            "-o", spt, "--quiet"], check=True)
+        y = os.path.join(DATA, "spmv.y.npy")
+        cmd = [args.run_bin, "spmv", spt, "--x", x, "--threads", "2", "--quiet", "-o", y]
+        check_y = f"import numpy as np; print('SUM %.9e' % np.load({y!r}).sum())"
+        ours = []
+        for _ in range(RUNS):
+            t41, rss, _ = time_ours(cmd + ["--repeat", "41"])
+            t1, _, _ = time_ours(cmd + ["--repeat", "1"])
+            out = subprocess.run([PY, "-c", check_y], capture_output=True, text=True).stdout
+            ours.append(((t41 - t1) / 40, rss, out))
+        stats = subprocess.run(cmd + ["--repeat", "41", "--stats"], capture_output=True, text=True).stdout
+        bound = re.search(r"memory bandwidth \(triad\): ([\d.]+)", stats)
+        bw = float(bound.group(1)) if bound else float("nan")
+        bytes_ = nnz * 12 + (n + 1) * 4 + 8 * n + 16 * n
+        med = statistics.median(r[0] for r in ours)
+        label = (f"ours {name}: sparse-run spmv ({100 * bytes_ / med / 1e9 / bw:.0f}% of the bound, "
+                 f"triad {bw:.1f} GB/s)")
+        check = lambda o: o.strip()
+        setup = f"import numpy as np, fast_matrix_market as fmm; A = fmm.mmread({mtx!r}, parallelism=2).tocsr(); A.sum_duplicates(); A.sort_indices(); x = np.load({x!r})"
+        scipy_runs = [time_peer_calls(setup, "y = A @ x", "print('SUM %.9e' % y.sum())", 41) for _ in range(RUNS)]
+        rows = [(label, ours, check), (f"scipy {name}: A @ x", scipy_runs, lambda o: o.split("\n")[-2])]
+        if mkl_rt:
+            env = {"MKL_RT": mkl_rt, "MKL_NUM_THREADS": "2"}
+            mkl_runs = [time_peer_calls(setup + "; import sparse_dot_mkl as m",
+                                        "y = m.dot_product_mkl(A, x)", "print('SUM %.9e' % y.sum())", 41, env)
+                        for _ in range(RUNS)]
+            rows.append((f"MKL {name}: sparse_dot_mkl.dot_product_mkl(A, x), 2 threads", mkl_runs,
+                         lambda o: o.split("\n")[-2]))
+        rows_out.append((name, rows))
+    title = (f"SpMV y = A x, CSR f64 with 32-bit indices, {n} x {n}, {nnz} nonzeros, 2 threads "
+             f"(targets: ours >= 1.0x MKL's speed on both, >= 70% of the bound on banded, >= 1.5x SciPy on uniform)")
+    # One table per matrix, ratios to the last row (MKL where it is installed).
+    for name, rows in rows_out[:-1]:
+        report(f"{title}: {name}", rows)
+    return f"{title}: {rows_out[-1][0]}", rows_out[-1][1]
+
+
 def report(title, rows):
     print(f"\n## {title}\n")
     print(f"| tool | median | runs | peak RSS MiB | ratio to peer | check |")
@@ -339,12 +433,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--open-row", required=True, help="the open_row example binary")
+    ap.add_argument("--run-bin", required=True, help="the sparse-run binary")
     ap.add_argument("--quick", action="store_true", help="10x smaller inputs")
     ap.add_argument("--only", default="", help="run only the cases whose name contains this (mtx_to_csr, csr_to_csc, ...)")
     args = ap.parse_args()
     os.makedirs(DATA, exist_ok=True)
     print(f"# sptk peers, {RUNS} runs each, data in {DATA}")
-    for case in [case_mtx_to_csr, case_mtx_to_every, case_tns_to_csf, case_csr_to_csc, case_csr_to_bsr, case_csr_to_mtx, case_open_row]:
+    for case in [case_mtx_to_csr, case_mtx_to_every, case_tns_to_csf, case_csr_to_csc, case_csr_to_bsr, case_csr_to_mtx, case_open_row, case_spmv]:
         if args.only not in case.__name__:
             continue
         try:
