@@ -26,6 +26,8 @@ pub(crate) struct SpmvArgs {
     alpha: u64,
     beta: u64,
     beta_zero: u64,
+    /// The outer level's coordinates (DCSR, DCSC), or null.
+    outer: *const u8,
 }
 
 type SpmvEntry = unsafe extern "sysv64" fn(*const SpmvArgs);
@@ -33,6 +35,30 @@ type SpmvEntry = unsafe extern "sysv64" fn(*const SpmvArgs);
 /// Stored entries are split into this many chunks, whatever the thread count, so that a
 /// result never depends on how many threads ran.
 const CHUNKS: usize = 256;
+
+/// Scatter kernels add into one partial result per chunk, then the partials are added in
+/// chunk order: fewer chunks, since each costs a vector as long as y.
+const SCATTER_CHUNKS: usize = 8;
+
+/// How a generated SpMV walks the matrix.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// A dot product per outer coordinate (CSR x, CSC^T x); `true` if the outer level is
+    /// compressed (DCSR, DCSC).
+    Gather(bool),
+    /// Products scattered into y per outer coordinate (CSR^T x, CSC x).
+    Scatter(bool),
+}
+
+fn walk(desc: &Desc) -> Option<Walk> {
+    Some(match (desc.op, desc.format) {
+        (Op::Spmv, Format::Csr) | (Op::SpmvT, Format::Csc) => Walk::Gather(false),
+        (Op::Spmv, Format::Dcsr) | (Op::SpmvT, Format::Dcsc) => Walk::Gather(true),
+        (Op::SpmvT, Format::Csr) | (Op::Spmv, Format::Csc) => Walk::Scatter(false),
+        (Op::SpmvT, Format::Dcsr) | (Op::Spmv, Format::Dcsc) => Walk::Scatter(true),
+        _ => return None,
+    })
+}
 
 /// A generated kernel.
 pub struct Kernel {
@@ -65,9 +91,11 @@ impl Kernel {
             )));
         }
         let start = Instant::now();
-        let bytes = match (desc.op, desc.format) {
+        let bytes = match walk(desc) {
             #[cfg(target_arch = "x86_64")]
-            (Op::Spmv, Format::Csr) => crate::x86::spmv_csr(desc)?,
+            Some(Walk::Gather(outer)) => crate::x86::spmv_gather(desc, outer)?,
+            #[cfg(target_arch = "x86_64")]
+            Some(Walk::Scatter(outer)) => crate::x86::spmv_scatter(desc, outer)?,
             _ => {
                 return Err(KernelError::Unsupported(format!(
                     "no generated kernel for {desc} yet: the reference kernels \
@@ -111,7 +139,8 @@ impl Kernel {
         self.compile_time
     }
 
-    /// `y = alpha A x + beta y` (`beta == 0` overwrites `y`) on `threads` threads.
+    /// `y = alpha A x + beta y` (`beta == 0` overwrites `y`), or `A^T x` for an `spmvt`
+    /// kernel, on `threads` threads.
     ///
     /// # Errors
     /// The kernel is not an SpMV kernel for `a`'s encoding, value type and widths, or `x`
@@ -125,83 +154,172 @@ impl Kernel {
         threads: usize,
     ) -> Result<(), KernelError> {
         let (rows, cols) = matrix::<T>(a)?;
-        let wanted = Desc::for_tensor(Op::Spmv, a, self.desc.isa)?;
+        let wanted = Desc::for_tensor(self.desc.op, a, self.desc.isa)?;
         if wanted != self.desc {
             return Err(KernelError::Unsupported(format!(
                 "kernel {} cannot run on a tensor that needs {wanted}",
                 self.desc
             )));
         }
-        crate::dense::check_len("x", x.len(), cols, 1)?;
-        crate::dense::check_len("y", y.len(), rows, 1)?;
+        let (xn, yn) = match self.desc.op {
+            Op::SpmvT => (rows, cols),
+            _ => (cols, rows),
+        };
+        crate::dense::check_len("x", x.len(), xn, 1)?;
+        crate::dense::check_len("y", y.len(), yn, 1)?;
         let (Some(pos), Some(crd)) = (a.pos(1), a.crd(1)) else {
-            return Err(KernelError::Unsupported(
-                "CSR without level-1 arrays".into(),
-            ));
+            return Err(KernelError::Unsupported(format!(
+                "{}: no level-1 arrays",
+                self.desc
+            )));
         };
+        let walk =
+            walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
+        let compressed = matches!(walk, Walk::Gather(true) | Walk::Scatter(true));
+        let outer = if compressed { a.crd(0) } else { None };
+        let n_outer = pos.len().saturating_sub(1);
         let vals = T::slice(a.values()).unwrap_or_default();
-        let bits = |v: T| -> u64 {
-            let mut b = [0u8; 8];
-            // SAFETY: T is f32 or f64 (RealValue is implemented for those only): plain
-            // bytes, at most 8 of them.
-            let src = unsafe {
-                std::slice::from_raw_parts((&v as *const T).cast::<u8>(), std::mem::size_of::<T>())
-            };
-            b[..src.len()].copy_from_slice(src);
-            u64::from_le_bytes(b)
-        };
-        let bounds = chunk_rows(pos, rows);
-        let args = |(begin, end): (usize, usize), y: *mut T| SpmvArgs {
+        // SAFETY: the code was generated for `SpmvEntry`'s signature and this kernel's
+        // description, which `a` matches (checked above).
+        let entry: SpmvEntry = unsafe { std::mem::transmute(self.code.entry()) };
+        let args = |(begin, end): (usize, usize), out: *mut T, (alpha, beta): (T, T)| SpmvArgs {
             pos: index_ptr(pos),
             crd: index_ptr(crd),
             val: vals.as_ptr().cast(),
             x: x.as_ptr().cast(),
-            y: y.cast(),
+            y: out.cast(),
             begin: begin as u64,
             end: end as u64,
             alpha: bits(alpha),
             beta: bits(beta),
             beta_zero: u64::from(beta == T::ZERO),
+            outer: outer.map_or(std::ptr::null(), index_ptr),
         };
-        // SAFETY: the code was generated for `SpmvEntry`'s signature and this kernel's
-        // description, which `a` matches (checked above).
-        let entry: SpmvEntry = unsafe { std::mem::transmute(self.code.entry()) };
-        let y_ptr = SendPtr(y.as_mut_ptr());
-        let next = AtomicUsize::new(0);
-        let work = || {
-            let y_ptr = &y_ptr;
-            loop {
-                let c = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&range) = bounds.get(c) else { break };
-                let a = args(range, y_ptr.0);
-                // SAFETY: `a` is a validated CSR tensor (a `Tensor` exists only after
-                // validation: positions ascend and end at the entry count, coordinates are
-                // below `cols`); `x` has `cols` elements and `y` `rows` (checked above);
-                // the kernel reads `pos[begin..=end]`, the entries between and `x` at their
-                // coordinates, and writes `y[begin..end]`. Chunks are disjoint row ranges,
-                // so no two threads write the same element of `y`.
-                unsafe { entry(&a) };
-            }
-        };
-        let threads = threads.clamp(1, bounds.len().max(1));
-        if threads == 1 {
-            work();
-        } else {
-            std::thread::scope(|s| {
-                for _ in 1..threads {
-                    s.spawn(work);
+        // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
+        // kernel's format and widths (a `Tensor` exists only after validation: positions
+        // ascend and end at the entry count, coordinates are below their level sizes, the
+        // outer coordinates of DCSR/DCSC are below theirs); `x` has `xn` elements and every
+        // output `yn` (checked above). A call reads `pos[begin..=end]`, the entries
+        // between, the outer coordinates `begin..end`, and `x` at the coordinates it
+        // multiplies; it writes the output at inner (scatter) or outer (gather)
+        // coordinates of those positions only.
+        match walk {
+            Walk::Gather(_) => {
+                let (alpha_k, mut beta_k) = (alpha, beta);
+                if compressed {
+                    // Outer coordinates with no entries get beta * y (0 when beta is 0); the
+                    // kernel then adds alpha * sum to the scaled y of the stored ones.
+                    for v in y.iter_mut() {
+                        *v = if beta == T::ZERO { T::ZERO } else { beta * *v };
+                    }
+                    if beta != T::ZERO {
+                        beta_k = T::ONE;
+                    }
                 }
-                work();
-            });
+                let bounds = chunk_rows(pos, n_outer, CHUNKS);
+                let y_ptr = SendPtr(y.as_mut_ptr());
+                // Chunks are disjoint ranges of outer positions, whose outer coordinates
+                // are distinct: no two threads write the same element of y.
+                run_chunks(&bounds, threads, |_, range| {
+                    let a = args(range, y_ptr.get(), (alpha_k, beta_k));
+                    // SAFETY: as stated above the match.
+                    unsafe { entry(&a) };
+                });
+            }
+            Walk::Scatter(_) => {
+                let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
+                let mut partials = vec![T::ZERO; bounds.len() * yn];
+                let base = SendPtr(partials.as_mut_ptr());
+                // Chunk c adds into its own partial, elements c * yn .. (c + 1) * yn.
+                run_chunks(&bounds, threads, |c, range| {
+                    // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
+                    let out = unsafe { base.get().add(c * yn) };
+                    let a = args(range, out, (alpha, beta));
+                    // SAFETY: as stated above the match.
+                    unsafe { entry(&a) };
+                });
+                combine(y, &partials, yn, (alpha, beta), threads);
+            }
         }
         Ok(())
     }
 }
 
+/// `y = alpha * (p_0 + p_1 + ...) + beta * y`, the partials added in chunk order, on
+/// `threads` threads over ranges of y (the order of additions per element is fixed).
+fn combine<T: RealValue>(
+    y: &mut [T],
+    partials: &[T],
+    n: usize,
+    (alpha, beta): (T, T),
+    threads: usize,
+) {
+    let step = n.div_ceil(threads.max(1)).max(4096);
+    std::thread::scope(|s| {
+        for (c, ys) in y.chunks_mut(step).enumerate() {
+            s.spawn(move || {
+                for (i, v) in ys.iter_mut().enumerate() {
+                    let at = c * step + i;
+                    let mut acc = T::ZERO;
+                    for (p, part) in partials.chunks(n).enumerate() {
+                        acc = if p == 0 { part[at] } else { acc + part[at] };
+                    }
+                    let s = alpha * acc;
+                    *v = if beta == T::ZERO { s } else { s + beta * *v };
+                }
+            });
+        }
+    });
+}
+
+/// Runs `work(chunk, range)` for every chunk on up to `threads` threads, each taking the
+/// next chunk as it finishes one.
+fn run_chunks(
+    bounds: &[(usize, usize)],
+    threads: usize,
+    work: impl Fn(usize, (usize, usize)) + Sync,
+) {
+    let next = AtomicUsize::new(0);
+    let worker = || loop {
+        let c = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&range) = bounds.get(c) else { break };
+        work(c, range);
+    };
+    let threads = threads.clamp(1, bounds.len().max(1));
+    if threads == 1 {
+        worker();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 1..threads {
+                s.spawn(worker);
+            }
+            worker();
+        });
+    }
+}
+
+/// The bits of an f32 or f64 in the low bytes of a u64, as the kernels read alpha and beta.
+fn bits<T: RealValue>(v: T) -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: T is f32 or f64 (RealValue is implemented for those only): plain bytes, at
+    // most 8 of them.
+    let src = unsafe {
+        std::slice::from_raw_parts((&v as *const T).cast::<u8>(), std::mem::size_of::<T>())
+    };
+    b[..src.len()].copy_from_slice(src);
+    u64::from_le_bytes(b)
+}
+
 /// `y`'s address, shared by the threads that write disjoint rows of it.
 struct SendPtr<T>(*mut T);
-// SAFETY: the threads write disjoint ranges (see `Kernel::spmv`).
+// SAFETY: the threads write disjoint elements through it (see `Kernel::spmv`).
 unsafe impl<T> Sync for SendPtr<T> {}
+
+impl<T> SendPtr<T> {
+    fn get(&self) -> *mut T {
+        self.0
+    }
+}
 
 fn index_ptr(v: &IndexVec) -> *const u8 {
     match v {
@@ -212,12 +330,12 @@ fn index_ptr(v: &IndexVec) -> *const u8 {
     }
 }
 
-/// Row ranges holding about equal numbers of entries: [`CHUNKS`] of them (fewer for small
+/// Outer ranges holding about equal numbers of entries: `chunks` of them (fewer for small
 /// matrices), empty ones dropped.
-fn chunk_rows(pos: &IndexVec, rows: usize) -> Vec<(usize, usize)> {
+fn chunk_rows(pos: &IndexVec, rows: usize, chunks: usize) -> Vec<(usize, usize)> {
     let at = |r: usize| pos.get(r).unwrap_or(0);
     let total = at(rows);
-    let chunks = CHUNKS.min(rows.max(1));
+    let chunks = chunks.min(rows.max(1));
     let mut out = Vec::with_capacity(chunks);
     let mut begin = 0;
     for c in 1..=chunks {
@@ -268,14 +386,14 @@ mod tests {
     #[test]
     fn chunks_cover_every_row_once_balanced_by_entries() {
         let pos = IndexVec::U64(vec![0u64, 0, 100, 100, 101, 102, 300, 300].into());
-        let c = chunk_rows(&pos, 7);
+        let c = chunk_rows(&pos, 7, CHUNKS);
         assert_eq!(c.first().unwrap().0, 0);
         assert_eq!(c.last().unwrap().1, 7);
         assert!(c.windows(2).all(|w| w[0].1 == w[1].0 && w[0].0 < w[0].1));
         let empty = IndexVec::U64(vec![0u64].into());
-        assert!(chunk_rows(&empty, 0).is_empty());
+        assert!(chunk_rows(&empty, 0, CHUNKS).is_empty());
         let flat = IndexVec::U32((0..=1000u32).collect::<Vec<_>>().into());
-        let c = chunk_rows(&flat, 1000);
+        let c = chunk_rows(&flat, 1000, CHUNKS);
         assert_eq!(c.len(), CHUNKS);
         assert!(c.iter().all(|&(b, e)| (3..=5).contains(&(e - b))));
     }

@@ -31,17 +31,21 @@ pub trait RealValue:
 {
     /// Zero.
     const ZERO: Self;
+    /// One.
+    const ONE: Self;
     /// The type's name.
     const NAME: &'static str;
 }
 
 impl RealValue for f32 {
     const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
     const NAME: &'static str = "f32";
 }
 
 impl RealValue for f64 {
     const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
     const NAME: &'static str = "f64";
 }
 

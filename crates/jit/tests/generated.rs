@@ -48,9 +48,16 @@ fn cases() -> usize {
 
 /// A random CSR matrix whose arrays fit `pos` / `crd` bits.
 fn random_csr(rng: &mut Rng, f64s: bool, pos: u8, crd: u8) -> Tensor {
+    random_matrix(rng, f64s, pos, crd, "CSR")
+}
+
+/// A random matrix in `format` whose arrays fit `pos` / `crd` bits.
+fn random_matrix(rng: &mut Rng, f64s: bool, pos: u8, crd: u8, format: &str) -> Tensor {
     let max_cols = if crd == 8 { 256 } else { 700 };
     let max_nnz = if pos == 8 { 255 } else { 5000 };
-    let (rows, cols) = (1 + rng.below(300), 1 + rng.below(max_cols));
+    // Coordinates of both levels (rows too, in DCSR and CSC) must fit `crd` bits.
+    let max_rows = if crd == 8 { 256 } else { 300 };
+    let (rows, cols) = (1 + rng.below(max_rows), 1 + rng.below(max_cols));
     let n = rng.below(max_nnz.min(rows * cols / 2 + 3));
     let mut e: Vec<(u64, u64, f64)> = (0..n)
         .map(|_| (rng.below(rows), rng.below(cols), rng.value()))
@@ -74,7 +81,7 @@ fn random_csr(rng: &mut Rng, f64s: bool, pos: u8, crd: u8) -> Tensor {
         values,
     )
     .unwrap();
-    let target = resolve_target("CSR", 2)
+    let target = resolve_target(format, 2)
         .unwrap()
         .with_widths(Some(pos), Some(crd))
         .unwrap();
@@ -84,56 +91,58 @@ fn random_csr(rng: &mut Rng, f64s: bool, pos: u8, crd: u8) -> Tensor {
 }
 
 /// Checks `got` against the reference within the summation error bound
-/// |y - y_ref| <= |alpha| 2 gamma_n sum_j |a_ij x_j| (n the row's entries), plus the
-/// rounding of alpha and beta; bit for bit when `exact`.
+/// |y - y_ref| <= |alpha| 2 gamma_n sum_j |a_ij x_j| (n the entries of the output element),
+/// plus the rounding of alpha and beta; bit for bit when `exact`.
 fn check<T: RealValue + Into<f64>>(
     a: &Tensor,
     x: &[T],
     y0: &[T],
     got: &[T],
-    (alpha, beta): (T, T),
+    (alpha, beta, transpose): (T, T, bool),
     exact: bool,
     what: &str,
 ) {
     let mut want = y0.to_vec();
-    reference::spmv(a, x, &mut want, false, (alpha, beta)).unwrap();
+    reference::spmv(a, x, &mut want, transpose, (alpha, beta)).unwrap();
     let u = if std::mem::size_of::<T>() == 8 {
         f64::EPSILON / 2.0
     } else {
         f32::EPSILON as f64 / 2.0
     };
-    let (pos, crd) = (a.pos(1).unwrap(), a.crd(1).unwrap());
-    let vals: Vec<f64> = T::slice(a.values())
-        .unwrap()
-        .iter()
-        .map(|&v| v.into())
-        .collect();
+    // Per output element: its entries and the sum of |a x| over them.
+    let (mut n, mut s) = (vec![0.0f64; got.len()], vec![0.0f64; got.len()]);
+    let vals = T::slice(a.values()).unwrap();
+    let mut dc = [0u64; 2];
+    a.for_each_stored(|lvl, q| {
+        a.dim_coords(lvl, &mut dc);
+        let (o, k) = if transpose {
+            (dc[1], dc[0])
+        } else {
+            (dc[0], dc[1])
+        };
+        let v: f64 = vals[q].into();
+        let xk: f64 = x[k as usize].into();
+        n[o as usize] += 1.0;
+        s[o as usize] += (v * xk).abs();
+    });
     for i in 0..got.len() {
         let (g, w): (f64, f64) = (got[i].into(), want[i].into());
         if exact || g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()) {
             assert!(
                 g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
-                "{what}: row {i}: {g} != {w}"
+                "{what}: element {i}: {g} != {w}"
             );
             continue;
         }
-        let (p0, p1) = (
-            pos.get(i).unwrap() as usize,
-            pos.get(i + 1).unwrap() as usize,
-        );
-        let n = (p1 - p0) as f64;
-        let s: f64 = (p0..p1)
-            .map(|k| (vals[k] * x[crd.get(k).unwrap() as usize].into()).abs())
-            .sum();
-        let gamma = n * u / (1.0 - n * u);
+        let gamma = n[i] * u / (1.0 - n[i] * u);
         let (al, be): (f64, f64) = (alpha.into(), beta.into());
         let y0i: f64 = y0[i].into();
-        let tol = al.abs() * 2.0 * gamma * s * (1.0 + 4.0 * u)
+        let tol = al.abs() * 2.0 * gamma * s[i] * (1.0 + 4.0 * u)
             + 4.0 * u * (w.abs() + (be * y0i).abs())
             + f64::MIN_POSITIVE;
         assert!(
             (g - w).abs() <= tol,
-            "{what}: row {i}: {g} vs {w}, off by {} > {tol}",
+            "{what}: element {i}: {g} vs {w}, off by {} > {tol}",
             (g - w).abs()
         );
     }
@@ -142,38 +151,53 @@ fn check<T: RealValue + Into<f64>>(
 fn run_case<T: RealValue + Into<f64> + From<f32>>(
     rng: &mut Rng,
     isa: Isa,
-    pos: u8,
-    crd: u8,
+    (pos, crd): (u8, u8),
+    format: &str,
     f64s: bool,
 ) {
-    let a = random_csr(rng, f64s, pos, crd);
-    let desc = Desc::for_tensor(Op::Spmv, &a, isa).unwrap();
-    let k = kernel(&desc).unwrap();
+    let a = random_matrix(rng, f64s, pos, crd, format);
     let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
-    let x: Vec<T> = (0..cols).map(|_| T::from(rng.value() as f32)).collect();
-    let y0: Vec<T> = (0..rows).map(|_| T::from(rng.value() as f32)).collect();
-    for (alpha, beta) in [(1.0f32, 0.0f32), (-1.5, 0.5)] {
-        let (alpha, beta) = (T::from(alpha), T::from(beta));
-        let mut y = y0.clone();
-        k.spmv(&a, &x, &mut y, (alpha, beta), 1).unwrap();
-        check(
-            &a,
-            &x,
-            &y0,
-            &y,
-            (alpha, beta),
-            isa == Isa::Scalar,
-            &desc.to_string(),
+    for op in [Op::Spmv, Op::SpmvT] {
+        let desc = Desc::for_tensor(op, &a, isa).unwrap();
+        let k = kernel(&desc).unwrap();
+        let transpose = op == Op::SpmvT;
+        let (xn, yn) = if transpose {
+            (rows, cols)
+        } else {
+            (cols, rows)
+        };
+        // Dot products per outer coordinate keep the reference's order exactly; scatter
+        // kernels add per-chunk partials.
+        let gathers = matches!(
+            (op, format),
+            (Op::Spmv, "CSR" | "DCSR") | (Op::SpmvT, "CSC" | "DCSC")
         );
-        // Any thread count gives the same bits.
-        let mut y3 = y0.clone();
-        k.spmv(&a, &x, &mut y3, (alpha, beta), 3).unwrap();
-        assert!(
-            y.iter()
-                .zip(&y3)
-                .all(|(p, q)| (*p).into().to_bits() == (*q).into().to_bits()),
-            "{desc}: threads"
-        );
+        let x: Vec<T> = (0..xn).map(|_| T::from(rng.value() as f32)).collect();
+        let y0: Vec<T> = (0..yn).map(|_| T::from(rng.value() as f32)).collect();
+        for (alpha, beta) in [(1.0f32, 0.0f32), (-1.5, 0.5)] {
+            let (alpha, beta) = (T::from(alpha), T::from(beta));
+            let mut y = y0.clone();
+            k.spmv(&a, &x, &mut y, (alpha, beta), 1).unwrap();
+            let exact = isa == Isa::Scalar && gathers;
+            check(
+                &a,
+                &x,
+                &y0,
+                &y,
+                (alpha, beta, transpose),
+                exact,
+                &desc.to_string(),
+            );
+            // Any thread count gives the same bits.
+            let mut y3 = y0.clone();
+            k.spmv(&a, &x, &mut y3, (alpha, beta), 3).unwrap();
+            assert!(
+                y.iter()
+                    .zip(&y3)
+                    .all(|(p, q)| (*p).into().to_bits() == (*q).into().to_bits()),
+                "{desc}: threads"
+            );
+        }
     }
 }
 
@@ -188,13 +212,15 @@ const WIDTHS: [(u8, u8); 7] = [
 ];
 
 #[test]
-fn csr_spmv_matches_the_reference() {
+fn spmv_and_transposed_spmv_match_the_reference() {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     for isa in isas() {
-        for (pos, crd) in WIDTHS {
-            for _ in 0..cases() {
-                run_case::<f64>(&mut rng, isa, pos, crd, true);
-                run_case::<f32>(&mut rng, isa, pos, crd, false);
+        for widths in WIDTHS {
+            for format in ["CSR", "CSC", "DCSR", "DCSC"] {
+                for _ in 0..cases().div_ceil(4) {
+                    run_case::<f64>(&mut rng, isa, widths, format, true);
+                    run_case::<f32>(&mut rng, isa, widths, format, false);
+                }
             }
         }
     }
@@ -352,6 +378,26 @@ fn disassembly_shows_the_instructions_each_kernel_needs() {
                         assert!(has(join), "{d}: {join:?}");
                     }
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn scatter_kernels_use_the_value_types_own_instructions() {
+    for isa in isas() {
+        for (value, fma, mul) in [
+            ("f64", Mnemonic::Vfmadd231sd, Mnemonic::Mulsd),
+            ("f32", Mnemonic::Vfmadd231ss, Mnemonic::Mulss),
+        ] {
+            for format in ["csc", "dcsc"] {
+                let d: Desc = format!("spmv {format} {value} pos32 crd16 {}", isa.name())
+                    .parse()
+                    .unwrap();
+                let ins = decode(&kernel(&d).unwrap());
+                let has = |m: Mnemonic| ins.iter().any(|i| i.mnemonic() == m);
+                assert!(!has(Mnemonic::Call) && has(Mnemonic::Ret), "{d}");
+                assert!(has(if isa == Isa::Scalar { mul } else { fma }), "{d}");
             }
         }
     }

@@ -1,9 +1,11 @@
 //! x86-64 code generation.
 
 mod asm;
-mod csr;
+mod gather;
+mod scatter;
 
-pub(crate) use csr::spmv_csr;
+pub(crate) use gather::spmv_gather;
+pub(crate) use scatter::spmv_scatter;
 
 use dynasmrt::{dynasm, DynasmApi};
 use sptk_tensor::IndexWidth;
@@ -19,6 +21,7 @@ pub(crate) mod gp {
     pub const R8: u8 = 8;
     pub const R9: u8 = 9;
     pub const R12: u8 = 12;
+    pub const R13: u8 = 13;
 }
 
 /// `dst = array[idx + disp]`, zero-extended, for an index array of `width`.

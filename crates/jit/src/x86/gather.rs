@@ -1,5 +1,7 @@
-//! CSR SpMV, `y[i] = alpha * sum_k val[k] * x[crd[k]] + beta * y[i]` for the rows
-//! `[begin, end)` given in [`SpmvArgs`](crate::kernel::SpmvArgs).
+//! Dot products per outer coordinate: `y[i] = alpha * sum_k val[k] * x[crd[k]] + beta * y[i]`
+//! for the outer positions `[begin, end)` given in [`SpmvArgs`](crate::kernel::SpmvArgs):
+//! CSR and DCSR times x, CSC and DCSC transposed times x. With a compressed outer level
+//! (DCSR, DCSC) `i` is the outer coordinate stored at the position, read from `outer`.
 //!
 //! Registers: `rdi` the arguments, `r8` pos, `r9` crd, `r10` values, `r11` x, `rsi` y,
 //! `rcx` the row, `rdx` the end row, `rax` the entry, `rbx` the row's end entry, `r12` a
@@ -36,6 +38,7 @@ mod at {
     pub const ALPHA: i64 = 56;
     pub const BETA: i64 = 64;
     pub const BETA_ZERO: i32 = 72;
+    pub const OUTER: i32 = 80;
 }
 
 fn m(base: Register, index: Register, scale: u32, disp: i64) -> Arg {
@@ -43,8 +46,9 @@ fn m(base: Register, index: Register, scale: u32, disp: i64) -> Arg {
 }
 use Arg::R;
 
-/// The machine code of a CSR SpMV kernel for `d`.
-pub(crate) fn spmv_csr(d: &Desc) -> Result<Vec<u8>, KernelError> {
+/// The machine code of a dot-product SpMV kernel for `d`; `outer` if the outer level is
+/// compressed.
+pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError> {
     let mut a = Asm::new();
     let vex = d.isa != Isa::Scalar;
     let f64s = d.value == Real::F64;
@@ -105,39 +109,26 @@ pub(crate) fn spmv_csr(d: &Desc) -> Result<Vec<u8>, KernelError> {
             vector_row(&mut a, d)?;
         }
     }
-    // y[i] = alpha * sum (+ beta * y[i]), each product rounded on its own.
+    // y[i] = alpha * sum (+ beta * y[i]), each product rounded on its own; i is the
+    // position (dense outer level) or the coordinate stored there (compressed).
+    let yi = if outer {
+        dynasm!(a.ops ; .arch x64 ; mov r13, QWORD [rdi + at::OUTER]);
+        load_index(&mut a, d.crd, gp::R12, gp::R13, gp::RCX, 0)?;
+        gp::R12
+    } else {
+        gp::RCX
+    };
+    let yreg = if outer { R12 } else { RCX };
     if vex {
         a.ins(mul_s, &[R(XMM0), R(XMM0), R(XMM14)])?;
         dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store);
-        a.ins(load_s, &[R(XMM1), m(RSI, RCX, vs, 0)])?;
+        a.ins(load_s, &[R(XMM1), m(RSI, yreg, vs, 0)])?;
         a.ins(mul_s, &[R(XMM1), R(XMM1), R(XMM15)])?;
         a.ins(add_s, &[R(XMM0), R(XMM0), R(XMM1)])?;
         dynasm!(a.ops ; .arch x64 ; =>store);
-        a.ins(store_s, &[m(RSI, RCX, vs, 0), R(XMM0)])?;
-    } else if f64s {
-        dynasm!(a.ops
-            ; .arch x64
-            ; mulsd xmm0, xmm14
-            ; cmp QWORD [rdi + at::BETA_ZERO], 0
-            ; jne =>store
-            ; movsd xmm1, QWORD [rsi + rcx * 8]
-            ; mulsd xmm1, xmm15
-            ; addsd xmm0, xmm1
-            ; =>store
-            ; movsd QWORD [rsi + rcx * 8], xmm0
-        );
+        a.ins(store_s, &[m(RSI, yreg, vs, 0), R(XMM0)])?;
     } else {
-        dynasm!(a.ops
-            ; .arch x64
-            ; mulss xmm0, xmm14
-            ; cmp QWORD [rdi + at::BETA_ZERO], 0
-            ; jne =>store
-            ; movss xmm1, DWORD [rsi + rcx * 4]
-            ; mulss xmm1, xmm15
-            ; addss xmm0, xmm1
-            ; =>store
-            ; movss DWORD [rsi + rcx * 4], xmm0
-        );
+        scalar_epilogue(&mut a, f64s, yi, store);
     }
     dynasm!(a.ops
         ; .arch x64
@@ -158,6 +149,37 @@ pub(crate) fn spmv_csr(d: &Desc) -> Result<Vec<u8>, KernelError> {
     a.ops
         .finalize()
         .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+}
+
+/// `y[yi] = alpha * xmm0 (+ beta * y[yi])` in SSE2.
+// dynasm's dynamic registers expand to `.into()` calls on the `u8` register numbers.
+#[allow(clippy::useless_conversion)]
+fn scalar_epilogue(a: &mut Asm, f64s: bool, yi: u8, store: dynasmrt::DynamicLabel) {
+    if f64s {
+        dynasm!(a.ops
+            ; .arch x64
+            ; mulsd xmm0, xmm14
+            ; cmp QWORD [rdi + at::BETA_ZERO], 0
+            ; jne =>store
+            ; movsd xmm1, QWORD [rsi + Rq(yi) * 8]
+            ; mulsd xmm1, xmm15
+            ; addsd xmm0, xmm1
+            ; =>store
+            ; movsd QWORD [rsi + Rq(yi) * 8], xmm0
+        );
+    } else {
+        dynasm!(a.ops
+            ; .arch x64
+            ; mulss xmm0, xmm14
+            ; cmp QWORD [rdi + at::BETA_ZERO], 0
+            ; jne =>store
+            ; movss xmm1, DWORD [rsi + Rq(yi) * 4]
+            ; mulss xmm1, xmm15
+            ; addss xmm0, xmm1
+            ; =>store
+            ; movss DWORD [rsi + Rq(yi) * 4], xmm0
+        );
+    }
 }
 
 /// One row, one entry at a time, in SSE2.
