@@ -48,6 +48,8 @@ enum Walk {
     Gather(bool),
     /// Products scattered into y per outer coordinate (CSR^T x, CSC x).
     Scatter(bool),
+    /// Products per entry (COO); `true` for coordinates in two arrays (SoA).
+    Entries(bool),
 }
 
 fn walk(desc: &Desc) -> Option<Walk> {
@@ -56,6 +58,8 @@ fn walk(desc: &Desc) -> Option<Walk> {
         (Op::Spmv, Format::Dcsr) | (Op::SpmvT, Format::Dcsc) => Walk::Gather(true),
         (Op::SpmvT, Format::Csr) | (Op::Spmv, Format::Csc) => Walk::Scatter(false),
         (Op::SpmvT, Format::Dcsr) | (Op::Spmv, Format::Dcsc) => Walk::Scatter(true),
+        (Op::Spmv | Op::SpmvT, Format::Coo) => Walk::Entries(false),
+        (Op::Spmv | Op::SpmvT, Format::CooSoa) => Walk::Entries(true),
         _ => return None,
     })
 }
@@ -96,6 +100,8 @@ impl Kernel {
             Some(Walk::Gather(outer)) => crate::x86::spmv_gather(desc, outer)?,
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Scatter(outer)) => crate::x86::spmv_scatter(desc, outer)?,
+            #[cfg(target_arch = "x86_64")]
+            Some(Walk::Entries(soa)) => crate::x86::spmv_coo(desc, soa, desc.op == Op::SpmvT)?,
             _ => {
                 return Err(KernelError::Unsupported(format!(
                     "no generated kernel for {desc} yet: the reference kernels \
@@ -167,16 +173,32 @@ impl Kernel {
         };
         crate::dense::check_len("x", x.len(), xn, 1)?;
         crate::dense::check_len("y", y.len(), yn, 1)?;
-        let (Some(pos), Some(crd)) = (a.pos(1), a.crd(1)) else {
-            return Err(KernelError::Unsupported(format!(
-                "{}: no level-1 arrays",
-                self.desc
-            )));
-        };
         let walk =
             walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
-        let compressed = matches!(walk, Walk::Gather(true) | Walk::Scatter(true));
-        let outer = if compressed { a.crd(0) } else { None };
+        let missing = || KernelError::Unsupported(format!("{}: arrays missing", self.desc));
+        // The arrays each walk reads: (pos, crd, outer). COO reads its coordinates from
+        // `crd` (and `outer`, the second array of SoA); its positions only size it.
+        let (pos, crd, outer) = match walk {
+            Walk::Gather(c) | Walk::Scatter(c) => (
+                a.pos(1).ok_or_else(missing)?,
+                a.crd(1).ok_or_else(missing)?,
+                if c {
+                    Some(a.crd(0).ok_or_else(missing)?)
+                } else {
+                    None
+                },
+            ),
+            Walk::Entries(soa) => (
+                a.pos(0).ok_or_else(missing)?,
+                a.crd(0).ok_or_else(missing)?,
+                if soa {
+                    Some(a.crd(1).ok_or_else(missing)?)
+                } else {
+                    None
+                },
+            ),
+        };
+        let compressed = matches!(walk, Walk::Gather(true));
         let n_outer = pos.len().saturating_sub(1);
         let vals = T::slice(a.values()).unwrap_or_default();
         // SAFETY: the code was generated for `SpmvEntry`'s signature and this kernel's
@@ -197,12 +219,12 @@ impl Kernel {
         };
         // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
         // kernel's format and widths (a `Tensor` exists only after validation: positions
-        // ascend and end at the entry count, coordinates are below their level sizes, the
-        // outer coordinates of DCSR/DCSC are below theirs); `x` has `xn` elements and every
-        // output `yn` (checked above). A call reads `pos[begin..=end]`, the entries
-        // between, the outer coordinates `begin..end`, and `x` at the coordinates it
-        // multiplies; it writes the output at inner (scatter) or outer (gather)
-        // coordinates of those positions only.
+        // ascend and end at the entry count, coordinates are below their level sizes,
+        // outer coordinates of DCSR/DCSC and COO's row coordinates too); `x` has `xn`
+        // elements and every output `yn` (checked above). A call reads `pos[begin..=end]`
+        // and the entries between (COO: the entries `begin..end`), the outer coordinates
+        // `begin..end`, and `x` at the coordinates it multiplies; it writes the output at
+        // the coordinates of those entries only.
         match walk {
             Walk::Gather(_) => {
                 let (alpha_k, mut beta_k) = (alpha, beta);
@@ -226,8 +248,11 @@ impl Kernel {
                     unsafe { entry(&a) };
                 });
             }
-            Walk::Scatter(_) => {
-                let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
+            Walk::Scatter(_) | Walk::Entries(_) => {
+                let bounds = match walk {
+                    Walk::Entries(_) => chunk_entries(vals.len(), SCATTER_CHUNKS),
+                    _ => chunk_rows(pos, n_outer, SCATTER_CHUNKS),
+                };
                 let mut partials = vec![T::ZERO; bounds.len() * yn];
                 let base = SendPtr(partials.as_mut_ptr());
                 // Chunk c adds into its own partial, elements c * yn .. (c + 1) * yn.
@@ -328,6 +353,14 @@ fn index_ptr(v: &IndexVec) -> *const u8 {
         IndexVec::U32(b) => b.as_ptr().cast(),
         IndexVec::U64(b) => b.as_ptr().cast(),
     }
+}
+
+/// `chunks` ranges of about equal length covering `0..n`, empty ones dropped.
+fn chunk_entries(n: usize, chunks: usize) -> Vec<(usize, usize)> {
+    (0..chunks)
+        .map(|c| (n * c / chunks, n * (c + 1) / chunks))
+        .filter(|(b, e)| e > b)
+        .collect()
 }
 
 /// Outer ranges holding about equal numbers of entries: `chunks` of them (fewer for small

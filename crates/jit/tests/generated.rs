@@ -216,8 +216,8 @@ fn spmv_and_transposed_spmv_match_the_reference() {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     for isa in isas() {
         for widths in WIDTHS {
-            for format in ["CSR", "CSC", "DCSR", "DCSC"] {
-                for _ in 0..cases().div_ceil(4) {
+            for format in ["CSR", "CSC", "DCSR", "DCSC", "COO", "COO:soa"] {
+                for _ in 0..cases().div_ceil(6) {
                     run_case::<f64>(&mut rng, isa, widths, format, true);
                     run_case::<f32>(&mut rng, isa, widths, format, false);
                 }

@@ -1,9 +1,11 @@
 //! x86-64 code generation.
 
 mod asm;
+mod coo;
 mod gather;
 mod scatter;
 
+pub(crate) use coo::spmv_coo;
 pub(crate) use gather::spmv_gather;
 pub(crate) use scatter::spmv_scatter;
 
