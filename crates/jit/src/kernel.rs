@@ -50,6 +50,9 @@ enum Walk {
     Scatter(bool),
     /// Products per entry (COO); `true` for coordinates in two arrays (SoA).
     Entries(bool),
+    /// Dot products per block row (BSR x, BSC^T x): `p` outputs and `q` products per
+    /// block, value `(o, t)` at `o * so + t * st` inside a block.
+    Blocks { p: u32, q: u32, so: u32, st: u32 },
 }
 
 fn walk(desc: &Desc) -> Option<Walk> {
@@ -60,6 +63,18 @@ fn walk(desc: &Desc) -> Option<Walk> {
         (Op::SpmvT, Format::Dcsr) | (Op::Spmv, Format::Dcsc) => Walk::Scatter(true),
         (Op::Spmv | Op::SpmvT, Format::Coo) => Walk::Entries(false),
         (Op::Spmv | Op::SpmvT, Format::CooSoa) => Walk::Entries(true),
+        (Op::Spmv, Format::Bsr(r, c)) => Walk::Blocks {
+            p: r,
+            q: c,
+            so: c,
+            st: 1,
+        },
+        (Op::SpmvT, Format::Bsc(r, c)) => Walk::Blocks {
+            p: c,
+            q: r,
+            so: 1,
+            st: c,
+        },
         _ => return None,
     })
 }
@@ -102,6 +117,8 @@ impl Kernel {
             Some(Walk::Scatter(outer)) => crate::x86::spmv_scatter(desc, outer)?,
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Entries(soa)) => crate::x86::spmv_coo(desc, soa, desc.op == Op::SpmvT)?,
+            #[cfg(target_arch = "x86_64")]
+            Some(Walk::Blocks { p, q, so, st }) => crate::x86::spmv_blocks(desc, (p, q), (so, st))?,
             _ => {
                 return Err(KernelError::Unsupported(format!(
                     "no generated kernel for {desc} yet: the reference kernels \
@@ -179,6 +196,11 @@ impl Kernel {
         // The arrays each walk reads: (pos, crd, outer). COO reads its coordinates from
         // `crd` (and `outer`, the second array of SoA); its positions only size it.
         let (pos, crd, outer) = match walk {
+            Walk::Blocks { .. } => (
+                a.pos(1).ok_or_else(missing)?,
+                a.crd(1).ok_or_else(missing)?,
+                None,
+            ),
             Walk::Gather(c) | Walk::Scatter(c) => (
                 a.pos(1).ok_or_else(missing)?,
                 a.crd(1).ok_or_else(missing)?,
@@ -247,6 +269,60 @@ impl Kernel {
                     // SAFETY: as stated above the match.
                     unsafe { entry(&a) };
                 });
+            }
+            Walk::Blocks { p, q, .. } => {
+                // Whole blocks: x and y padded with zeros to a multiple of the block, so
+                // the unrolled products never leave them (a copy only when a dimension is
+                // not a multiple of the block). Padding values are zeros the kernel skips.
+                let (p, q) = (p as usize, q as usize);
+                let x_len = xn.div_ceil(q) * q;
+                let y_len = n_outer * p;
+                let x_pad: Vec<T>;
+                let x_in: &[T] = if x_len == xn {
+                    x
+                } else {
+                    x_pad = x
+                        .iter()
+                        .copied()
+                        .chain(std::iter::repeat(T::ZERO))
+                        .take(x_len)
+                        .collect();
+                    &x_pad
+                };
+                let mut y_pad: Vec<T> = Vec::new();
+                let y_out: &mut [T] = if y_len == yn {
+                    &mut *y
+                } else {
+                    y_pad = y
+                        .iter()
+                        .copied()
+                        .chain(std::iter::repeat(T::ZERO))
+                        .take(y_len.max(yn))
+                        .collect();
+                    &mut y_pad
+                };
+                if y_out.len() < y_len {
+                    return Err(KernelError::Unsupported(format!(
+                        "{}: y shorter than its blocks",
+                        self.desc
+                    )));
+                }
+                let bounds = chunk_rows(pos, n_outer, CHUNKS);
+                let y_ptr = SendPtr(y_out.as_mut_ptr());
+                let block_args = |range: (usize, usize)| SpmvArgs {
+                    x: x_in.as_ptr().cast(),
+                    ..args(range, y_ptr.get(), (alpha, beta))
+                };
+                // Chunks are disjoint ranges of block rows, whose outputs are disjoint.
+                run_chunks(&bounds, threads, |_, range| {
+                    let a = block_args(range);
+                    // SAFETY: as stated above the match; x is read through `x_in`, padded to
+                    // whole blocks, and y written through `y_out`, `n_outer * p` long.
+                    unsafe { entry(&a) };
+                });
+                if y_len != yn {
+                    y.copy_from_slice(&y_pad[..yn]);
+                }
             }
             Walk::Scatter(_) | Walk::Entries(_) => {
                 let bounds = match walk {

@@ -1,10 +1,12 @@
 //! x86-64 code generation.
 
 mod asm;
+mod blocks;
 mod coo;
 mod gather;
 mod scatter;
 
+pub(crate) use blocks::spmv_blocks;
 pub(crate) use coo::spmv_coo;
 pub(crate) use gather::spmv_gather;
 pub(crate) use scatter::spmv_scatter;

@@ -1,0 +1,210 @@
+//! Block SpMV as dot products per block row: BSR times x, and BSC transposed times x (its
+//! block columns are then the "rows"). For the outer blocks `[begin, end)` given in
+//! [`SpmvArgs`](crate::kernel::SpmvArgs), each of the `P` outputs of a block row is
+//! `y[b * P + o] = alpha * sum_q sum_t val[q][o, t] * x[crd[q] * Q + t] + beta * y[..]`.
+//! The block shape is a constant: every block's `P x Q` products are unrolled, with the
+//! value offsets computed at generation time. Stored zeros are padding in these formats
+//! and never multiply (an `Inf` in x under a block's zero stays out of y, as in the
+//! reference); the caller pads x and y to whole blocks, so no load leaves them.
+//!
+//! One product at a time, in the reference's order (blocks ascending, then t), so the
+//! result is the reference's bit for bit; SSE2 for scalar, the VEX forms otherwise.
+//!
+//! Registers: `rdi` the arguments, `r8` pos, `r9` crd, `r10` values, `r11` x, `rsi` y,
+//! `rcx` the block row, `rdx` the end, `rax` the block, `rbx` the row's end block, `r12`
+//! the block's x offset in bytes, `r13` its values offset, `r14` the block row's y offset;
+//! `xmm0..xmm(P-1)` the sums, `xmm12` zero, `xmm13` a product, `xmm14` alpha, `xmm15` beta.
+
+use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+use iced_x86::Code as C;
+use iced_x86::Register::{self, *};
+
+use super::asm::{Arg, Asm};
+use super::gp;
+use super::load_index;
+use crate::desc::{Desc, Isa, Real};
+use crate::KernelError;
+use Arg::R;
+
+mod at {
+    pub const POS: i32 = 0;
+    pub const CRD: i32 = 8;
+    pub const VAL: i32 = 16;
+    pub const X: i32 = 24;
+    pub const Y: i32 = 32;
+    pub const BEGIN: i32 = 40;
+    pub const END: i32 = 48;
+    pub const ALPHA: i64 = 56;
+    pub const BETA: i64 = 64;
+    pub const BETA_ZERO: i32 = 72;
+}
+
+/// The most outputs per block row (sums kept in xmm0..xmm11).
+pub(crate) const MAX_OUTPUTS: u32 = 12;
+
+const XMM: [Register; 12] = [
+    XMM0, XMM1, XMM2, XMM3, XMM4, XMM5, XMM6, XMM7, XMM8, XMM9, XMM10, XMM11,
+];
+
+/// The instruction forms of one value type and encoding.
+struct Forms {
+    load: C,
+    store: C,
+    mul: C,
+    add: C,
+    cmp: C,
+    zero: C,
+    vex: bool,
+}
+
+impl Forms {
+    fn new(d: &Desc) -> Forms {
+        let vex = d.isa != Isa::Scalar;
+        match (d.value, vex) {
+            (Real::F64, false) => Forms {
+                load: C::Movsd_xmm_xmmm64,
+                store: C::Movsd_xmmm64_xmm,
+                mul: C::Mulsd_xmm_xmmm64,
+                add: C::Addsd_xmm_xmmm64,
+                cmp: C::Ucomisd_xmm_xmmm64,
+                zero: C::Xorpd_xmm_xmmm128,
+                vex,
+            },
+            (Real::F32, false) => Forms {
+                load: C::Movss_xmm_xmmm32,
+                store: C::Movss_xmmm32_xmm,
+                mul: C::Mulss_xmm_xmmm32,
+                add: C::Addss_xmm_xmmm32,
+                cmp: C::Ucomiss_xmm_xmmm32,
+                zero: C::Xorpd_xmm_xmmm128,
+                vex,
+            },
+            (Real::F64, true) => Forms {
+                load: C::VEX_Vmovsd_xmm_m64,
+                store: C::VEX_Vmovsd_m64_xmm,
+                mul: C::VEX_Vmulsd_xmm_xmm_xmmm64,
+                add: C::VEX_Vaddsd_xmm_xmm_xmmm64,
+                cmp: C::VEX_Vucomisd_xmm_xmmm64,
+                zero: C::VEX_Vxorpd_xmm_xmm_xmmm128,
+                vex,
+            },
+            (Real::F32, true) => Forms {
+                load: C::VEX_Vmovss_xmm_m32,
+                store: C::VEX_Vmovss_m32_xmm,
+                mul: C::VEX_Vmulss_xmm_xmm_xmmm32,
+                add: C::VEX_Vaddss_xmm_xmm_xmmm32,
+                cmp: C::VEX_Vucomiss_xmm_xmmm32,
+                zero: C::VEX_Vxorpd_xmm_xmm_xmmm128,
+                vex,
+            },
+        }
+    }
+
+    /// `dst = dst op src` (two-operand SSE, or the VEX form with dst repeated).
+    fn op(&self, a: &mut Asm, code: C, dst: Register, src: Arg) -> Result<(), KernelError> {
+        if self.vex {
+            a.ins(code, &[R(dst), R(dst), src])
+        } else {
+            a.ins(code, &[R(dst), src])
+        }
+    }
+}
+
+/// The machine code of a block SpMV kernel: `p` outputs and `q` products per block row
+/// and block, the value of output `o`, product `t` at element `o * so + t * st` of a block.
+pub(crate) fn spmv_blocks(
+    d: &Desc,
+    (p, q): (u32, u32),
+    (so, st): (u32, u32),
+) -> Result<Vec<u8>, KernelError> {
+    if p > MAX_OUTPUTS || p == 0 || q == 0 {
+        return Err(KernelError::Unsupported(format!(
+            "no generated kernel for {d} yet: blocks of more than {MAX_OUTPUTS} rows run the reference kernel"
+        )));
+    }
+    let f = Forms::new(d);
+    let vs = d.value.size() as u32;
+    let mut a = Asm::new();
+    dynasm!(a.ops
+        ; .arch x64
+        ; push rbx
+        ; push r12
+        ; push r13
+        ; push r14
+        ; mov r8, QWORD [rdi + at::POS]
+        ; mov r9, QWORD [rdi + at::CRD]
+        ; mov r10, QWORD [rdi + at::VAL]
+        ; mov r11, QWORD [rdi + at::X]
+        ; mov rsi, QWORD [rdi + at::Y]
+        ; mov rcx, QWORD [rdi + at::BEGIN]
+        ; mov rdx, QWORD [rdi + at::END]
+    );
+    a.ins(f.load, &[R(XMM14), Arg::M(RDI, None, 1, at::ALPHA)])?;
+    a.ins(f.load, &[R(XMM15), Arg::M(RDI, None, 1, at::BETA)])?;
+    f.op(&mut a, f.zero, XMM12, R(XMM12))?;
+    let (row_loop, block_loop, row_end, done) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    dynasm!(a.ops ; .arch x64 ; =>row_loop ; cmp rcx, rdx ; jae =>done);
+    load_index(&mut a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
+    load_index(&mut a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
+    for &r in &XMM[..p as usize] {
+        f.op(&mut a, f.zero, r, R(r))?;
+    }
+    let block_bytes = (p * q * vs) as i32;
+    let x_step = (q * vs) as i32;
+    dynasm!(a.ops ; .arch x64 ; =>block_loop ; cmp rax, rbx ; jae =>row_end);
+    load_index(&mut a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; imul r12, r12, x_step
+        ; imul r13, rax, block_bytes
+    );
+    for o in 0..p {
+        for t in 0..q {
+            let v_off = i64::from((o * so + t * st) * vs);
+            let skip = a.ops.new_dynamic_label();
+            let take = a.ops.new_dynamic_label();
+            a.ins(f.load, &[R(XMM13), Arg::M(R10, R13, 1, v_off)])?;
+            // A zero is padding: skip it (NaN compares unordered and is multiplied).
+            a.ins(f.cmp, &[R(XMM13), R(XMM12)])?;
+            dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+            f.op(&mut a, f.mul, XMM13, Arg::M(R11, R12, 1, i64::from(t * vs)))?;
+            f.op(&mut a, f.add, XMM[o as usize], R(XMM13))?;
+            dynasm!(a.ops ; .arch x64 ; =>skip);
+        }
+    }
+    dynasm!(a.ops ; .arch x64 ; inc rax ; jmp =>block_loop ; =>row_end);
+    // y[b * P + o] = alpha * sum (+ beta * y), each product rounded on its own.
+    let y_step = (p * vs) as i32;
+    dynasm!(a.ops ; .arch x64 ; imul r14, rcx, y_step);
+    for o in 0..p {
+        let acc = XMM[o as usize];
+        let y_at = Arg::M(RSI, R14, 1, i64::from(o * vs));
+        let store = a.ops.new_dynamic_label();
+        f.op(&mut a, f.mul, acc, R(XMM14))?;
+        dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store);
+        a.ins(f.load, &[R(XMM13), y_at])?;
+        f.op(&mut a, f.mul, XMM13, R(XMM15))?;
+        f.op(&mut a, f.add, acc, R(XMM13))?;
+        dynasm!(a.ops ; .arch x64 ; =>store);
+        a.ins(f.store, &[y_at, R(acc)])?;
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; inc rcx
+        ; jmp =>row_loop
+        ; =>done
+        ; pop r14
+        ; pop r13
+        ; pop r12
+        ; pop rbx
+        ; ret
+    );
+    a.ops
+        .finalize()
+        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+}
