@@ -16,6 +16,8 @@ pub struct Cli {
 pub enum Command {
     /// y = alpha A x + beta y (or A^T x with --transpose) for each input A.
     Spmv(SpmvArgs),
+    /// Y = alpha A X + beta Y for each input A; X a 2-D .npy of shape (columns of A, k).
+    Spmm(SpmvArgs),
     /// Print the machine code of a kernel, e.g. `sparse-run asm "spmv csr f64 pos32 crd32 avx512"`.
     Asm {
         /// The kernel description: OP FORMAT TYPE posW crdW ISA.
@@ -28,7 +30,8 @@ pub struct SpmvArgs {
     /// The sparse operands: `.spt` files, or folders of them (every `*.spt` inside, by name).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// x: a 1-D `.npy` file with one element per column of A (per row with --transpose).
+    /// x: a 1-D `.npy` file with one element per column of A (per row with --transpose);
+    /// for spmm, X: a 2-D `.npy` of shape (columns of A, k), C or Fortran order.
     #[arg(long)]
     pub x: PathBuf,
     /// Where to write y (`.npy`); with several inputs, a folder that gets `NAME.npy` per input.

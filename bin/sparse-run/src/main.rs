@@ -16,7 +16,7 @@ use std::io::IsTerminal;
 
 use cli::{Cli, Command, SpmvArgs};
 use sptk_jit::reference::{self, RealValue};
-use sptk_jit::{kernel, Desc, Isa, KernelError, Op, Real};
+use sptk_jit::{kernel, Dense, DenseMut, Desc, Isa, KernelError, Op, Real};
 use sptk_tensor::Tensor;
 
 fn main() -> ExitCode {
@@ -41,7 +41,8 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Spmv(args) => spmv(&args),
+        Command::Spmv(args) => spmv(&args, false),
+        Command::Spmm(args) => spmv(&args, true),
         Command::Asm { desc } => {
             let d: Desc = desc.parse()?;
             let k = kernel(&d)?;
@@ -73,7 +74,13 @@ fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn spmv(args: &SpmvArgs) -> Result<()> {
+/// `spmv` (or `spmm` with `matrices`) over every input.
+fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
+    if matrices && args.transpose {
+        bail!(
+            "--transpose: spmm computes A X only (transpose A with sparse-convert --to CSC first)"
+        );
+    }
     let inputs = expand(&args.inputs)?;
     let isa = match &args.isa {
         Some(name) => {
@@ -101,7 +108,11 @@ fn spmv(args: &SpmvArgs) -> Result<()> {
         .as_deref()
         .map(|p| operands::Operand::open(p, "y"))
         .transpose()?;
-    let bar = progress(args.quiet || inputs.len() < 2, inputs.len() as u64);
+    let bar = progress(
+        args.quiet || inputs.len() < 2,
+        inputs.len() as u64,
+        if matrices { "spmm" } else { "spmv" },
+    );
     let mut rows = Vec::new();
     for (input, out) in inputs.iter().zip(&outputs) {
         let file = sptk_store::SptFile::open(input)
@@ -116,6 +127,7 @@ fn spmv(args: &SpmvArgs) -> Result<()> {
             args,
             isa,
             threads,
+            matrices,
             x: &x,
             y0: y0.as_ref(),
             out: out.as_deref(),
@@ -181,7 +193,7 @@ fn output_paths(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<Option<
         .collect()
 }
 
-fn progress(hidden: bool, total: u64) -> ProgressBar {
+fn progress(hidden: bool, total: u64, what: &str) -> ProgressBar {
     if hidden || !std::io::stderr().is_terminal() {
         return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
     }
@@ -191,7 +203,7 @@ fn progress(hidden: bool, total: u64) -> ProgressBar {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    bar.set_message("spmv");
+    bar.set_message(what.to_string());
     bar
 }
 
@@ -220,13 +232,115 @@ struct Job<'a> {
     args: &'a SpmvArgs,
     isa: Isa,
     threads: usize,
+    /// spmm: X and Y are matrices.
+    matrices: bool,
     x: &'a operands::Operand,
     y0: Option<&'a operands::Operand>,
     out: Option<&'a Path>,
 }
 
 impl Job<'_> {
+    fn run_spmm<T: RealValue + operands::Element>(&self, input: &Path, a: &Tensor) -> Result<Run> {
+        let name = input.display().to_string();
+        let [rows, cols] = a.dim_sizes() else {
+            bail!(
+                "{name}: A has {} dimensions; spmm needs a matrix",
+                a.dim_sizes().len()
+            );
+        };
+        let (x, k, x_order) = self.x.matrix::<T>(*cols, None, T::REAL, self.args.quiet)?;
+        let order = |o| match o {
+            sptk_npy::Order::C => sptk_jit::Order::RowMajor,
+            sptk_npy::Order::Fortran => sptk_jit::Order::ColMajor,
+        };
+        let (y0, y_order) = match self.y0 {
+            Some(y) => {
+                let (v, _, o) = y.matrix::<T>(*rows, Some(k), T::REAL, self.args.quiet)?;
+                (v, order(o))
+            }
+            None => (
+                vec![T::ZERO; (*rows * k) as usize],
+                sptk_jit::Order::RowMajor,
+            ),
+        };
+        let (r, c, kk) = (*rows as usize, *cols as usize, k as usize);
+        let (alpha, beta) = (T::from_f64(self.args.alpha), T::from_f64(self.args.beta));
+        let desc = Desc::for_tensor(Op::Spmm, a, self.isa).with_context(|| name.clone())?;
+        let compiled = self.compiled(&desc, &name)?;
+        let mut y = y0.clone();
+        let mut times = Vec::with_capacity(self.args.repeat);
+        for _ in 0..self.args.repeat {
+            if beta != T::ZERO {
+                y.copy_from_slice(&y0);
+            }
+            let xd = Dense {
+                data: &x,
+                rows: c,
+                cols: kk,
+                order: order(x_order),
+            };
+            let yd = DenseMut {
+                data: &mut y,
+                rows: r,
+                cols: kk,
+                order: y_order,
+            };
+            let start = Instant::now();
+            match &compiled {
+                Some(kern) => kern.spmm(a, xd, yd, (alpha, beta), self.threads),
+                None => reference::spmm(a, xd, yd, (alpha, beta)),
+            }
+            .with_context(|| name.clone())?;
+            times.push(start.elapsed());
+        }
+        if let Some(out) = self.out {
+            let npy_order = match y_order {
+                sptk_jit::Order::RowMajor => sptk_npy::Order::C,
+                sptk_jit::Order::ColMajor => sptk_npy::Order::Fortran,
+            };
+            sptk_npy::write(out, &[*rows, k], npy_order, &y)
+                .with_context(|| format!("cannot write Y for {name}"))?;
+        }
+        let vs = std::mem::size_of::<T>() as u64;
+        Ok(Run {
+            input: name,
+            desc: desc.to_string(),
+            how: if compiled.is_some() {
+                "generated"
+            } else {
+                "reference"
+            },
+            compile: compiled
+                .as_ref()
+                .map_or(Duration::ZERO, |k| k.compile_time()),
+            times,
+            bytes: a.storage_bytes() as u64 + (*cols + 2 * *rows) * k * vs,
+            flops: 2 * a.nse() as u64 * k,
+        })
+    }
+
+    /// The generated kernel of `desc`, or `None` (after a note) where there is none yet.
+    fn compiled(
+        &self,
+        desc: &Desc,
+        name: &str,
+    ) -> Result<Option<std::sync::Arc<sptk_jit::Kernel>>> {
+        match kernel(desc) {
+            Ok(k) => Ok(Some(k)),
+            Err(KernelError::Unsupported(why)) => {
+                if !self.args.quiet {
+                    eprintln!("sparse-run: note: {why}; running the reference kernel (one thread)");
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e).with_context(|| name.to_string()),
+        }
+    }
+
     fn run<T: RealValue + operands::Element>(&self, input: &Path, a: &Tensor) -> Result<Run> {
+        if self.matrices {
+            return self.run_spmm::<T>(input, a);
+        }
         let name = input.display().to_string();
         let [rows, cols] = a.dim_sizes() else {
             bail!(
@@ -251,16 +365,7 @@ impl Job<'_> {
             Op::Spmv
         };
         let desc = Desc::for_tensor(op, a, self.isa).with_context(|| name.clone())?;
-        let compiled = match kernel(&desc) {
-            Ok(k) => Some(k),
-            Err(KernelError::Unsupported(why)) => {
-                if !self.args.quiet {
-                    eprintln!("sparse-run: note: {why}; running the reference kernel (one thread)");
-                }
-                None
-            }
-            Err(e) => return Err(e).with_context(|| name.clone()),
-        };
+        let compiled = self.compiled(&desc, &name)?;
         let mut y = y0.clone();
         let mut times = Vec::with_capacity(self.args.repeat);
         for _ in 0..self.args.repeat {

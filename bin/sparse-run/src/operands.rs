@@ -57,6 +57,40 @@ impl Operand {
                 shape[0]
             );
         }
+        self.note(real, quiet);
+        Ok(self.npy.to_floats::<T>()?)
+    }
+
+    /// The operand as a `rows x k` matrix of `T` with its order (k from the file, or
+    /// checked against `k`), with a note when its stored type is another float type.
+    pub fn matrix<T: Element>(
+        &self,
+        rows: u64,
+        k: Option<u64>,
+        real: Real,
+        quiet: bool,
+    ) -> Result<(Vec<T>, u64, sptk_npy::Order)> {
+        let shape = self.npy.shape();
+        let &[r, c] = shape else {
+            bail!(
+                "{}: {} has shape {shape:?}; spmm needs a 2-D array of {rows} rows",
+                self.path.display(),
+                self.name
+            );
+        };
+        if r != rows || k.is_some_and(|k| k != c) {
+            let want = k.map_or("k".to_string(), |k| k.to_string());
+            bail!(
+                "{}: {} has shape {shape:?}; A needs ({rows}, {want})",
+                self.path.display(),
+                self.name
+            );
+        }
+        self.note(real, quiet);
+        Ok((self.npy.to_floats::<T>()?, c, self.npy.order()))
+    }
+
+    fn note(&self, real: Real, quiet: bool) {
         let stored = self.npy.dtype();
         let same = matches!(
             (stored, real),
@@ -71,6 +105,5 @@ impl Operand {
                 real.name()
             );
         }
-        Ok(self.npy.to_floats::<T>()?)
     }
 }

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use sptk_encoding::resolve_target;
 use sptk_jit::reference;
+use sptk_jit::{Dense, DenseMut};
 use sptk_npy::{Npy, Order};
 use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
 
@@ -96,12 +97,12 @@ fn spmv_writes_y_for_one_input_and_for_a_folder_of_them() {
     reference::spmv(&a, &x, &mut want, false, (2.0, -0.5)).unwrap();
     close(&Npy::open(&yp).unwrap().to_floats::<f64>().unwrap(), &want);
 
-    // A folder of shards (CSR and one BSR, which runs the reference kernel with a note),
+    // A folder of shards (CSR and one ELL, which runs the reference kernel with a note),
     // one output each under -o DIR.
     let shards = dir.path().join("shards");
     std::fs::create_dir(&shards).unwrap();
     let p = matrix(&shards.join("p.spt"), 50, 40, "CSR");
-    let q = matrix(&shards.join("q.spt"), 50, 40, "BSR:2x2");
+    let q = matrix(&shards.join("q.spt"), 50, 40, "ELL");
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let (ok, stdout, err) = run(&[
@@ -206,4 +207,59 @@ fn asm_prints_a_kernels_instructions() {
     assert!(out.contains("mulsd") && out.contains("ret"), "{out}");
     let (ok, _, err) = run(&["asm", "spmv csr f64 pos32"]);
     assert!(!ok && err.contains("six words"), "{err}");
+}
+
+#[test]
+fn spmm_takes_either_order_and_writes_y_in_the_order_of_y0() {
+    let dir = tempfile::tempdir().unwrap();
+    let ap = dir.path().join("a.spt");
+    let a = matrix(&ap, 50, 40, "CSR");
+    // X of 40 x 3 in Fortran order: column c holds j + 100 c.
+    let xf: Vec<f64> = (0..3)
+        .flat_map(|c| (0..40).map(move |j| j as f64 + 100.0 * c as f64))
+        .collect();
+    let xp = dir.path().join("x.npy");
+    sptk_npy::write(&xp, &[40, 3], Order::Fortran, &xf).unwrap();
+    let yp = dir.path().join("y.npy");
+    let (ok, _, err) = run(&[
+        "spmm",
+        s(&ap),
+        "--x",
+        s(&xp),
+        "-o",
+        s(&yp),
+        "--threads",
+        "2",
+    ]);
+    assert!(ok, "{err}");
+    let y = Npy::open(&yp).unwrap();
+    assert_eq!((y.shape(), y.order()), (&[50u64, 3][..], Order::C));
+    let mut want = vec![0.0; 150];
+    reference::spmm(
+        &a,
+        Dense {
+            data: &xf,
+            rows: 40,
+            cols: 3,
+            order: sptk_jit::Order::ColMajor,
+        },
+        DenseMut {
+            data: &mut want,
+            rows: 50,
+            cols: 3,
+            order: sptk_jit::Order::RowMajor,
+        },
+        (1.0, 0.0),
+    )
+    .unwrap();
+    close(&y.to_floats::<f64>().unwrap(), &want);
+    // A Y0 of the wrong shape, and a 1-D X, are refused.
+    let bad = dir.path().join("bad.npy");
+    sptk_npy::write(&bad, &[50, 2], Order::C, &[0.0f64; 100]).unwrap();
+    let (ok, _, err) = run(&["spmm", s(&ap), "--x", s(&xp), "--beta", "1", "--y", s(&bad)]);
+    assert!(!ok && err.contains("A needs (50, 3)"), "{err}");
+    let v = dir.path().join("v.npy");
+    sptk_npy::write(&v, &[40], Order::C, &[0.0f64; 40]).unwrap();
+    let (ok, _, err) = run(&["spmm", s(&ap), "--x", s(&v)]);
+    assert!(!ok && err.contains("spmm needs a 2-D array"), "{err}");
 }

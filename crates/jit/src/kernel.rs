@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use sptk_tensor::{IndexVec, Tensor};
 
 use crate::code::Code;
+use crate::dense::{Dense, DenseMut, Order};
 use crate::desc::{Desc, Format, Op};
 use crate::reference::{matrix, RealValue};
 use crate::KernelError;
@@ -111,6 +112,8 @@ impl Kernel {
         }
         let start = Instant::now();
         let bytes = match walk(desc) {
+            #[cfg(target_arch = "x86_64")]
+            _ if desc.op == Op::Spmm && desc.format == Format::Csr => crate::x86::spmm_csr(desc)?,
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Gather(outer)) => crate::x86::spmv_gather(desc, outer)?,
             #[cfg(target_arch = "x86_64")]
@@ -344,6 +347,131 @@ impl Kernel {
         }
         Ok(())
     }
+}
+
+/// The arguments of a generated SpMM kernel (offsets fixed in `x86::spmm`).
+#[repr(C)]
+struct SpmmArgs {
+    pos: *const u8,
+    crd: *const u8,
+    val: *const u8,
+    x: *const u8,
+    y: *mut u8,
+    begin: u64,
+    end: u64,
+    alpha: u64,
+    beta: u64,
+    beta_zero: u64,
+    k: u64,
+}
+
+type SpmmEntry = unsafe extern "sysv64" fn(*const SpmmArgs);
+
+impl Kernel {
+    /// `Y = alpha A X + beta Y` (`beta == 0` overwrites `Y`) on `threads` threads, for an
+    /// `spmm` kernel. X and Y may be in either order; the kernel works on row-major ones,
+    /// so a column-major operand costs one copy.
+    ///
+    /// # Errors
+    /// The kernel is not an SpMM kernel for `a`'s encoding, value type and widths, or X / Y
+    /// do not fit `a`.
+    pub fn spmm<T: RealValue>(
+        &self,
+        a: &Tensor,
+        x: Dense<'_, T>,
+        y: DenseMut<'_, T>,
+        (alpha, beta): (T, T),
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        let (rows, cols) = matrix::<T>(a)?;
+        let wanted = Desc::for_tensor(Op::Spmm, a, self.desc.isa)?;
+        if wanted != self.desc {
+            return Err(KernelError::Unsupported(format!(
+                "kernel {} cannot run on a tensor that needs {wanted}",
+                self.desc
+            )));
+        }
+        crate::dense::check_len("X", x.data.len(), x.rows, x.cols)?;
+        crate::dense::check_len("Y", y.data.len(), y.rows, y.cols)?;
+        if x.rows != cols || y.rows != rows || y.cols != x.cols {
+            return Err(KernelError::Shape {
+                operand: "X and Y",
+                expected: format!("{cols} x k and {rows} x k for A of {rows} x {cols}"),
+                found: format!("{} x {} and {} x {}", x.rows, x.cols, y.rows, y.cols),
+            });
+        }
+        let k = x.cols;
+        let (Some(pos), Some(crd)) = (a.pos(1), a.crd(1)) else {
+            return Err(KernelError::Unsupported(format!(
+                "{}: arrays missing",
+                self.desc
+            )));
+        };
+        let x_rows: Vec<T>;
+        let x_rm: &[T] = match x.order {
+            Order::RowMajor => x.data,
+            Order::ColMajor => {
+                x_rows = to_row_major(x.data, x.rows, k);
+                &x_rows
+            }
+        };
+        let mut y_rows: Vec<T> = Vec::new();
+        let y_order = y.order;
+        let y_rm: &mut [T] = match y_order {
+            Order::RowMajor => &mut *y.data,
+            Order::ColMajor => {
+                y_rows = if beta == T::ZERO {
+                    vec![T::ZERO; rows * k]
+                } else {
+                    to_row_major(y.data, rows, k)
+                };
+                &mut y_rows
+            }
+        };
+        let vals = T::slice(a.values()).unwrap_or_default();
+        // SAFETY: the code was generated for `SpmmEntry`'s signature and this kernel's
+        // description, which `a` matches (checked above).
+        let entry: SpmmEntry = unsafe { std::mem::transmute(self.code.entry()) };
+        let bounds = chunk_rows(pos, rows, CHUNKS);
+        let y_ptr = SendPtr(y_rm.as_mut_ptr());
+        run_chunks(&bounds, threads, |_, (begin, end)| {
+            let args = SpmmArgs {
+                pos: index_ptr(pos),
+                crd: index_ptr(crd),
+                val: vals.as_ptr().cast(),
+                x: x_rm.as_ptr().cast(),
+                y: y_ptr.get().cast(),
+                begin: begin as u64,
+                end: end as u64,
+                alpha: bits(alpha),
+                beta: bits(beta),
+                beta_zero: u64::from(beta == T::ZERO),
+                k: k as u64,
+            };
+            // SAFETY: `a` is a validated CSR tensor of the kernel's widths; X is `cols x k`
+            // and Y `rows x k`, row-major (checked and arranged above). A call reads
+            // `pos[begin..=end]`, the entries between and the X rows of their coordinates,
+            // and writes the Y rows `begin..end`: chunks are disjoint row ranges.
+            unsafe { entry(&args) };
+        });
+        if y_order == Order::ColMajor {
+            for i in 0..rows {
+                for c in 0..k {
+                    y.data[c * rows + i] = y_rows[i * k + c];
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A column-major `rows x k` matrix in row-major order.
+fn to_row_major<T: Copy>(data: &[T], rows: usize, k: usize) -> Vec<T> {
+    let mut out = Vec::with_capacity(rows * k);
+    for i in 0..rows {
+        out.extend((0..k).map(|c| data[c * rows + i]));
+    }
+    out
 }
 
 /// `y = alpha * (p_0 + p_1 + ...) + beta * y`, the partials added in chunk order, on

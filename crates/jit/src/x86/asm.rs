@@ -66,7 +66,7 @@ impl Asm {
                     ins.set_memory_displ_size(match d {
                         0 => 0,
                         -128..=127 => 1,
-                        _ => 4,
+                        _ => 8,
                     });
                 }
                 Arg::I(v) => {

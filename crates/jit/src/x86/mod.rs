@@ -5,11 +5,13 @@ mod blocks;
 mod coo;
 mod gather;
 mod scatter;
+mod spmm;
 
 pub(crate) use blocks::spmv_blocks;
 pub(crate) use coo::spmv_coo;
 pub(crate) use gather::spmv_gather;
 pub(crate) use scatter::spmv_scatter;
+pub(crate) use spmm::spmm_csr;
 
 use dynasmrt::{dynasm, DynasmApi};
 use sptk_tensor::IndexWidth;
