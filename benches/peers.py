@@ -416,6 +416,46 @@ def case_spmv(args, quick):
     return f"{title}: {rows_out[-1][0]}", rows_out[-1][1]
 
 
+def case_spmm(args, quick):
+    """Y = A X with 64 right-hand sides, CSR f64 with 32-bit indices, on the banded matrix of
+    case_spmv. Both sides in process: ours the median per run that `sparse-run --stats`
+    measures around the kernel call (5 runs per process), the peers the median of their
+    calls. (A whole-process difference, as for SpMV, drowns in the 3-5 s of reading the
+    1 GB X and writing the 1 GB Y.)"""
+    n = 200_000 if quick else 2_000_000
+    banded = os.path.join(DATA, f"banded10_{n}.mtx")
+    generate_banded_mtx(banded, n, 5, seed=6)
+    spt = banded[:-4] + ".csr32.spt"
+    if not os.path.exists(spt):
+        subprocess.run([args.bin, banded, "--to", "CSR", "--pos-width", "32", "--crd-width", "32",
+                        "-o", spt, "--quiet"], check=True)
+    x = os.path.join(DATA, f"X64_{n}.npy")
+    if not os.path.exists(x):
+        subprocess.run([PY, "-c", f"import numpy as np; np.save({x!r}, np.random.default_rng(7).random(({n}, 64)))"], check=True)
+    y = os.path.join(DATA, "spmm.y.npy")
+    cmd = [args.run_bin, "spmm", spt, "--x", x, "--threads", "2", "--quiet", "-o", y, "--repeat", "5", "--stats"]
+    check_y = f"import numpy as np; print('SUM %.9e' % np.load({y!r}).sum())"
+    ours = []
+    for _ in range(RUNS):
+        _, rss, out = time_ours(cmd)
+        per_run = float(re.search(r"([\d.]+) ms", out.splitlines()[-1]).group(1)) / 1e3
+        check = subprocess.run([PY, "-c", check_y], capture_output=True, text=True).stdout
+        ours.append((per_run, rss, check))
+    setup = f"import numpy as np, fast_matrix_market as fmm; A = fmm.mmread({banded!r}, parallelism=2).tocsr(); A.sort_indices(); X = np.load({x!r})"
+    rows = [("ours: sparse-run spmm (median per run, --stats)", ours, lambda o: o.strip())]
+    rows.append(("scipy: A @ X", [time_peer_calls(setup, "Y = A @ X", "print('SUM %.9e' % Y.sum())", 3) for _ in range(RUNS)],
+                 lambda o: o.split("\n")[-2]))
+    mkl_rt = next((os.path.join(r, f) for r, _, fs in os.walk(os.path.dirname(os.path.dirname(PY)))
+                   for f in fs if f.startswith("libmkl_rt.so")), None)
+    if mkl_rt:
+        env = {"MKL_RT": mkl_rt, "MKL_NUM_THREADS": "2"}
+        rows.append(("MKL: sparse_dot_mkl.dot_product_mkl(A, X), 2 threads", [time_peer_calls(
+            setup + "; import sparse_dot_mkl as m", "Y = m.dot_product_mkl(A, X)", "print('SUM %.9e' % Y.sum())", 5, env)
+            for _ in range(RUNS)], lambda o: o.split("\n")[-2]))
+    return (f"SpMM Y = A X, 64 right-hand sides, CSR f64 with 32-bit indices, banded {n} x {n}, "
+            f"2 threads (target: ours >= 1.0x MKL's speed)", rows)
+
+
 def report(title, rows):
     print(f"\n## {title}\n")
     print(f"| tool | median | runs | peak RSS MiB | ratio to peer | check |")
@@ -439,7 +479,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(DATA, exist_ok=True)
     print(f"# sptk peers, {RUNS} runs each, data in {DATA}")
-    for case in [case_mtx_to_csr, case_mtx_to_every, case_tns_to_csf, case_csr_to_csc, case_csr_to_bsr, case_csr_to_mtx, case_open_row, case_spmv]:
+    for case in [case_mtx_to_csr, case_mtx_to_every, case_tns_to_csf, case_csr_to_csc, case_csr_to_bsr, case_csr_to_mtx, case_open_row, case_spmv, case_spmm]:
         if args.only not in case.__name__:
             continue
         try:
