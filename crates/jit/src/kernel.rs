@@ -29,6 +29,8 @@ pub(crate) struct SpmvArgs {
     beta_zero: u64,
     /// The outer level's coordinates (DCSR, DCSC), or null.
     outer: *const u8,
+    /// ELL: the distance between slots of one row (the row count).
+    stride: u64,
 }
 
 type SpmvEntry = unsafe extern "sysv64" fn(*const SpmvArgs);
@@ -54,6 +56,8 @@ enum Walk {
     /// Dot products per block row (BSR x, BSC^T x): `p` outputs and `q` products per
     /// block, value `(o, t)` at `o * so + t * st` inside a block.
     Blocks { p: u32, q: u32, so: u32, st: u32 },
+    /// ELL rows, vectorized across rows; K slots per row.
+    Ell(u32),
 }
 
 fn walk(desc: &Desc) -> Option<Walk> {
@@ -70,6 +74,7 @@ fn walk(desc: &Desc) -> Option<Walk> {
             so: c,
             st: 1,
         },
+        (Op::Spmv, Format::Ell(k)) => Walk::Ell(k),
         (Op::SpmvT, Format::Bsc(r, c)) => Walk::Blocks {
             p: c,
             q: r,
@@ -120,6 +125,8 @@ impl Kernel {
             Some(Walk::Scatter(outer)) => crate::x86::spmv_scatter(desc, outer)?,
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Entries(soa)) => crate::x86::spmv_coo(desc, soa, desc.op == Op::SpmvT)?,
+            #[cfg(target_arch = "x86_64")]
+            Some(Walk::Ell(k)) => crate::x86::spmv_ell(desc, k)?,
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Blocks { p, q, so, st }) => crate::x86::spmv_blocks(desc, (p, q), (so, st))?,
             _ => {
@@ -199,6 +206,12 @@ impl Kernel {
         // The arrays each walk reads: (pos, crd, outer). COO reads its coordinates from
         // `crd` (and `outer`, the second array of SoA); its positions only size it.
         let (pos, crd, outer) = match walk {
+            // ELL has no positions: `pos` stands for nothing there and is never read.
+            Walk::Ell(_) => (
+                a.crd(2).ok_or_else(missing)?,
+                a.crd(2).ok_or_else(missing)?,
+                None,
+            ),
             Walk::Blocks { .. } => (
                 a.pos(1).ok_or_else(missing)?,
                 a.crd(1).ok_or_else(missing)?,
@@ -241,6 +254,7 @@ impl Kernel {
             beta: bits(beta),
             beta_zero: u64::from(beta == T::ZERO),
             outer: outer.map_or(std::ptr::null(), index_ptr),
+            stride: rows as u64,
         };
         // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
         // kernel's format and widths (a `Tensor` exists only after validation: positions
@@ -270,6 +284,24 @@ impl Kernel {
                 run_chunks(&bounds, threads, |_, range| {
                     let a = args(range, y_ptr.get(), (alpha_k, beta_k));
                     // SAFETY: as stated above the match.
+                    unsafe { entry(&a) };
+                });
+            }
+            Walk::Ell(_) => {
+                // Every row has K slots: equal row ranges are equal work. Rows are
+                // disjoint across chunks, so no two threads write the same element of y.
+                // Chunks of whole 64-row groups, so the vector steps see full groups.
+                let groups = rows.div_ceil(64);
+                let bounds: Vec<(usize, usize)> = chunk_entries(groups, CHUNKS)
+                    .into_iter()
+                    .map(|(b, e)| (b * 64, (e * 64).min(rows)))
+                    .collect();
+                let y_ptr = SendPtr(y.as_mut_ptr());
+                run_chunks(&bounds, threads, |_, range| {
+                    let a = args(range, y_ptr.get(), (alpha, beta));
+                    // SAFETY: as stated above the match; the kernel reads the slots
+                    // `s * rows + r` of its rows, all below `K * rows`, the length of `crd`
+                    // and the values (validated), and x at their coordinates (in range).
                     unsafe { entry(&a) };
                 });
             }

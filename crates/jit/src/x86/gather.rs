@@ -287,7 +287,12 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
 
 /// Gathers into `dst` (a ymm) the x of the 4 (f64) or 8 (f32) entries from `rax + off`,
 /// with VEX gathers; scratch: ymm8-ymm12.
-fn gather_ymm(a: &mut Asm, d: &Desc, dst: Register, off: i64) -> Result<(), KernelError> {
+pub(crate) fn gather_ymm(
+    a: &mut Asm,
+    d: &Desc,
+    dst: Register,
+    off: i64,
+) -> Result<(), KernelError> {
     let ones =
         |a: &mut Asm, r: Register| a.ins(C::VEX_Vpcmpeqd_ymm_ymm_ymmm256, &[R(r), R(r), R(r)]);
     let w = d.crd;

@@ -3,12 +3,14 @@
 mod asm;
 mod blocks;
 mod coo;
+mod ell;
 mod gather;
 mod scatter;
 mod spmm;
 
 pub(crate) use blocks::spmv_blocks;
 pub(crate) use coo::spmv_coo;
+pub(crate) use ell::spmv_ell;
 pub(crate) use gather::spmv_gather;
 pub(crate) use scatter::spmv_scatter;
 pub(crate) use spmm::spmm_csr;

@@ -1,0 +1,268 @@
+//! ELL SpMV, vectorized across rows: slot `s` of row `r` sits at `s * rows + r` in `crd`
+//! and the values, so consecutive rows are consecutive in memory. For the rows
+//! `[begin, end)` given in [`SpmvArgs`](crate::kernel::SpmvArgs) (`stride` = rows),
+//! `y[r] = alpha * sum_s val * x[crd] + beta * y[r]` over the K slots (K a constant of
+//! the kernel). Products are multiplied and added separately, slot by slot, so every
+//! lane keeps the reference's order and rounding: the result is the reference's bit for
+//! bit on every ISA. Slots past a row's end hold value 0 (padding) and column 0: the
+//! gather stays in range, and the zero never multiplies (an `Inf` in x stays out).
+//!
+//! Registers: `rdi` the arguments, `r9` crd, `r10` values, `r11` x, `rsi` y, `rcx` the
+//! row, `rdx` the end row, `rax` the slot position, `rbx` the stride in elements, `r12` a
+//! coordinate, `r13` slots left; sums in ymm0 (zmm0), gathered x in ymm1/ymm4 (zmm1), the
+//! values in 2, the mask in 3, zero in 13, alpha in 14, beta in 15.
+
+use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+use iced_x86::Code as C;
+use iced_x86::Register::*;
+
+use super::asm::{Arg, Asm};
+use super::gather::gather_ymm;
+use super::gp;
+use super::load_index;
+use crate::desc::{Desc, Isa, Real};
+use crate::KernelError;
+use Arg::R;
+
+mod at {
+    pub const CRD: i32 = 8;
+    pub const VAL: i32 = 16;
+    pub const X: i32 = 24;
+    pub const Y: i32 = 32;
+    pub const BEGIN: i32 = 40;
+    pub const END: i32 = 48;
+    pub const ALPHA: i64 = 56;
+    pub const BETA: i64 = 64;
+    pub const BETA_ZERO: i32 = 72;
+    pub const STRIDE: i32 = 88;
+}
+
+/// The `cmp` predicate "not equal, or unordered": NaN values are products, zeros are not.
+const NEQ_UQ: u32 = 4;
+
+/// The machine code of an ELL SpMV kernel for `d`, with `k` slots per row.
+pub(crate) fn spmv_ell(d: &Desc, k: u32) -> Result<Vec<u8>, KernelError> {
+    let mut a = Asm::new();
+    let f64s = d.value == Real::F64;
+    let vs = d.value.size() as u32;
+    dynasm!(a.ops
+        ; .arch x64
+        ; push rbx
+        ; push r12
+        ; push r13
+        ; mov r9, QWORD [rdi + at::CRD]
+        ; mov r10, QWORD [rdi + at::VAL]
+        ; mov r11, QWORD [rdi + at::X]
+        ; mov rsi, QWORD [rdi + at::Y]
+        ; mov rcx, QWORD [rdi + at::BEGIN]
+        ; mov rdx, QWORD [rdi + at::END]
+        ; mov rbx, QWORD [rdi + at::STRIDE]
+    );
+    let vector = d.isa != Isa::Scalar;
+    if vector {
+        let lanes = match (d.isa, d.value) {
+            (Isa::Avx512, Real::F64) | (Isa::Avx2, Real::F32) => 8,
+            (Isa::Avx512, Real::F32) => 16,
+            _ => 4,
+        };
+        vector_rows(&mut a, d, k, lanes)?;
+    }
+    scalar_rows(&mut a, d, k, f64s, vs)?;
+    if vector {
+        a.ins(C::VEX_Vzeroupper, &[])?;
+    }
+    dynasm!(a.ops ; .arch x64 ; pop r13 ; pop r12 ; pop rbx ; ret);
+    a.ops
+        .finalize()
+        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+}
+
+/// Rows `lanes` at a time while a whole group is left; leaves `rcx` at the first row not done.
+fn vector_rows(a: &mut Asm, d: &Desc, k: u32, lanes: i32) -> Result<(), KernelError> {
+    let f64s = d.value == Real::F64;
+    let vs = d.value.size() as u32;
+    let avx512 = d.isa == Isa::Avx512;
+    let (v0, v1, v2, v3, v5, alpha, beta) = if avx512 {
+        (ZMM0, ZMM1, ZMM2, ZMM3, ZMM5, ZMM14, ZMM15)
+    } else {
+        (YMM0, YMM1, YMM2, YMM3, YMM5, YMM14, YMM15)
+    };
+    let pick = |pd: C, ps: C| if f64s { pd } else { ps };
+    let (broadcast, load, store, mul, add) = if avx512 {
+        (
+            pick(
+                C::EVEX_Vbroadcastsd_zmm_k1z_xmmm64,
+                C::EVEX_Vbroadcastss_zmm_k1z_xmmm32,
+            ),
+            pick(
+                C::EVEX_Vmovupd_zmm_k1z_zmmm512,
+                C::EVEX_Vmovups_zmm_k1z_zmmm512,
+            ),
+            pick(
+                C::EVEX_Vmovupd_zmmm512_k1z_zmm,
+                C::EVEX_Vmovups_zmmm512_k1z_zmm,
+            ),
+            pick(
+                C::EVEX_Vmulpd_zmm_k1z_zmm_zmmm512b64_er,
+                C::EVEX_Vmulps_zmm_k1z_zmm_zmmm512b32_er,
+            ),
+            pick(
+                C::EVEX_Vaddpd_zmm_k1z_zmm_zmmm512b64_er,
+                C::EVEX_Vaddps_zmm_k1z_zmm_zmmm512b32_er,
+            ),
+        )
+    } else {
+        (
+            pick(C::VEX_Vbroadcastsd_ymm_m64, C::VEX_Vbroadcastss_ymm_m32),
+            pick(C::VEX_Vmovupd_ymm_ymmm256, C::VEX_Vmovups_ymm_ymmm256),
+            pick(C::VEX_Vmovupd_ymmm256_ymm, C::VEX_Vmovups_ymmm256_ymm),
+            pick(C::VEX_Vmulpd_ymm_ymm_ymmm256, C::VEX_Vmulps_ymm_ymm_ymmm256),
+            pick(C::VEX_Vaddpd_ymm_ymm_ymmm256, C::VEX_Vaddps_ymm_ymm_ymmm256),
+        )
+    };
+    a.ins(broadcast, &[R(alpha), Arg::M(RDI, None, 1, at::ALPHA)])?;
+    a.ins(broadcast, &[R(beta), Arg::M(RDI, None, 1, at::BETA)])?;
+    a.ins(
+        C::VEX_Vxorpd_ymm_ymm_ymmm256,
+        &[R(YMM13), R(YMM13), R(YMM13)],
+    )?;
+    let (group, done, slot, slots_done, store_l) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>group
+        ; lea rax, [rcx + lanes]
+        ; cmp rax, rdx
+        ; ja =>done
+        ; mov rax, rcx
+        ; mov r13d, k as i32
+    );
+    a.ins(C::VEX_Vxorpd_ymm_ymm_ymmm256, &[R(YMM0), R(YMM0), R(YMM0)])?;
+    dynasm!(a.ops ; .arch x64 ; =>slot ; test r13, r13 ; jz =>slots_done);
+    // x at the coordinates of `lanes` rows' slot, then value * x where the value is no zero.
+    if avx512 {
+        let half = i64::from(lanes / 2);
+        gather_ymm(a, d, YMM1, 0)?;
+        gather_ymm(a, d, YMM4, half)?;
+        let insert = pick(
+            C::EVEX_Vinsertf64x4_zmm_k1z_zmm_ymmm256_imm8,
+            C::EVEX_Vinsertf32x8_zmm_k1z_zmm_ymmm256_imm8,
+        );
+        a.ins(insert, &[R(ZMM1), R(ZMM1), R(YMM4), Arg::I(1)])?;
+        a.ins(load, &[R(v2), Arg::M(R10, RAX, vs, 0)])?;
+        let cmp = pick(
+            C::EVEX_Vcmppd_kr_k1_zmm_zmmm512b64_imm8_sae,
+            C::EVEX_Vcmpps_kr_k1_zmm_zmmm512b32_imm8_sae,
+        );
+        a.ins(cmp, &[R(K1), R(v2), R(ZMM13), Arg::I(NEQ_UQ)])?;
+        // sum += value * x in the lanes whose value is no zero; the others keep their sum
+        // (adding a zero product could turn a -0 sum into +0).
+        a.ins(mul, &[R(v1), R(v1), R(v2)])?;
+        a.ins_masked(add, &[R(v0), R(v0), R(v1)], Some((K1, false)))?;
+    } else {
+        gather_ymm(a, d, YMM1, 0)?;
+        a.ins(load, &[R(v2), Arg::M(R10, RAX, vs, 0)])?;
+        let cmp = pick(
+            C::VEX_Vcmppd_ymm_ymm_ymmm256_imm8,
+            C::VEX_Vcmpps_ymm_ymm_ymmm256_imm8,
+        );
+        a.ins(cmp, &[R(v3), R(v2), R(YMM13), Arg::I(NEQ_UQ)])?;
+        a.ins(mul, &[R(v1), R(v1), R(v2)])?;
+        a.ins(add, &[R(v1), R(v0), R(v1)])?;
+        // Keep the new sum only where the value is no zero (as the AVX-512 mask does).
+        let blend = pick(
+            C::VEX_Vblendvpd_ymm_ymm_ymmm256_ymm,
+            C::VEX_Vblendvps_ymm_ymm_ymmm256_ymm,
+        );
+        a.ins(blend, &[R(v0), R(v0), R(v1), R(v3)])?;
+    }
+    dynasm!(a.ops ; .arch x64 ; add rax, rbx ; dec r13 ; jmp =>slot ; =>slots_done);
+    // y[r..r + lanes] = alpha * sum (+ beta * y), each product rounded on its own.
+    let y_at = Arg::M(RSI, RCX, vs, 0);
+    a.ins(mul, &[R(v0), R(v0), R(alpha)])?;
+    dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store_l);
+    a.ins(load, &[R(v5), y_at])?;
+    a.ins(mul, &[R(v5), R(v5), R(beta)])?;
+    a.ins(add, &[R(v0), R(v0), R(v5)])?;
+    dynasm!(a.ops ; .arch x64 ; =>store_l);
+    a.ins(store, &[y_at, R(v0)])?;
+    dynasm!(a.ops ; .arch x64 ; add rcx, lanes ; jmp =>group ; =>done);
+    Ok(())
+}
+
+/// The remaining rows one at a time (every row, for the scalar ISA): SSE2 or VEX scalar.
+fn scalar_rows(a: &mut Asm, d: &Desc, k: u32, f64s: bool, vs: u32) -> Result<(), KernelError> {
+    let vex = d.isa != Isa::Scalar;
+    let pick = |pd: C, ps: C| if f64s { pd } else { ps };
+    let (load, store, mul, add, cmp, zero) = if vex {
+        (
+            pick(C::VEX_Vmovsd_xmm_m64, C::VEX_Vmovss_xmm_m32),
+            pick(C::VEX_Vmovsd_m64_xmm, C::VEX_Vmovss_m32_xmm),
+            pick(C::VEX_Vmulsd_xmm_xmm_xmmm64, C::VEX_Vmulss_xmm_xmm_xmmm32),
+            pick(C::VEX_Vaddsd_xmm_xmm_xmmm64, C::VEX_Vaddss_xmm_xmm_xmmm32),
+            pick(C::VEX_Vucomisd_xmm_xmmm64, C::VEX_Vucomiss_xmm_xmmm32),
+            C::VEX_Vxorpd_xmm_xmm_xmmm128,
+        )
+    } else {
+        (
+            pick(C::Movsd_xmm_xmmm64, C::Movss_xmm_xmmm32),
+            pick(C::Movsd_xmmm64_xmm, C::Movss_xmmm32_xmm),
+            pick(C::Mulsd_xmm_xmmm64, C::Mulss_xmm_xmmm32),
+            pick(C::Addsd_xmm_xmmm64, C::Addss_xmm_xmmm32),
+            pick(C::Ucomisd_xmm_xmmm64, C::Ucomiss_xmm_xmmm32),
+            C::Xorpd_xmm_xmmm128,
+        )
+    };
+    // dst = dst op src, in the two-operand (SSE2) or three-operand (VEX) form.
+    let op = |a: &mut Asm, code: C, dst: iced_x86::Register, src: Arg| {
+        if vex {
+            a.ins(code, &[R(dst), R(dst), src])
+        } else {
+            a.ins(code, &[R(dst), src])
+        }
+    };
+    a.ins(load, &[R(XMM14), Arg::M(RDI, None, 1, at::ALPHA)])?;
+    a.ins(load, &[R(XMM15), Arg::M(RDI, None, 1, at::BETA)])?;
+    op(a, zero, XMM13, R(XMM13))?;
+    let (row, done, slot, slots_done, store_l) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>row
+        ; cmp rcx, rdx
+        ; jae =>done
+        ; mov rax, rcx
+        ; mov r13d, k as i32
+    );
+    op(a, zero, XMM0, R(XMM0))?;
+    dynasm!(a.ops ; .arch x64 ; =>slot ; test r13, r13 ; jz =>slots_done);
+    let (skip, take) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    a.ins(load, &[R(XMM1), Arg::M(R10, RAX, vs, 0)])?;
+    // A zero is padding: skip it (NaN compares unordered and is multiplied).
+    a.ins(cmp, &[R(XMM1), R(XMM13)])?;
+    dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+    load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+    op(a, mul, XMM1, Arg::M(R11, R12, vs, 0))?;
+    op(a, add, XMM0, R(XMM1))?;
+    dynasm!(a.ops ; .arch x64 ; =>skip ; add rax, rbx ; dec r13 ; jmp =>slot ; =>slots_done);
+    let y_at = Arg::M(RSI, RCX, vs, 0);
+    op(a, mul, XMM0, R(XMM14))?;
+    dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store_l);
+    a.ins(load, &[R(XMM1), y_at])?;
+    op(a, mul, XMM1, R(XMM15))?;
+    op(a, add, XMM0, R(XMM1))?;
+    dynasm!(a.ops ; .arch x64 ; =>store_l);
+    a.ins(store, &[y_at, R(XMM0)])?;
+    dynasm!(a.ops ; .arch x64 ; inc rcx ; jmp =>row ; =>done);
+    Ok(())
+}
