@@ -58,6 +58,8 @@ enum Walk {
     Blocks { p: u32, q: u32, so: u32, st: u32 },
     /// ELL rows, vectorized across rows; K slots per row.
     Ell(u32),
+    /// n:m rows: n slots per group of m columns.
+    Nm(u32, u32),
 }
 
 fn walk(desc: &Desc) -> Option<Walk> {
@@ -75,6 +77,7 @@ fn walk(desc: &Desc) -> Option<Walk> {
             st: 1,
         },
         (Op::Spmv, Format::Ell(k)) => Walk::Ell(k),
+        (Op::Spmv, Format::Nm(n, m)) => Walk::Nm(n, m),
         (Op::SpmvT, Format::Bsc(r, c)) => Walk::Blocks {
             p: c,
             q: r,
@@ -127,6 +130,8 @@ impl Kernel {
             Some(Walk::Entries(soa)) => crate::x86::spmv_coo(desc, soa, desc.op == Op::SpmvT)?,
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Ell(k)) => crate::x86::spmv_ell(desc, k)?,
+            #[cfg(target_arch = "x86_64")]
+            Some(Walk::Nm(n, m)) => crate::x86::spmv_nm(desc, n, m)?,
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Blocks { p, q, so, st }) => crate::x86::spmv_blocks(desc, (p, q), (so, st))?,
             _ => {
@@ -207,7 +212,7 @@ impl Kernel {
         // `crd` (and `outer`, the second array of SoA); its positions only size it.
         let (pos, crd, outer) = match walk {
             // ELL has no positions: `pos` stands for nothing there and is never read.
-            Walk::Ell(_) => (
+            Walk::Ell(_) | Walk::Nm(..) => (
                 a.crd(2).ok_or_else(missing)?,
                 a.crd(2).ok_or_else(missing)?,
                 None,
@@ -302,6 +307,38 @@ impl Kernel {
                     // SAFETY: as stated above the match; the kernel reads the slots
                     // `s * rows + r` of its rows, all below `K * rows`, the length of `crd`
                     // and the values (validated), and x at their coordinates (in range).
+                    unsafe { entry(&a) };
+                });
+            }
+            Walk::Nm(n, m) => {
+                // Slots per row; x padded to whole groups (a padding offset may point past
+                // the last column; its value is 0 and never multiplies).
+                let (n, m) = (n as usize, m as usize);
+                let groups = cols.div_ceil(m);
+                let x_pad: Vec<T>;
+                let x_in: &[T] = if groups * m == cols {
+                    x
+                } else {
+                    x_pad = x
+                        .iter()
+                        .copied()
+                        .chain(std::iter::repeat(T::ZERO))
+                        .take(groups * m)
+                        .collect();
+                    &x_pad
+                };
+                let bounds = chunk_entries(rows, CHUNKS);
+                let y_ptr = SendPtr(y.as_mut_ptr());
+                run_chunks(&bounds, threads, |_, range| {
+                    let a = SpmvArgs {
+                        x: x_in.as_ptr().cast(),
+                        stride: (groups * n) as u64,
+                        ..args(range, y_ptr.get(), (alpha, beta))
+                    };
+                    // SAFETY: as stated above the match; row r reads the slots
+                    // `r * groups * n ..` of `crd` and the values (validated lengths
+                    // rows * groups * n) and x at `g * m + offset < groups * m`, the length
+                    // of `x_in`; rows are disjoint across chunks.
                     unsafe { entry(&a) };
                 });
             }

@@ -81,13 +81,21 @@ fn random_matrix(rng: &mut Rng, f64s: bool, pos: u8, crd: u8, format: &str) -> T
         values,
     )
     .unwrap();
+    // n:m formats prune overfull groups (the reference then sees the pruned matrix);
+    // "2:4 packed" stores the offsets in 2 bits.
+    let (format, crd) = match format.strip_suffix(" packed") {
+        Some(f) => (f, 2),
+        None => (format, crd),
+    };
     let target = resolve_target(format, 2)
         .unwrap()
         .with_widths(Some(pos), Some(crd))
         .unwrap();
-    convert(&entries, &target, &ConvertOptions::default())
-        .unwrap()
-        .tensor
+    let opts = ConvertOptions {
+        prune: format.starts_with("2:4"),
+        ..ConvertOptions::default()
+    };
+    convert(&entries, &target, &opts).unwrap().tensor
 }
 
 /// Checks `got` against the reference within the summation error bound
@@ -167,7 +175,8 @@ fn run_case<T: RealValue + Into<f64> + From<f32>>(
             (op, format.get(..3)),
             (Op::Spmv, Some("BSR")) | (Op::SpmvT, Some("BSC"))
         );
-        if format.starts_with("BS") && !blocks || format == "ELL" && op == Op::SpmvT {
+        let rows_kernel = format == "ELL" || format.starts_with("2:4");
+        if format.starts_with("BS") && !blocks || rows_kernel && op == Op::SpmvT {
             continue;
         }
         let k = kernel(&desc).unwrap();
@@ -190,7 +199,7 @@ fn run_case<T: RealValue + Into<f64> + From<f32>>(
             let mut y = y0.clone();
             k.spmv(&a, &x, &mut y, (alpha, beta), 1).unwrap();
             // Block kernels keep the reference's order and rounding on every ISA.
-            let exact = (isa == Isa::Scalar && gathers) || blocks || format == "ELL";
+            let exact = (isa == Isa::Scalar && gathers) || blocks || rows_kernel;
             check(
                 &a,
                 &x,
@@ -229,8 +238,19 @@ fn spmv_and_transposed_spmv_match_the_reference() {
     for isa in isas() {
         for widths in WIDTHS {
             for format in [
-                "CSR", "CSC", "DCSR", "DCSC", "COO", "COO:soa", "BSR:2x3", "BSR:4x4", "BSC:3x2",
-                "BSC:1x4", "ELL",
+                "CSR",
+                "CSC",
+                "DCSR",
+                "DCSC",
+                "COO",
+                "COO:soa",
+                "BSR:2x3",
+                "BSR:4x4",
+                "BSC:3x2",
+                "BSC:1x4",
+                "ELL",
+                "2:4",
+                "2:4 packed",
             ] {
                 for _ in 0..cases().div_ceil(8) {
                     run_case::<f64>(&mut rng, isa, widths, format, true);
@@ -471,6 +491,42 @@ fn ell_padding_slots_point_at_column_0_and_never_multiply() {
             let mut y = vec![f64::NAN; 37];
             k.spmv(&a, &x, &mut y, (1.0, 0.0), threads).unwrap();
             assert_eq!(y, want, "{isa:?}");
+        }
+    }
+}
+
+#[test]
+fn n_m_padding_never_multiplies_and_the_last_group_stays_inside_x() {
+    // 2:4 over 5 columns: row 0's first group is all padding (offsets 0 and 1, under
+    // x[1] = Inf), its second group holds column 4 and a padding offset past column 4.
+    let e = [(0, 4, 3.0), (1, 0, 2.0), (1, 1, 1.0)];
+    let x = [1.0, f64::INFINITY, 1.0, 1.0, 2.0];
+    for packed in [false, true] {
+        let a = if packed {
+            let entries = sptk_tensor::Entries::from_parts(
+                vec![2, 5],
+                vec![
+                    e.iter().map(|t| t.0).collect(),
+                    e.iter().map(|t| t.1).collect(),
+                ],
+                ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into()),
+            )
+            .unwrap();
+            let target = resolve_target("2:4", 2)
+                .unwrap()
+                .with_widths(None, Some(2))
+                .unwrap();
+            convert(&entries, &target, &ConvertOptions::default())
+                .unwrap()
+                .tensor
+        } else {
+            matrix(2, 5, &e, "2:4")
+        };
+        for isa in isas() {
+            let k = kernel(&Desc::for_tensor(Op::Spmv, &a, isa).unwrap()).unwrap();
+            let mut y = [f64::NAN; 2];
+            k.spmv(&a, &x, &mut y, (1.0, 0.0), 1).unwrap();
+            assert_eq!(y, [6.0, f64::INFINITY], "{isa:?}, packed {packed}");
         }
     }
 }

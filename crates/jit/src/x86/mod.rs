@@ -5,6 +5,7 @@ mod blocks;
 mod coo;
 mod ell;
 mod gather;
+mod nm;
 mod scatter;
 mod spmm;
 
@@ -12,6 +13,7 @@ pub(crate) use blocks::spmv_blocks;
 pub(crate) use coo::spmv_coo;
 pub(crate) use ell::spmv_ell;
 pub(crate) use gather::spmv_gather;
+pub(crate) use nm::spmv_nm;
 pub(crate) use scatter::spmv_scatter;
 pub(crate) use spmm::spmm_csr;
 
