@@ -690,6 +690,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kernels_are_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Kernel>();
+        shared::<Arc<Kernel>>();
+    }
+
+    #[test]
     fn chunks_cover_every_row_once_balanced_by_entries() {
         let pos = IndexVec::U64(vec![0u64, 0, 100, 100, 101, 102, 300, 300].into());
         let c = chunk_rows(&pos, 7, CHUNKS);
