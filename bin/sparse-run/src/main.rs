@@ -265,8 +265,7 @@ impl Job<'_> {
         };
         let (r, c, kk) = (*rows as usize, *cols as usize, k as usize);
         let (alpha, beta) = (T::from_f64(self.args.alpha), T::from_f64(self.args.beta));
-        let desc = Desc::for_tensor(Op::Spmm, a, self.isa).with_context(|| name.clone())?;
-        let compiled = self.compiled(&desc, &name)?;
+        let (compiled, desc) = self.compiled(Op::Spmm, a, &name)?;
         let mut y = y0.clone();
         let mut times = Vec::with_capacity(self.args.repeat);
         for _ in 0..self.args.repeat {
@@ -304,7 +303,7 @@ impl Job<'_> {
         let vs = std::mem::size_of::<T>() as u64;
         Ok(Run {
             input: name,
-            desc: desc.to_string(),
+            desc: desc.clone(),
             how: if compiled.is_some() {
                 "generated"
             } else {
@@ -319,19 +318,25 @@ impl Job<'_> {
         })
     }
 
-    /// The generated kernel of `desc`, or `None` (after a note) where there is none yet.
+    /// The generated kernel of `op` on `a` and its description, or `None` (after a note)
+    /// where there is none yet, with the operation and encoding as the description.
     fn compiled(
         &self,
-        desc: &Desc,
+        op: Op,
+        a: &Tensor,
         name: &str,
-    ) -> Result<Option<std::sync::Arc<sptk_jit::Kernel>>> {
-        match kernel(desc) {
-            Ok(k) => Ok(Some(k)),
+    ) -> Result<(Option<std::sync::Arc<sptk_jit::Kernel>>, String)> {
+        let found = Desc::for_tensor(op, a, self.isa).and_then(|d| kernel(&d));
+        match found {
+            Ok(k) => {
+                let text = k.desc().to_string();
+                Ok((Some(k), text))
+            }
             Err(KernelError::Unsupported(why)) => {
                 if !self.args.quiet {
                     eprintln!("sparse-run: note: {why}; running the reference kernel (one thread)");
                 }
-                Ok(None)
+                Ok((None, format!("{op} {}", a.encoding())))
             }
             Err(e) => Err(e).with_context(|| name.to_string()),
         }
@@ -364,8 +369,7 @@ impl Job<'_> {
         } else {
             Op::Spmv
         };
-        let desc = Desc::for_tensor(op, a, self.isa).with_context(|| name.clone())?;
-        let compiled = self.compiled(&desc, &name)?;
+        let (compiled, desc) = self.compiled(op, a, &name)?;
         let mut y = y0.clone();
         let mut times = Vec::with_capacity(self.args.repeat);
         for _ in 0..self.args.repeat {
@@ -388,7 +392,7 @@ impl Job<'_> {
         let vs = std::mem::size_of::<T>() as u64;
         Ok(Run {
             input: name,
-            desc: desc.to_string(),
+            desc: desc.clone(),
             how: if compiled.is_some() {
                 "generated"
             } else {

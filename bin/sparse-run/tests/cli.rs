@@ -97,12 +97,12 @@ fn spmv_writes_y_for_one_input_and_for_a_folder_of_them() {
     reference::spmv(&a, &x, &mut want, false, (2.0, -0.5)).unwrap();
     close(&Npy::open(&yp).unwrap().to_floats::<f64>().unwrap(), &want);
 
-    // A folder of shards (CSR and one BSC, whose A x runs the reference kernel with a note),
+    // A folder of shards (CSR and one dense, which runs the reference kernel with a note),
     // one output each under -o DIR.
     let shards = dir.path().join("shards");
     std::fs::create_dir(&shards).unwrap();
     let p = matrix(&shards.join("p.spt"), 50, 40, "CSR");
-    let q = matrix(&shards.join("q.spt"), 50, 40, "BSC:2x2");
+    let q = matrix(&shards.join("q.spt"), 50, 40, "Dense");
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let (ok, stdout, err) = run(&[

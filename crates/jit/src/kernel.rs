@@ -60,6 +60,9 @@ enum Walk {
     Ell(u32),
     /// n:m rows: n slots per group of m columns.
     Nm(u32, u32),
+    /// Block products scattered into partials (BSR^T x, BSC x): `p` outputs and `q` x
+    /// values per block, value `(o, t)` at `o * so + t * st` inside a block.
+    BlockScatter { p: u32, q: u32, so: u32, st: u32 },
 }
 
 fn walk(desc: &Desc) -> Option<Walk> {
@@ -78,6 +81,18 @@ fn walk(desc: &Desc) -> Option<Walk> {
         },
         (Op::Spmv, Format::Ell(k)) => Walk::Ell(k),
         (Op::Spmv, Format::Nm(n, m)) => Walk::Nm(n, m),
+        (Op::SpmvT, Format::Bsr(r, c)) => Walk::BlockScatter {
+            p: c,
+            q: r,
+            so: 1,
+            st: c,
+        },
+        (Op::Spmv, Format::Bsc(r, c)) => Walk::BlockScatter {
+            p: r,
+            q: c,
+            so: c,
+            st: 1,
+        },
         (Op::SpmvT, Format::Bsc(r, c)) => Walk::Blocks {
             p: c,
             q: r,
@@ -132,6 +147,10 @@ impl Kernel {
             Some(Walk::Ell(k)) => crate::x86::spmv_ell(desc, k)?,
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Nm(n, m)) => crate::x86::spmv_nm(desc, n, m)?,
+            #[cfg(target_arch = "x86_64")]
+            Some(Walk::BlockScatter { p, q, so, st }) => {
+                crate::x86::spmv_block_scatter(desc, (p, q), (so, st))?
+            }
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Blocks { p, q, so, st }) => crate::x86::spmv_blocks(desc, (p, q), (so, st))?,
             _ => {
@@ -217,7 +236,7 @@ impl Kernel {
                 a.crd(2).ok_or_else(missing)?,
                 None,
             ),
-            Walk::Blocks { .. } => (
+            Walk::Blocks { .. } | Walk::BlockScatter { .. } => (
                 a.pos(1).ok_or_else(missing)?,
                 a.crd(1).ok_or_else(missing)?,
                 None,
@@ -396,6 +415,41 @@ impl Kernel {
                     y.copy_from_slice(&y_pad[..yn]);
                 }
             }
+            Walk::BlockScatter { p, q, .. } => {
+                // x padded to whole outer blocks, each partial to whole inner blocks, so the
+                // unrolled products never leave them; padding values are skipped zeros.
+                let (p, q) = (p as usize, q as usize);
+                let x_len = n_outer * q;
+                let x_pad: Vec<T>;
+                let x_in: &[T] = if x_len == xn {
+                    x
+                } else {
+                    x_pad = x
+                        .iter()
+                        .copied()
+                        .chain(std::iter::repeat(T::ZERO))
+                        .take(x_len.max(xn))
+                        .collect();
+                    &x_pad
+                };
+                let part_len = yn.div_ceil(p) * p;
+                let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
+                let mut partials = vec![T::ZERO; bounds.len() * part_len];
+                let base = SendPtr(partials.as_mut_ptr());
+                run_chunks(&bounds, threads, |c, range| {
+                    // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
+                    let out = unsafe { base.get().add(c * part_len) };
+                    let a = SpmvArgs {
+                        x: x_in.as_ptr().cast(),
+                        ..args(range, out, (alpha, beta))
+                    };
+                    // SAFETY: as stated above the match; x is read through `x_in`, whole
+                    // outer blocks long, and each call writes its own partial, whole inner
+                    // blocks long (block coordinates are below the inner block count).
+                    unsafe { entry(&a) };
+                });
+                combine(y, &partials, (yn, part_len), (alpha, beta), threads);
+            }
             Walk::Scatter(_) | Walk::Entries(_) => {
                 let bounds = match walk {
                     Walk::Entries(_) => chunk_entries(vals.len(), SCATTER_CHUNKS),
@@ -411,7 +465,7 @@ impl Kernel {
                     // SAFETY: as stated above the match.
                     unsafe { entry(&a) };
                 });
-                combine(y, &partials, yn, (alpha, beta), threads);
+                combine(y, &partials, (yn, yn), (alpha, beta), threads);
             }
         }
         Ok(())
@@ -548,7 +602,7 @@ fn to_row_major<T: Copy>(data: &[T], rows: usize, k: usize) -> Vec<T> {
 fn combine<T: RealValue>(
     y: &mut [T],
     partials: &[T],
-    n: usize,
+    (n, stride): (usize, usize),
     (alpha, beta): (T, T),
     threads: usize,
 ) {
@@ -559,7 +613,7 @@ fn combine<T: RealValue>(
                 for (i, v) in ys.iter_mut().enumerate() {
                     let at = c * step + i;
                     let mut acc = T::ZERO;
-                    for (p, part) in partials.chunks(n).enumerate() {
+                    for (p, part) in partials.chunks(stride).enumerate() {
                         acc = if p == 0 { part[at] } else { acc + part[at] };
                     }
                     let s = alpha * acc;

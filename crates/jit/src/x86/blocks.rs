@@ -208,3 +208,103 @@ pub(crate) fn spmv_blocks(
         .finalize()
         .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
 }
+
+/// The machine code of a block scatter SpMV kernel: BSR transposed times x (outer block
+/// rows, products scattered into block columns) and BSC times x. Per outer block `b`, its
+/// `q` x values are loaded once; each stored block adds
+/// `out[crd * P + o] += sum_t val[o * so + t * st] * x[b * Q + t]` into the caller's
+/// partial (padded to whole blocks), one product at a time, padding zeros skipped.
+pub(crate) fn spmv_block_scatter(
+    d: &Desc,
+    (p, q): (u32, u32),
+    (so, st): (u32, u32),
+) -> Result<Vec<u8>, KernelError> {
+    if q > MAX_OUTPUTS || p == 0 || q == 0 {
+        return Err(KernelError::Unsupported(format!(
+            "no generated kernel for {d} yet: blocks of more than {MAX_OUTPUTS} columns run the reference kernel"
+        )));
+    }
+    let f = Forms::new(d);
+    let vs = d.value.size() as u32;
+    let mut a = Asm::new();
+    dynasm!(a.ops
+        ; .arch x64
+        ; push rbx
+        ; push r12
+        ; push r13
+        ; push r14
+        ; mov r8, QWORD [rdi + at::POS]
+        ; mov r9, QWORD [rdi + at::CRD]
+        ; mov r10, QWORD [rdi + at::VAL]
+        ; mov r11, QWORD [rdi + at::X]
+        ; mov rsi, QWORD [rdi + at::Y]
+        ; mov rcx, QWORD [rdi + at::BEGIN]
+        ; mov rdx, QWORD [rdi + at::END]
+    );
+    f.op(&mut a, f.zero, XMM12, R(XMM12))?;
+    let (outer_loop, block_loop, outer_end, done) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    let x_step = (q * vs) as i32;
+    let out_step = (p * vs) as i32;
+    let block_bytes = (p * q * vs) as i32;
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>outer_loop
+        ; cmp rcx, rdx
+        ; jae =>done
+        ; imul r14, rcx, x_step
+    );
+    // The outer block's x values, once: xmm0..xmm(Q-1).
+    for t in 0..q {
+        a.ins(
+            f.load,
+            &[R(XMM[t as usize]), Arg::M(R11, R14, 1, i64::from(t * vs))],
+        )?;
+    }
+    load_index(&mut a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
+    load_index(&mut a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
+    dynasm!(a.ops ; .arch x64 ; =>block_loop ; cmp rax, rbx ; jae =>outer_end);
+    load_index(&mut a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; imul r12, r12, out_step
+        ; imul r13, rax, block_bytes
+    );
+    for o in 0..p {
+        let out_at = Arg::M(RSI, R12, 1, i64::from(o * vs));
+        a.ins(f.load, &[R(XMM14), out_at])?;
+        for t in 0..q {
+            let v_off = i64::from((o * so + t * st) * vs);
+            let (skip, take) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+            a.ins(f.load, &[R(XMM13), Arg::M(R10, R13, 1, v_off)])?;
+            // A zero is padding: skip it (NaN compares unordered and is multiplied).
+            a.ins(f.cmp, &[R(XMM13), R(XMM12)])?;
+            dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+            f.op(&mut a, f.mul, XMM13, R(XMM[t as usize]))?;
+            f.op(&mut a, f.add, XMM14, R(XMM13))?;
+            dynasm!(a.ops ; .arch x64 ; =>skip);
+        }
+        a.ins(f.store, &[out_at, R(XMM14)])?;
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; inc rax
+        ; jmp =>block_loop
+        ; =>outer_end
+        ; inc rcx
+        ; jmp =>outer_loop
+        ; =>done
+        ; pop r14
+        ; pop r13
+        ; pop r12
+        ; pop rbx
+        ; ret
+    );
+    a.ops
+        .finalize()
+        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+}

@@ -9,7 +9,7 @@ mod nm;
 mod scatter;
 mod spmm;
 
-pub(crate) use blocks::spmv_blocks;
+pub(crate) use blocks::{spmv_block_scatter, spmv_blocks};
 pub(crate) use coo::spmv_coo;
 pub(crate) use ell::spmv_ell;
 pub(crate) use gather::spmv_gather;
