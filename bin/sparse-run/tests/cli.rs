@@ -263,3 +263,101 @@ fn spmm_takes_either_order_and_writes_y_in_the_order_of_y0() {
     let (ok, _, err) = run(&["spmm", s(&ap), "--x", s(&v)]);
     assert!(!ok && err.contains("spmm needs a 2-D array"), "{err}");
 }
+
+/// A Python with NumPy and SciPy: `$SPTK_PYTHON` or `~/.cache/sptk-venv/bin/python`; the
+/// SciPy comparison is skipped without one unless `SPTK_REQUIRE_PYTHON` is set (CI).
+fn scipy_python() -> Option<std::path::PathBuf> {
+    let path = match std::env::var_os("SPTK_PYTHON") {
+        Some(p) => std::path::PathBuf::from(p),
+        None => {
+            std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache/sptk-venv/bin/python")
+        }
+    };
+    let ok = Command::new(&path)
+        .args(["-c", "import numpy, scipy.io"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    match ok {
+        true => Some(path),
+        false if std::env::var_os("SPTK_REQUIRE_PYTHON").is_some() => {
+            panic!(
+                "{} cannot import numpy and scipy, and SPTK_REQUIRE_PYTHON is set",
+                path.display()
+            )
+        }
+        false => {
+            eprintln!("\n!!! SciPy comparison skipped: no Python with SciPy !!!\n");
+            None
+        }
+    }
+}
+
+#[test]
+fn results_agree_with_scipy_on_the_same_matrices() {
+    let Some(python) = scipy_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, cols) = (300u64, 257u64);
+    let x: Vec<f64> = (0..cols)
+        .map(|j| ((j * 37 % 101) as f64 - 50.0) / 7.0)
+        .collect();
+    let xp = dir.path().join("x.npy");
+    sptk_npy::write(&xp, &[cols], Order::C, &x).unwrap();
+    for (target, transpose) in [
+        ("CSR", false),
+        ("CSC", false),
+        ("BSR:4x4", false),
+        ("COO", false),
+        ("ELL", false),
+        ("CSR", true),
+    ] {
+        let spt = dir.path().join("a.spt");
+        let a = matrix(&spt, rows, cols, target);
+        let mtx = dir.path().join("a.mtx");
+        sptk_mtx::write_path(&mtx, &a.to_entries(), &Default::default()).unwrap();
+        let (xs, yp) = if transpose {
+            let xt: Vec<f64> = (0..rows).map(|i| (i % 13) as f64 - 6.0).collect();
+            let p = dir.path().join("xt.npy");
+            sptk_npy::write(&p, &[rows], Order::C, &xt).unwrap();
+            (p, dir.path().join("yt.npy"))
+        } else {
+            (xp.clone(), dir.path().join("y.npy"))
+        };
+        let mut args = vec![
+            "spmv",
+            s(&spt),
+            "--x",
+            s(&xs),
+            "-o",
+            s(&yp),
+            "--threads",
+            "3",
+        ];
+        if transpose {
+            args.push("--transpose");
+        }
+        let (ok, _, err) = run(&args);
+        assert!(ok, "{target}: {err}");
+        // SciPy's A @ x (or A.T @ x), and the bound 2 n u sum |a x| per element.
+        let code = format!(
+            "import numpy as np, scipy.io\n\
+             A = scipy.io.mmread({m:?}).tocsr()\n\
+             A = A.T.tocsr() if {t} else A\n\
+             x = np.load({x:?}); y = np.load({y:?})\n\
+             ref = A @ x\n\
+             n = np.diff(A.indptr)\n\
+             bound = 2 * n * np.finfo(float).eps * (abs(A) @ abs(x)) + 1e-300\n\
+             bad = np.abs(y - ref) > bound\n\
+             assert y.shape == ref.shape and not bad.any(), (np.flatnonzero(bad)[:5], y[bad][:5], ref[bad][:5])\n",
+            m = mtx.to_str().unwrap(),
+            t = if transpose { "True" } else { "False" },
+            x = xs.to_str().unwrap(),
+            y = yp.to_str().unwrap(),
+        );
+        let out = Command::new(&python).args(["-c", &code]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{target}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
