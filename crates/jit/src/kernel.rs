@@ -472,6 +472,129 @@ impl Kernel {
     }
 }
 
+impl Kernel {
+    /// The outputs of the outer range `outer` only (a row view): `y = alpha A[outer] x +
+    /// beta y` for CSR and BSR kernels (`outer` in rows, or block rows: y then holds those
+    /// blocks' rows that exist), and the same for the columns of CSC and BSC transposed
+    /// kernels. Nothing is copied: the kernel runs on the parent tensor's arrays.
+    ///
+    /// # Errors
+    /// The kernel is of another walk (scatters, COO, ELL, n:m have no outer views here),
+    /// `outer` is past the outer level, or x / y do not fit.
+    pub fn spmv_outer<T: RealValue>(
+        &self,
+        a: &Tensor,
+        outer: std::ops::Range<usize>,
+        x: &[T],
+        y: &mut [T],
+        (alpha, beta): (T, T),
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        let (rows, cols) = matrix::<T>(a)?;
+        let wanted = Desc::for_tensor(self.desc.op, a, self.desc.isa)?;
+        if wanted != self.desc {
+            return Err(KernelError::Unsupported(format!(
+                "kernel {} cannot run on a tensor that needs {wanted}",
+                self.desc
+            )));
+        }
+        let (p, q) = match walk(&self.desc) {
+            Some(Walk::Gather(false)) => (1, 1),
+            Some(Walk::Blocks { p, q, .. }) => (p as usize, q as usize),
+            _ => {
+                return Err(KernelError::Unsupported(format!(
+                    "{}: outer views run on CSR and BSR kernels (and CSC, BSC transposed)",
+                    self.desc
+                )))
+            }
+        };
+        let (xn, yn) = match self.desc.op {
+            Op::SpmvT => (rows, cols),
+            _ => (cols, rows),
+        };
+        let (Some(pos), Some(crd)) = (a.pos(1), a.crd(1)) else {
+            return Err(KernelError::Unsupported(format!(
+                "{}: arrays missing",
+                self.desc
+            )));
+        };
+        let n_outer = pos.len().saturating_sub(1);
+        if outer.start > outer.end || outer.end > n_outer {
+            return Err(KernelError::Shape {
+                operand: "the outer range",
+                expected: format!("a range within 0..{n_outer}"),
+                found: format!("{}..{}", outer.start, outer.end),
+            });
+        }
+        // The outputs the range covers (an edge block may reach past the last row).
+        let first = outer.start * p;
+        let covered = (outer.end * p).min(yn).saturating_sub(first);
+        crate::dense::check_len("x", x.len(), xn, 1)?;
+        crate::dense::check_len("y", y.len(), covered, 1)?;
+        let x_len = xn.div_ceil(q) * q;
+        let x_pad: Vec<T>;
+        let x_in: &[T] = if x_len == xn {
+            x
+        } else {
+            x_pad = x
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(T::ZERO))
+                .take(x_len)
+                .collect();
+            &x_pad
+        };
+        let padded = outer.len() * p;
+        let mut y_pad: Vec<T> = Vec::new();
+        let y_out: &mut [T] = if padded == covered {
+            &mut *y
+        } else {
+            y_pad = y
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(T::ZERO))
+                .take(padded)
+                .collect();
+            &mut y_pad
+        };
+        let vals = T::slice(a.values()).unwrap_or_default();
+        // SAFETY: the code was generated for `SpmvEntry`'s signature and this kernel's
+        // description, which `a` matches (checked above).
+        let entry: SpmvEntry = unsafe { std::mem::transmute(self.code.entry()) };
+        // The kernel writes y[b * p + o] for the outer positions b of the range: shifted
+        // back by the range's first output, those land in `y_out` (wrapping arithmetic:
+        // the shifted pointer itself is never dereferenced).
+        let base = SendPtr(y_out.as_mut_ptr().wrapping_sub(first));
+        let bounds = chunk_range(pos, outer, CHUNKS);
+        run_chunks(&bounds, threads, |_, (begin, end)| {
+            let args = SpmvArgs {
+                pos: index_ptr(pos),
+                crd: index_ptr(crd),
+                val: vals.as_ptr().cast(),
+                x: x_in.as_ptr().cast(),
+                y: base.get().cast(),
+                begin: begin as u64,
+                end: end as u64,
+                alpha: bits(alpha),
+                beta: bits(beta),
+                beta_zero: u64::from(beta == T::ZERO),
+                outer: std::ptr::null(),
+                stride: 0,
+            };
+            // SAFETY: `a` is validated (see `spmv`); the call reads pos[begin..=end], the
+            // entries between and x (padded to whole blocks) at their coordinates, and
+            // writes outputs b * p + o for b in begin..end, which lie in
+            // first..first + padded, i.e. inside `y_out` after the shift. Chunks are
+            // disjoint outer ranges.
+            unsafe { entry(&args) };
+        });
+        if padded != covered {
+            y.copy_from_slice(&y_pad[..covered]);
+        }
+        Ok(())
+    }
+}
+
 /// The arguments of a generated SpMM kernel (offsets fixed in `x86::spmm`).
 #[repr(C)]
 struct SpmmArgs {
@@ -693,13 +816,24 @@ fn chunk_entries(n: usize, chunks: usize) -> Vec<(usize, usize)> {
 /// Outer ranges holding about equal numbers of entries: `chunks` of them (fewer for small
 /// matrices), empty ones dropped.
 fn chunk_rows(pos: &IndexVec, rows: usize, chunks: usize) -> Vec<(usize, usize)> {
+    chunk_range(pos, 0..rows, chunks)
+}
+
+/// Ranges of the outer positions `range` holding about equal numbers of entries: `chunks`
+/// of them (fewer for short ranges), empty ones dropped.
+fn chunk_range(
+    pos: &IndexVec,
+    range: std::ops::Range<usize>,
+    chunks: usize,
+) -> Vec<(usize, usize)> {
     let at = |r: usize| pos.get(r).unwrap_or(0);
-    let total = at(rows);
-    let chunks = chunks.min(rows.max(1));
+    let (first, rows) = (range.start, range.end);
+    let (base, total) = (at(first), at(rows).saturating_sub(at(first)));
+    let chunks = chunks.min((rows - first).max(1));
     let mut out = Vec::with_capacity(chunks);
-    let mut begin = 0;
+    let mut begin = first;
     for c in 1..=chunks {
-        let goal = (total as u128 * c as u128 / chunks as u128) as u64;
+        let goal = base + (total as u128 * c as u128 / chunks as u128) as u64;
         // The first row whose end reaches the goal.
         let (mut lo, mut hi) = (begin, rows);
         while lo < hi {

@@ -533,6 +533,53 @@ fn n_m_padding_never_multiplies_and_the_last_group_stays_inside_x() {
 }
 
 #[test]
+fn outer_views_compute_their_part_of_the_whole_product() {
+    let mut rng = Rng(99);
+    for isa in isas() {
+        for (format, op, p) in [
+            ("CSR", Op::Spmv, 1),
+            ("CSC", Op::SpmvT, 1),
+            ("BSR:2x3", Op::Spmv, 2),
+            ("BSC:3x2", Op::SpmvT, 2),
+        ] {
+            for _ in 0..8 {
+                let a = random_matrix(&mut rng, true, 32, 32, format);
+                let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
+                let (xn, yn) = if op == Op::SpmvT {
+                    (rows, cols)
+                } else {
+                    (cols, rows)
+                };
+                let x: Vec<f64> = (0..xn).map(|_| rng.value()).collect();
+                let y0: Vec<f64> = (0..yn).map(|_| rng.value()).collect();
+                let k = kernel(&Desc::for_tensor(op, &a, isa).unwrap()).unwrap();
+                let mut whole = y0.clone();
+                k.spmv(&a, &x, &mut whole, (2.0, 0.5), 1).unwrap();
+                let n_outer = a.pos(1).unwrap().len() - 1;
+                let b0 = rng.below(n_outer as u64 + 1) as usize;
+                let b1 = b0 + rng.below((n_outer - b0) as u64 + 1) as usize;
+                let (first, last) = ((b0 * p).min(yn), (b1 * p).min(yn));
+                let mut part = y0[first..last].to_vec();
+                k.spmv_outer(&a, b0..b1, &x, &mut part, (2.0, 0.5), 3)
+                    .unwrap();
+                assert_eq!(
+                    part,
+                    whole[first..last.max(first)],
+                    "{format} {isa:?} {b0}..{b1}"
+                );
+            }
+            let a = random_matrix(&mut rng, true, 32, 32, format);
+            let n_outer = a.pos(1).unwrap().len() - 1;
+            let k = kernel(&Desc::for_tensor(op, &a, isa).unwrap()).unwrap();
+            let err = k
+                .spmv_outer(&a, 0..n_outer + 1, &[], &mut [0.0f64; 0], (1.0, 0.0), 1)
+                .unwrap_err();
+            assert!(err.to_string().contains("outer range"), "{err}");
+        }
+    }
+}
+
+#[test]
 fn block_loops_are_unrolled() {
     for isa in isas() {
         let d: Desc = format!("spmv bsr4x4 f64 pos32 crd32 {}", isa.name())
