@@ -61,7 +61,10 @@ pub struct SpmvArgs {
     /// Print a table: compile time, time per run, GB/s, GFLOP/s, share of the memory bound.
     #[arg(long)]
     pub stats: bool,
-    /// The machine's memory bandwidth in GB/s for --stats (default: measured by a short
+    /// Draw the runs on a roofline picture (a PNG file).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// The machine's memory bandwidth in GB/s for --stats and --plot (default: measured by a short
     /// triad on every thread).
     #[arg(long)]
     pub bandwidth: Option<f64>,

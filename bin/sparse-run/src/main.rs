@@ -3,6 +3,7 @@
 
 mod cli;
 mod operands;
+mod plot;
 mod stats;
 
 use std::path::{Path, PathBuf};
@@ -145,12 +146,17 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    if args.stats {
+    if args.stats || args.plot.is_some() {
         let bandwidth = match args.bandwidth {
             Some(b) => b,
             None => stats::triad_gbps(threads),
         };
-        print!("{}", stats::table(&rows, bandwidth));
+        if let Some(png) = &args.plot {
+            plot::roofline(png, &rows, bandwidth)?;
+        }
+        if args.stats {
+            print!("{}", stats::table(&rows, bandwidth));
+        }
     } else if !args.quiet {
         for r in &rows {
             eprintln!(

@@ -361,3 +361,51 @@ fn results_agree_with_scipy_on_the_same_matrices() {
         );
     }
 }
+
+#[test]
+fn plot_draws_a_png_and_needs_a_font() {
+    let dir = tempfile::tempdir().unwrap();
+    let ap = dir.path().join("a.spt");
+    matrix(&ap, 50, 40, "CSR");
+    let xp = dir.path().join("x.npy");
+    sptk_npy::write(&xp, &[40], Order::C, &[1.0f64; 40]).unwrap();
+    let png = dir.path().join("roof.png");
+    let (ok, _, err) = run(&[
+        "spmv",
+        s(&ap),
+        "--x",
+        s(&xp),
+        "--plot",
+        s(&png),
+        "--bandwidth",
+        "30",
+        "--repeat",
+        "3",
+    ]);
+    assert!(ok, "{err}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // IHDR: width and height, big-endian, after the chunk's length and name.
+    assert_eq!(&bytes[16..24], &[0, 0, 3, 0xc0, 0, 0, 2, 0x80]);
+    let bad = dir.path().join("bad.png");
+    let out = Command::new(env!("CARGO_BIN_EXE_sparse-run"))
+        .args([
+            "spmv",
+            s(&ap),
+            "--x",
+            s(&xp),
+            "--plot",
+            s(&bad),
+            "--bandwidth",
+            "30",
+        ])
+        .env("SPTK_PLOT_FONT", dir.path().join("no-such-font.ttf"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("no-such-font.ttf"),
+        "{err}"
+    );
+    assert!(!bad.exists());
+}
