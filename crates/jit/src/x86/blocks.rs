@@ -16,28 +16,16 @@
 //! `xmm0..xmm(P-1)` the sums, `xmm12` zero, `xmm13` a product, `xmm14` alpha, `xmm15` beta.
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
-use iced_x86::Code as C;
 use iced_x86::Register::{self, *};
 
 use super::asm::{Arg, Asm};
-use super::gp;
+use super::at;
 use super::load_index;
-use crate::desc::{Desc, Isa, Real};
+use super::Scalar;
+use super::{enter, gp, leave, load_args, ROW_ARGS};
+use crate::desc::Desc;
 use crate::KernelError;
 use Arg::R;
-
-mod at {
-    pub const POS: i32 = 0;
-    pub const CRD: i32 = 8;
-    pub const VAL: i32 = 16;
-    pub const X: i32 = 24;
-    pub const Y: i32 = 32;
-    pub const BEGIN: i32 = 40;
-    pub const END: i32 = 48;
-    pub const ALPHA: i64 = 56;
-    pub const BETA: i64 = 64;
-    pub const BETA_ZERO: i32 = 72;
-}
 
 /// The most outputs per block row (sums kept in xmm0..xmm11).
 pub(crate) const MAX_OUTPUTS: u32 = 12;
@@ -45,70 +33,6 @@ pub(crate) const MAX_OUTPUTS: u32 = 12;
 const XMM: [Register; 12] = [
     XMM0, XMM1, XMM2, XMM3, XMM4, XMM5, XMM6, XMM7, XMM8, XMM9, XMM10, XMM11,
 ];
-
-/// The instruction forms of one value type and encoding.
-struct Forms {
-    load: C,
-    store: C,
-    mul: C,
-    add: C,
-    cmp: C,
-    zero: C,
-    vex: bool,
-}
-
-impl Forms {
-    fn new(d: &Desc) -> Forms {
-        let vex = d.isa != Isa::Scalar;
-        match (d.value, vex) {
-            (Real::F64, false) => Forms {
-                load: C::Movsd_xmm_xmmm64,
-                store: C::Movsd_xmmm64_xmm,
-                mul: C::Mulsd_xmm_xmmm64,
-                add: C::Addsd_xmm_xmmm64,
-                cmp: C::Ucomisd_xmm_xmmm64,
-                zero: C::Xorpd_xmm_xmmm128,
-                vex,
-            },
-            (Real::F32, false) => Forms {
-                load: C::Movss_xmm_xmmm32,
-                store: C::Movss_xmmm32_xmm,
-                mul: C::Mulss_xmm_xmmm32,
-                add: C::Addss_xmm_xmmm32,
-                cmp: C::Ucomiss_xmm_xmmm32,
-                zero: C::Xorpd_xmm_xmmm128,
-                vex,
-            },
-            (Real::F64, true) => Forms {
-                load: C::VEX_Vmovsd_xmm_m64,
-                store: C::VEX_Vmovsd_m64_xmm,
-                mul: C::VEX_Vmulsd_xmm_xmm_xmmm64,
-                add: C::VEX_Vaddsd_xmm_xmm_xmmm64,
-                cmp: C::VEX_Vucomisd_xmm_xmmm64,
-                zero: C::VEX_Vxorpd_xmm_xmm_xmmm128,
-                vex,
-            },
-            (Real::F32, true) => Forms {
-                load: C::VEX_Vmovss_xmm_m32,
-                store: C::VEX_Vmovss_m32_xmm,
-                mul: C::VEX_Vmulss_xmm_xmm_xmmm32,
-                add: C::VEX_Vaddss_xmm_xmm_xmmm32,
-                cmp: C::VEX_Vucomiss_xmm_xmmm32,
-                zero: C::VEX_Vxorpd_xmm_xmm_xmmm128,
-                vex,
-            },
-        }
-    }
-
-    /// `dst = dst op src` (two-operand SSE, or the VEX form with dst repeated).
-    fn op(&self, a: &mut Asm, code: C, dst: Register, src: Arg) -> Result<(), KernelError> {
-        if self.vex {
-            a.ins(code, &[R(dst), R(dst), src])
-        } else {
-            a.ins(code, &[R(dst), src])
-        }
-    }
-}
 
 /// The machine code of a block SpMV kernel: `p` outputs and `q` products per block row
 /// and block, the value of output `o`, product `t` at element `o * so + t * st` of a block.
@@ -122,23 +46,11 @@ pub(crate) fn spmv_blocks(
             "no generated kernel for {d} yet: blocks of more than {MAX_OUTPUTS} rows run the reference kernel"
         )));
     }
-    let f = Forms::new(d);
+    let f = Scalar::new(d);
     let vs = d.value.size() as u32;
     let mut a = Asm::new();
-    dynasm!(a.ops
-        ; .arch x64
-        ; push rbx
-        ; push r12
-        ; push r13
-        ; push r14
-        ; mov r8, QWORD [rdi + at::POS]
-        ; mov r9, QWORD [rdi + at::CRD]
-        ; mov r10, QWORD [rdi + at::VAL]
-        ; mov r11, QWORD [rdi + at::X]
-        ; mov rsi, QWORD [rdi + at::Y]
-        ; mov rcx, QWORD [rdi + at::BEGIN]
-        ; mov rdx, QWORD [rdi + at::END]
-    );
+    enter(&mut a, &[gp::RBX, gp::R12, gp::R13, gp::R14]);
+    load_args(&mut a, &ROW_ARGS);
     a.ins(f.load, &[R(XMM14), Arg::M(RDI, None, 1, at::ALPHA)])?;
     a.ins(f.load, &[R(XMM15), Arg::M(RDI, None, 1, at::BETA)])?;
     f.op(&mut a, f.zero, XMM12, R(XMM12))?;
@@ -198,15 +110,8 @@ pub(crate) fn spmv_blocks(
         ; inc rcx
         ; jmp =>row_loop
         ; =>done
-        ; pop r14
-        ; pop r13
-        ; pop r12
-        ; pop rbx
-        ; ret
     );
-    a.ops
-        .finalize()
-        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+    leave(a, &[gp::RBX, gp::R12, gp::R13, gp::R14])
 }
 
 /// The machine code of a block scatter SpMV kernel: BSR transposed times x (outer block
@@ -224,23 +129,11 @@ pub(crate) fn spmv_block_scatter(
             "no generated kernel for {d} yet: blocks of more than {MAX_OUTPUTS} columns run the reference kernel"
         )));
     }
-    let f = Forms::new(d);
+    let f = Scalar::new(d);
     let vs = d.value.size() as u32;
     let mut a = Asm::new();
-    dynasm!(a.ops
-        ; .arch x64
-        ; push rbx
-        ; push r12
-        ; push r13
-        ; push r14
-        ; mov r8, QWORD [rdi + at::POS]
-        ; mov r9, QWORD [rdi + at::CRD]
-        ; mov r10, QWORD [rdi + at::VAL]
-        ; mov r11, QWORD [rdi + at::X]
-        ; mov rsi, QWORD [rdi + at::Y]
-        ; mov rcx, QWORD [rdi + at::BEGIN]
-        ; mov rdx, QWORD [rdi + at::END]
-    );
+    enter(&mut a, &[gp::RBX, gp::R12, gp::R13, gp::R14]);
+    load_args(&mut a, &ROW_ARGS);
     f.op(&mut a, f.zero, XMM12, R(XMM12))?;
     let (outer_loop, block_loop, outer_end, done) = (
         a.ops.new_dynamic_label(),
@@ -298,13 +191,6 @@ pub(crate) fn spmv_block_scatter(
         ; inc rcx
         ; jmp =>outer_loop
         ; =>done
-        ; pop r14
-        ; pop r13
-        ; pop r12
-        ; pop rbx
-        ; ret
     );
-    a.ops
-        .finalize()
-        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+    leave(a, &[gp::RBX, gp::R12, gp::R13, gp::R14])
 }

@@ -7,26 +7,17 @@
 //! coordinates (SoA), `r10` values, `r11` x, `rsi` out, `rax` the entry, `rdx` the end,
 //! `rbx` twice the entry (AoS), `r12` the output coordinate, `r13` the x coordinate.
 
-use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+use dynasmrt::{dynasm, DynasmLabelApi};
 use iced_x86::Code as C;
 use iced_x86::Register::*;
 
 use super::asm::{Arg, Asm};
-use super::gp;
+use super::at;
 use super::load_index;
+use super::{enter, gp, leave, load_args};
 use crate::desc::{Desc, Isa, Real};
 use crate::KernelError;
 use Arg::R;
-
-mod at {
-    pub const CRD: i32 = 8;
-    pub const VAL: i32 = 16;
-    pub const X: i32 = 24;
-    pub const Y: i32 = 32;
-    pub const BEGIN: i32 = 40;
-    pub const END: i32 = 48;
-    pub const OUTER: i32 = 80;
-}
 
 /// The machine code of a COO SpMV kernel for `d`: `soa` if the coordinates are in two
 /// arrays, `transpose` for `A^T x`.
@@ -34,18 +25,18 @@ pub(crate) fn spmv_coo(d: &Desc, soa: bool, transpose: bool) -> Result<Vec<u8>, 
     let mut a = Asm::new();
     let f64s = d.value == Real::F64;
     let vs = d.value.size() as u32;
-    dynasm!(a.ops
-        ; .arch x64
-        ; push rbx
-        ; push r12
-        ; push r13
-        ; mov r9, QWORD [rdi + at::CRD]
-        ; mov r8, QWORD [rdi + at::OUTER]
-        ; mov r10, QWORD [rdi + at::VAL]
-        ; mov r11, QWORD [rdi + at::X]
-        ; mov rsi, QWORD [rdi + at::Y]
-        ; mov rax, QWORD [rdi + at::BEGIN]
-        ; mov rdx, QWORD [rdi + at::END]
+    enter(&mut a, &[gp::RBX, gp::R12, gp::R13]);
+    load_args(
+        &mut a,
+        &[
+            (gp::R9, at::CRD),
+            (gp::R8, at::OUTER),
+            (gp::R10, at::VAL),
+            (gp::R11, at::X),
+            (gp::RSI, at::Y),
+            (gp::RAX, at::BEGIN),
+            (gp::RDX, at::END),
+        ],
     );
     let (entry, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
     dynasm!(a.ops ; .arch x64 ; =>entry ; cmp rax, rdx ; jae =>done);
@@ -105,12 +96,6 @@ pub(crate) fn spmv_coo(d: &Desc, soa: bool, transpose: bool) -> Result<Vec<u8>, 
         ; inc rax
         ; jmp =>entry
         ; =>done
-        ; pop r13
-        ; pop r12
-        ; pop rbx
-        ; ret
     );
-    a.ops
-        .finalize()
-        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+    leave(a, &[gp::RBX, gp::R12, gp::R13])
 }

@@ -21,25 +21,11 @@ use iced_x86::Register::{self, *};
 use sptk_tensor::IndexWidth;
 
 use super::asm::{Arg, Asm};
-use super::gp;
+use super::at;
 use super::load_index;
+use super::{enter, gp, leave, load_args, ROW_ARGS};
 use crate::desc::{Desc, Isa, Real};
 use crate::KernelError;
-
-/// Byte offsets of [`SpmvArgs`](crate::kernel::SpmvArgs)' fields.
-mod at {
-    pub const POS: i32 = 0;
-    pub const CRD: i32 = 8;
-    pub const VAL: i32 = 16;
-    pub const X: i32 = 24;
-    pub const Y: i32 = 32;
-    pub const BEGIN: i32 = 40;
-    pub const END: i32 = 48;
-    pub const ALPHA: i64 = 56;
-    pub const BETA: i64 = 64;
-    pub const BETA_ZERO: i32 = 72;
-    pub const OUTER: i32 = 80;
-}
 
 fn m(base: Register, index: Register, scale: u32, disp: i64) -> Arg {
     Arg::M(base, index, scale, disp)
@@ -53,19 +39,8 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
     let vex = d.isa != Isa::Scalar;
     let f64s = d.value == Real::F64;
     let vs = d.value.size() as u32;
-    dynasm!(a.ops
-        ; .arch x64
-        ; push rbx
-        ; push r12
-        ; push r13
-        ; mov r8, QWORD [rdi + at::POS]
-        ; mov r9, QWORD [rdi + at::CRD]
-        ; mov r10, QWORD [rdi + at::VAL]
-        ; mov r11, QWORD [rdi + at::X]
-        ; mov rsi, QWORD [rdi + at::Y]
-        ; mov rcx, QWORD [rdi + at::BEGIN]
-        ; mov rdx, QWORD [rdi + at::END]
-    );
+    enter(&mut a, &[gp::RBX, gp::R12, gp::R13]);
+    load_args(&mut a, &ROW_ARGS);
     let (load_s, store_s, mul_s, add_s) = if f64s {
         (
             C::VEX_Vmovsd_xmm_m64,
@@ -139,16 +114,7 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
     if vex {
         a.ins(C::VEX_Vzeroupper, &[])?;
     }
-    dynasm!(a.ops
-        ; .arch x64
-        ; pop r13
-        ; pop r12
-        ; pop rbx
-        ; ret
-    );
-    a.ops
-        .finalize()
-        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+    leave(a, &[gp::RBX, gp::R12, gp::R13])
 }
 
 /// `y[yi] = alpha * xmm0 (+ beta * y[yi])` in SSE2.

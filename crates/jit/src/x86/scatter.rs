@@ -17,22 +17,12 @@ use iced_x86::Code as C;
 use iced_x86::Register::*;
 
 use super::asm::{Arg, Asm};
-use super::gp;
+use super::at;
 use super::load_index;
+use super::{enter, gp, leave, load_args, ROW_ARGS};
 use crate::desc::{Desc, Isa, Real};
 use crate::KernelError;
 use Arg::R;
-
-mod at {
-    pub const POS: i32 = 0;
-    pub const CRD: i32 = 8;
-    pub const VAL: i32 = 16;
-    pub const X: i32 = 24;
-    pub const Y: i32 = 32;
-    pub const BEGIN: i32 = 40;
-    pub const END: i32 = 48;
-    pub const OUTER: i32 = 80;
-}
 
 /// The machine code of a scatter SpMV kernel for `d`; `outer` if the outer level is
 /// compressed.
@@ -42,20 +32,9 @@ pub(crate) fn spmv_scatter(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError
     let mut a = Asm::new();
     let f64s = d.value == Real::F64;
     let vs = d.value.size() as u32;
-    dynasm!(a.ops
-        ; .arch x64
-        ; push rbx
-        ; push r12
-        ; push r13
-        ; mov r8, QWORD [rdi + at::POS]
-        ; mov r9, QWORD [rdi + at::CRD]
-        ; mov r10, QWORD [rdi + at::VAL]
-        ; mov r11, QWORD [rdi + at::X]
-        ; mov rsi, QWORD [rdi + at::Y]
-        ; mov rcx, QWORD [rdi + at::BEGIN]
-        ; mov rdx, QWORD [rdi + at::END]
-        ; mov r13, QWORD [rdi + at::OUTER]
-    );
+    enter(&mut a, &[gp::RBX, gp::R12, gp::R13]);
+    load_args(&mut a, &ROW_ARGS);
+    load_args(&mut a, &[(gp::R13, at::OUTER)]);
     let (outer_loop, entry, next, done) = (
         a.ops.new_dynamic_label(),
         a.ops.new_dynamic_label(),
@@ -127,12 +106,6 @@ pub(crate) fn spmv_scatter(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError
         ; inc rcx
         ; jmp =>outer_loop
         ; =>done
-        ; pop r13
-        ; pop r12
-        ; pop rbx
-        ; ret
     );
-    a.ops
-        .finalize()
-        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+    leave(a, &[gp::RBX, gp::R12, gp::R13])
 }

@@ -17,25 +17,12 @@ use iced_x86::Code as C;
 use iced_x86::Register::{self, *};
 
 use super::asm::{Arg, Asm};
-use super::gp;
+use super::at;
 use super::load_index;
+use super::{enter, gp, leave, load_args, ROW_ARGS};
 use crate::desc::{Desc, Isa, Real};
 use crate::KernelError;
 use Arg::R;
-
-mod at {
-    pub const POS: i32 = 0;
-    pub const CRD: i32 = 8;
-    pub const VAL: i32 = 16;
-    pub const X: i32 = 24;
-    pub const Y: i32 = 32;
-    pub const BEGIN: i32 = 40;
-    pub const END: i32 = 48;
-    pub const ALPHA: i64 = 56;
-    pub const BETA: i64 = 64;
-    pub const BETA_ZERO: i32 = 72;
-    pub const K: i32 = 80;
-}
 
 /// Instruction forms of one width (vector or scalar) and value type.
 #[derive(Clone, Copy)]
@@ -206,22 +193,14 @@ fn forms(d: &Desc, vector: bool) -> Forms {
 pub(crate) fn spmm_csr(d: &Desc) -> Result<Vec<u8>, KernelError> {
     let mut a = Asm::new();
     let vs = d.value.size() as i32;
+    enter(
+        &mut a,
+        &[gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15],
+    );
+    load_args(&mut a, &ROW_ARGS);
+    load_args(&mut a, &[(gp::RBP, at::K)]);
     dynasm!(a.ops
         ; .arch x64
-        ; push rbx
-        ; push rbp
-        ; push r12
-        ; push r13
-        ; push r14
-        ; push r15
-        ; mov r8, QWORD [rdi + at::POS]
-        ; mov r9, QWORD [rdi + at::CRD]
-        ; mov r10, QWORD [rdi + at::VAL]
-        ; mov r11, QWORD [rdi + at::X]
-        ; mov rsi, QWORD [rdi + at::Y]
-        ; mov rcx, QWORD [rdi + at::BEGIN]
-        ; mov rdx, QWORD [rdi + at::END]
-        ; mov rbp, QWORD [rdi + at::K]
         ; imul r15, rbp, vs
     );
     let vector = d.isa != Isa::Scalar;
@@ -254,19 +233,7 @@ pub(crate) fn spmm_csr(d: &Desc) -> Result<Vec<u8>, KernelError> {
     if vector {
         a.ins(C::VEX_Vzeroupper, &[])?;
     }
-    dynasm!(a.ops
-        ; .arch x64
-        ; pop r15
-        ; pop r14
-        ; pop r13
-        ; pop r12
-        ; pop rbp
-        ; pop rbx
-        ; ret
-    );
-    a.ops
-        .finalize()
-        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+    leave(a, &[gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15])
 }
 
 /// Columns from `r13` on, in tiles of `u` registers of `f.lanes` columns while a whole tile
