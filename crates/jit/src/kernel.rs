@@ -35,6 +35,34 @@ pub(crate) struct SpmvArgs {
 
 type SpmvEntry = unsafe extern "sysv64" fn(*const SpmvArgs);
 
+impl SpmvArgs {
+    /// The arguments of one call over the outer positions `begin..end`, with no outer
+    /// coordinates and no stride (set those where a walk needs them).
+    fn new<T: RealValue>(
+        (pos, crd): (&IndexVec, &IndexVec),
+        vals: &[T],
+        x: &[T],
+        y: *mut T,
+        (begin, end): (usize, usize),
+        (alpha, beta): (T, T),
+    ) -> SpmvArgs {
+        SpmvArgs {
+            pos: index_ptr(pos),
+            crd: index_ptr(crd),
+            val: vals.as_ptr().cast(),
+            x: x.as_ptr().cast(),
+            y: y.cast(),
+            begin: begin as u64,
+            end: end as u64,
+            alpha: bits(alpha),
+            beta: bits(beta),
+            beta_zero: u64::from(beta == T::ZERO),
+            outer: std::ptr::null(),
+            stride: 0,
+        }
+    }
+}
+
 /// Stored entries are split into this many chunks, whatever the thread count, so that a
 /// result never depends on how many threads ran.
 const CHUNKS: usize = 256;
@@ -266,19 +294,10 @@ impl Kernel {
         // SAFETY: the code was generated for `SpmvEntry`'s signature and this kernel's
         // description, which `a` matches (checked above).
         let entry: SpmvEntry = unsafe { std::mem::transmute(self.code.entry()) };
-        let args = |(begin, end): (usize, usize), out: *mut T, (alpha, beta): (T, T)| SpmvArgs {
-            pos: index_ptr(pos),
-            crd: index_ptr(crd),
-            val: vals.as_ptr().cast(),
-            x: x.as_ptr().cast(),
-            y: out.cast(),
-            begin: begin as u64,
-            end: end as u64,
-            alpha: bits(alpha),
-            beta: bits(beta),
-            beta_zero: u64::from(beta == T::ZERO),
+        let args = |range: (usize, usize), out: *mut T, ab: (T, T)| SpmvArgs {
             outer: outer.map_or(std::ptr::null(), index_ptr),
             stride: rows as u64,
+            ..SpmvArgs::new((pos, crd), vals, x, out, range, ab)
         };
         // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
         // kernel's format and widths (a `Tensor` exists only after validation: positions
@@ -567,20 +586,14 @@ impl Kernel {
         let base = SendPtr(y_out.as_mut_ptr().wrapping_sub(first));
         let bounds = chunk_range(pos, outer, CHUNKS);
         run_chunks(&bounds, threads, |_, (begin, end)| {
-            let args = SpmvArgs {
-                pos: index_ptr(pos),
-                crd: index_ptr(crd),
-                val: vals.as_ptr().cast(),
-                x: x_in.as_ptr().cast(),
-                y: base.get().cast(),
-                begin: begin as u64,
-                end: end as u64,
-                alpha: bits(alpha),
-                beta: bits(beta),
-                beta_zero: u64::from(beta == T::ZERO),
-                outer: std::ptr::null(),
-                stride: 0,
-            };
+            let args = SpmvArgs::new(
+                (pos, crd),
+                vals,
+                x_in,
+                base.get(),
+                (begin, end),
+                (alpha, beta),
+            );
             // SAFETY: `a` is validated (see `spmv`); the call reads pos[begin..=end], the
             // entries between and x (padded to whole blocks) at their coordinates, and
             // writes outputs b * p + o for b in begin..end, which lie in
