@@ -382,6 +382,15 @@ fn plot_draws_a_png_and_needs_a_font() {
         "--repeat",
         "3",
     ]);
+    // A machine without any TrueType font cannot label the picture: the error says so.
+    // CI installs DejaVu and sets SPTK_REQUIRE_FONT, so there it must draw.
+    if !ok
+        && err.contains("needs a TrueType font")
+        && std::env::var_os("SPTK_REQUIRE_FONT").is_none()
+    {
+        eprintln!("\n!!! roofline drawing skipped: no TrueType font here ({err}) !!!\n");
+        return;
+    }
     assert!(ok, "{err}");
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
