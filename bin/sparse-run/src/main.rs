@@ -227,6 +227,28 @@ pub(crate) struct Run {
 }
 
 impl Run {
+    fn new(
+        input: String,
+        desc: String,
+        kernel: Option<&sptk_jit::Kernel>,
+        times: Vec<Duration>,
+        (bytes, flops): (u64, u64),
+    ) -> Run {
+        Run {
+            input,
+            desc,
+            how: if kernel.is_some() {
+                "generated"
+            } else {
+                "reference"
+            },
+            compile: kernel.map_or(Duration::ZERO, |k| k.compile_time()),
+            times,
+            bytes,
+            flops,
+        }
+    }
+
     pub(crate) fn median(&self) -> Duration {
         let mut t = self.times.clone();
         t.sort();
@@ -307,21 +329,16 @@ impl Job<'_> {
                 .with_context(|| format!("cannot write Y for {name}"))?;
         }
         let vs = std::mem::size_of::<T>() as u64;
-        Ok(Run {
-            input: name,
-            desc: desc.clone(),
-            how: if compiled.is_some() {
-                "generated"
-            } else {
-                "reference"
-            },
-            compile: compiled
-                .as_ref()
-                .map_or(Duration::ZERO, |k| k.compile_time()),
+        Ok(Run::new(
+            name,
+            desc,
+            compiled.as_deref(),
             times,
-            bytes: a.storage_bytes() as u64 + (*cols + 2 * *rows) * k * vs,
-            flops: 2 * a.nse() as u64 * k,
-        })
+            (
+                a.storage_bytes() as u64 + (*cols + 2 * *rows) * k * vs,
+                2 * a.nse() as u64 * k,
+            ),
+        ))
     }
 
     /// The generated kernel of `op` on `a` and its description, or `None` (after a note)
@@ -396,20 +413,15 @@ impl Job<'_> {
                 .with_context(|| format!("cannot write y for {name}"))?;
         }
         let vs = std::mem::size_of::<T>() as u64;
-        Ok(Run {
-            input: name,
-            desc: desc.clone(),
-            how: if compiled.is_some() {
-                "generated"
-            } else {
-                "reference"
-            },
-            compile: compiled
-                .as_ref()
-                .map_or(Duration::ZERO, |k| k.compile_time()),
+        Ok(Run::new(
+            name,
+            desc,
+            compiled.as_deref(),
             times,
-            bytes: a.storage_bytes() as u64 + xn * vs + 2 * yn * vs,
-            flops: 2 * a.nse() as u64,
-        })
+            (
+                a.storage_bytes() as u64 + xn * vs + 2 * yn * vs,
+                2 * a.nse() as u64,
+            ),
+        ))
     }
 }

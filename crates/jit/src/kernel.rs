@@ -219,6 +219,20 @@ impl Kernel {
         }
     }
 
+    /// The dimensions of `a` if this kernel was generated for it: a matrix of `T` whose
+    /// encoding, widths and value type make this kernel's description.
+    fn fits<T: RealValue>(&self, a: &Tensor) -> Result<(usize, usize), KernelError> {
+        let dims = matrix::<T>(a)?;
+        let wanted = Desc::for_tensor(self.desc.op, a, self.desc.isa)?;
+        if wanted != self.desc {
+            return Err(KernelError::Unsupported(format!(
+                "kernel {} cannot run on a tensor that needs {wanted}",
+                self.desc
+            )));
+        }
+        Ok(dims)
+    }
+
     /// How long generating it took.
     pub fn compile_time(&self) -> Duration {
         self.compile_time
@@ -238,14 +252,7 @@ impl Kernel {
         (alpha, beta): (T, T),
         threads: usize,
     ) -> Result<(), KernelError> {
-        let (rows, cols) = matrix::<T>(a)?;
-        let wanted = Desc::for_tensor(self.desc.op, a, self.desc.isa)?;
-        if wanted != self.desc {
-            return Err(KernelError::Unsupported(format!(
-                "kernel {} cannot run on a tensor that needs {wanted}",
-                self.desc
-            )));
-        }
+        let (rows, cols) = self.fits::<T>(a)?;
         let (xn, yn) = match self.desc.op {
             Op::SpmvT => (rows, cols),
             _ => (cols, rows),
@@ -509,14 +516,7 @@ impl Kernel {
         (alpha, beta): (T, T),
         threads: usize,
     ) -> Result<(), KernelError> {
-        let (rows, cols) = matrix::<T>(a)?;
-        let wanted = Desc::for_tensor(self.desc.op, a, self.desc.isa)?;
-        if wanted != self.desc {
-            return Err(KernelError::Unsupported(format!(
-                "kernel {} cannot run on a tensor that needs {wanted}",
-                self.desc
-            )));
-        }
+        let (rows, cols) = self.fits::<T>(a)?;
         let (p, q) = match walk(&self.desc) {
             Some(Walk::Gather(false)) => (1, 1),
             Some(Walk::Blocks { p, q, .. }) => (p as usize, q as usize),
@@ -642,14 +642,7 @@ impl Kernel {
         (alpha, beta): (T, T),
         threads: usize,
     ) -> Result<(), KernelError> {
-        let (rows, cols) = matrix::<T>(a)?;
-        let wanted = Desc::for_tensor(Op::Spmm, a, self.desc.isa)?;
-        if wanted != self.desc {
-            return Err(KernelError::Unsupported(format!(
-                "kernel {} cannot run on a tensor that needs {wanted}",
-                self.desc
-            )));
-        }
+        let (rows, cols) = self.fits::<T>(a)?;
         crate::dense::check_len("X", x.data.len(), x.rows, x.cols)?;
         crate::dense::check_len("Y", y.data.len(), y.rows, y.cols)?;
         if x.rows != cols || y.rows != rows || y.cols != x.cols {
