@@ -88,6 +88,8 @@ enum Walk {
     Ell(u32),
     /// n:m rows: n slots per group of m columns.
     Nm(u32, u32),
+    /// ELL^T and n:m^T: each row's slots scatter `val * x[r]` into partials.
+    RowScatter,
     /// Block products scattered into partials (BSR^T x, BSC x): `p` outputs and `q` x
     /// values per block, value `(o, t)` at `o * so + t * st` inside a block.
     BlockScatter { p: u32, q: u32, so: u32, st: u32 },
@@ -109,6 +111,7 @@ fn walk(desc: &Desc) -> Option<Walk> {
         },
         (Op::Spmv, Format::Ell(k)) => Walk::Ell(k),
         (Op::Spmv, Format::Nm(n, m)) => Walk::Nm(n, m),
+        (Op::SpmvT, Format::Ell(_) | Format::Nm(..)) => Walk::RowScatter,
         (Op::SpmvT, Format::Bsr(r, c)) => Walk::BlockScatter {
             p: c,
             q: r,
@@ -174,7 +177,13 @@ impl Kernel {
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Ell(k)) => crate::x86::spmv_ell(desc, k)?,
             #[cfg(target_arch = "x86_64")]
-            Some(Walk::Nm(n, m)) => crate::x86::spmv_nm(desc, n, m)?,
+            Some(Walk::Nm(n, m)) => crate::x86::spmv_nm(desc, n, m, false)?,
+            #[cfg(target_arch = "x86_64")]
+            Some(Walk::RowScatter) => match desc.format {
+                Format::Ell(k) => crate::x86::spmv_ell_scatter(desc, k)?,
+                Format::Nm(n, m) => crate::x86::spmv_nm(desc, n, m, true)?,
+                _ => return Err(KernelError::Unsupported(desc.to_string())),
+            },
             #[cfg(target_arch = "x86_64")]
             Some(Walk::BlockScatter { p, q, so, st }) => {
                 crate::x86::spmv_block_scatter(desc, (p, q), (so, st))?
@@ -266,7 +275,7 @@ impl Kernel {
         // `crd` (and `outer`, the second array of SoA); its positions only size it.
         let (pos, crd, outer) = match walk {
             // ELL has no positions: `pos` stands for nothing there and is never read.
-            Walk::Ell(_) | Walk::Nm(..) => (
+            Walk::Ell(_) | Walk::Nm(..) | Walk::RowScatter => (
                 a.crd(2).ok_or_else(missing)?,
                 a.crd(2).ok_or_else(missing)?,
                 None,
@@ -440,6 +449,34 @@ impl Kernel {
                 if y_len != yn {
                     y.copy_from_slice(&y_pad[..yn]);
                 }
+            }
+            Walk::RowScatter => {
+                // Rows in 8 fixed chunks, each scattering into its own partial; n:m
+                // partials reach whole groups (a padding offset may point past the last
+                // column), and the partials are added in chunk order.
+                let (part_len, stride) = match self.desc.format {
+                    Format::Nm(n, m) => {
+                        let groups = yn.div_ceil(m as usize);
+                        (groups * m as usize, groups * n as usize)
+                    }
+                    _ => (yn, rows),
+                };
+                let bounds = chunk_entries(rows, SCATTER_CHUNKS);
+                let mut partials = vec![T::ZERO; bounds.len() * part_len];
+                let base = SendPtr(partials.as_mut_ptr());
+                run_chunks(&bounds, threads, |c, range| {
+                    // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
+                    let out = unsafe { base.get().add(c * part_len) };
+                    let a = SpmvArgs {
+                        stride: stride as u64,
+                        ..args(range, out, (alpha, beta))
+                    };
+                    // SAFETY: as stated above the match; row r reads its slots (below the
+                    // validated lengths of crd and the values) and x[r], and writes its
+                    // own partial at columns below `part_len`.
+                    unsafe { entry(&a) };
+                });
+                combine(y, &partials, (yn, part_len), (alpha, beta), threads);
             }
             Walk::BlockScatter { p, q, .. } => {
                 // x padded to whole outer blocks, each partial to whole inner blocks, so the

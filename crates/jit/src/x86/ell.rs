@@ -223,3 +223,66 @@ fn scalar_rows(a: &mut Asm, d: &Desc, k: u32, vs: u32) -> Result<(), KernelError
     dynasm!(a.ops ; .arch x64 ; inc rcx ; jmp =>row ; =>done);
     Ok(())
 }
+
+/// The machine code of a transposed ELL SpMV kernel: for the rows `[begin, end)`, every
+/// slot adds `val * x[r]` into the caller's partial at its column (`y` field), one slot
+/// at a time, padding zeros skipped. The caller adds the partials in chunk order.
+pub(crate) fn spmv_ell_scatter(d: &Desc, k: u32) -> Result<Vec<u8>, KernelError> {
+    let mut a = Asm::new();
+    let vs = d.value.size() as u32;
+    let saved = [gp::RBX, gp::R12, gp::R13];
+    enter(&mut a, &saved);
+    load_args(
+        &mut a,
+        &[
+            (gp::R9, at::CRD),
+            (gp::R10, at::VAL),
+            (gp::R11, at::X),
+            (gp::RSI, at::Y),
+            (gp::RCX, at::BEGIN),
+            (gp::RDX, at::END),
+            (gp::RBX, at::STRIDE),
+        ],
+    );
+    let f = Scalar::new(d);
+    f.op(&mut a, f.zero, XMM13, R(XMM13))?;
+    let (row, done, slot, slots_done) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>row
+        ; cmp rcx, rdx
+        ; jae =>done
+        ; mov rax, rcx
+        ; mov r13d, k as i32
+    );
+    a.ins(f.load, &[R(XMM2), Arg::M(R11, RCX, vs, 0)])?;
+    dynasm!(a.ops ; .arch x64 ; =>slot ; test r13, r13 ; jz =>slots_done);
+    let (skip, take) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    a.ins(f.load, &[R(XMM1), Arg::M(R10, RAX, vs, 0)])?;
+    // A zero is padding: skip it (NaN compares unordered and is multiplied).
+    a.ins(f.cmp, &[R(XMM1), R(XMM13)])?;
+    dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+    load_index(&mut a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+    // out[c] = out[c] + val * x[r], the product rounded first, as the reference does.
+    f.op(&mut a, f.mul, XMM1, R(XMM2))?;
+    a.ins(f.load, &[R(XMM3), Arg::M(RSI, R12, vs, 0)])?;
+    f.op(&mut a, f.add, XMM3, R(XMM1))?;
+    a.ins(f.store, &[Arg::M(RSI, R12, vs, 0), R(XMM3)])?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>skip
+        ; add rax, rbx
+        ; dec r13
+        ; jmp =>slot
+        ; =>slots_done
+        ; inc rcx
+        ; jmp =>row
+        ; =>done
+    );
+    leave(a, &saved)
+}

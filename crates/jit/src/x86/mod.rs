@@ -11,7 +11,7 @@ mod spmm;
 
 pub(crate) use blocks::{spmv_block_scatter, spmv_blocks};
 pub(crate) use coo::spmv_coo;
-pub(crate) use ell::spmv_ell;
+pub(crate) use ell::{spmv_ell, spmv_ell_scatter};
 pub(crate) use gather::spmv_gather;
 pub(crate) use nm::spmv_nm;
 pub(crate) use scatter::spmv_scatter;

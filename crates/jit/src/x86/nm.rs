@@ -1,4 +1,5 @@
-//! n:m SpMV (2:4 and the like): every row holds `n` slots per group of `m` columns, the
+//! n:m SpMV (2:4 and the like), and its transpose (every slot scattering `val * x[r]` into
+//! the caller's partial at its column, padded to whole groups): every row holds `n` slots per group of `m` columns, the
 //! slot's coordinate an offset inside its group (2-bit packed, four per byte, or 8 to 64
 //! bits). For the rows `[begin, end)` given in [`SpmvArgs`](crate::kernel::SpmvArgs)
 //! (`stride` = slots per row), `y[r] = alpha * sum val * x[g * m + offset] + beta * y[r]`.
@@ -26,7 +27,7 @@ use crate::KernelError;
 use Arg::R;
 
 /// The machine code of an n:m SpMV kernel for `d`.
-pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32) -> Result<Vec<u8>, KernelError> {
+pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32, transpose: bool) -> Result<Vec<u8>, KernelError> {
     let mut a = Asm::new();
     let vs = d.value.size() as u32;
     let f = Scalar::new(d);
@@ -68,6 +69,10 @@ pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32) -> Result<Vec<u8>, KernelError> 
         ; xor r14, r14
     );
     f.op(&mut a, f.zero, XMM0, R(XMM0))?;
+    if transpose {
+        // x[r], which every slot of the row scatters.
+        a.ins(f.load, &[R(XMM2), Arg::M(R11, R8, vs, 0)])?;
+    }
     dynasm!(a.ops ; .arch x64 ; =>slot ; cmp rax, rbx ; jae =>slots_done);
     a.ins(f.load, &[R(XMM1), Arg::M(R10, RAX, vs, 0)])?;
     // A zero is padding: skip it (NaN compares unordered and is multiplied).
@@ -90,8 +95,16 @@ pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32) -> Result<Vec<u8>, KernelError> 
         load_index(&mut a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
     }
     dynasm!(a.ops ; .arch x64 ; add r12, r13);
-    f.op(&mut a, f.mul, XMM1, Arg::M(R11, R12, vs, 0))?;
-    f.op(&mut a, f.add, XMM0, R(XMM1))?;
+    if transpose {
+        // out[c] = out[c] + val * x[r], the product rounded first, as the reference does.
+        f.op(&mut a, f.mul, XMM1, R(XMM2))?;
+        a.ins(f.load, &[R(XMM3), Arg::M(RSI, R12, vs, 0)])?;
+        f.op(&mut a, f.add, XMM3, R(XMM1))?;
+        a.ins(f.store, &[Arg::M(RSI, R12, vs, 0), R(XMM3)])?;
+    } else {
+        f.op(&mut a, f.mul, XMM1, Arg::M(R11, R12, vs, 0))?;
+        f.op(&mut a, f.add, XMM0, R(XMM1))?;
+    }
     dynasm!(a.ops
         ; .arch x64
         ; =>skip
@@ -105,14 +118,16 @@ pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32) -> Result<Vec<u8>, KernelError> 
         ; jmp =>slot
         ; =>slots_done
     );
-    let y_at = Arg::M(RSI, R8, vs, 0);
-    f.op(&mut a, f.mul, XMM0, R(XMM14))?;
-    dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store_l);
-    a.ins(f.load, &[R(XMM1), y_at])?;
-    f.op(&mut a, f.mul, XMM1, R(XMM15))?;
-    f.op(&mut a, f.add, XMM0, R(XMM1))?;
-    dynasm!(a.ops ; .arch x64 ; =>store_l);
-    a.ins(f.store, &[y_at, R(XMM0)])?;
+    if !transpose {
+        let y_at = Arg::M(RSI, R8, vs, 0);
+        f.op(&mut a, f.mul, XMM0, R(XMM14))?;
+        dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store_l);
+        a.ins(f.load, &[R(XMM1), y_at])?;
+        f.op(&mut a, f.mul, XMM1, R(XMM15))?;
+        f.op(&mut a, f.add, XMM0, R(XMM1))?;
+        dynasm!(a.ops ; .arch x64 ; =>store_l);
+        a.ins(f.store, &[y_at, R(XMM0)])?;
+    }
     dynasm!(a.ops
         ; .arch x64
         ; inc r8
