@@ -325,7 +325,7 @@ impl Kernel {
         // the coordinates of those entries only.
         match walk {
             Walk::Gather(_) => {
-                let (alpha_k, mut beta_k) = (alpha, beta);
+                let mut beta_k = beta;
                 if compressed {
                     // Outer coordinates with no entries get beta * y (0 when beta is 0); the
                     // kernel then adds alpha * sum to the scaled y of the stored ones.
@@ -341,7 +341,7 @@ impl Kernel {
                 // Chunks are disjoint ranges of outer positions, whose outer coordinates
                 // are distinct: no two threads write the same element of y.
                 run_chunks(&bounds, threads, |_, range| {
-                    let a = args(range, y_ptr.get(), (alpha_k, beta_k));
+                    let a = args(range, y_ptr.get(), (alpha, beta_k));
                     // SAFETY: as stated above the match.
                     unsafe { entry(&a) };
                 });
@@ -369,18 +369,7 @@ impl Kernel {
                 // the last column; its value is 0 and never multiplies).
                 let (n, m) = (n as usize, m as usize);
                 let groups = cols.div_ceil(m);
-                let x_pad: Vec<T>;
-                let x_in: &[T] = if groups * m == cols {
-                    x
-                } else {
-                    x_pad = x
-                        .iter()
-                        .copied()
-                        .chain(std::iter::repeat(T::ZERO))
-                        .take(groups * m)
-                        .collect();
-                    &x_pad
-                };
+                let x_in = zero_padded(x, groups * m);
                 let bounds = chunk_entries(rows, CHUNKS);
                 let y_ptr = SendPtr(y.as_mut_ptr());
                 run_chunks(&bounds, threads, |_, range| {
@@ -403,28 +392,12 @@ impl Kernel {
                 let (p, q) = (p as usize, q as usize);
                 let x_len = xn.div_ceil(q) * q;
                 let y_len = n_outer * p;
-                let x_pad: Vec<T>;
-                let x_in: &[T] = if x_len == xn {
-                    x
-                } else {
-                    x_pad = x
-                        .iter()
-                        .copied()
-                        .chain(std::iter::repeat(T::ZERO))
-                        .take(x_len)
-                        .collect();
-                    &x_pad
-                };
+                let x_in = zero_padded(x, x_len);
                 let mut y_pad: Vec<T> = Vec::new();
                 let y_out: &mut [T] = if y_len == yn {
                     &mut *y
                 } else {
-                    y_pad = y
-                        .iter()
-                        .copied()
-                        .chain(std::iter::repeat(T::ZERO))
-                        .take(y_len.max(yn))
-                        .collect();
+                    y_pad = zero_padded(y, y_len.max(yn)).into_owned();
                     &mut y_pad
                 };
                 if y_out.len() < y_len {
@@ -483,18 +456,7 @@ impl Kernel {
                 // unrolled products never leave them; padding values are skipped zeros.
                 let (p, q) = (p as usize, q as usize);
                 let x_len = n_outer * q;
-                let x_pad: Vec<T>;
-                let x_in: &[T] = if x_len == xn {
-                    x
-                } else {
-                    x_pad = x
-                        .iter()
-                        .copied()
-                        .chain(std::iter::repeat(T::ZERO))
-                        .take(x_len.max(xn))
-                        .collect();
-                    &x_pad
-                };
+                let x_in = zero_padded(x, x_len.max(xn));
                 let part_len = yn.div_ceil(p) * p;
                 let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
                 let mut partials = vec![T::ZERO; bounds.len() * part_len];
@@ -588,29 +550,13 @@ impl Kernel {
         crate::dense::check_len("x", x.len(), xn, 1)?;
         crate::dense::check_len("y", y.len(), covered, 1)?;
         let x_len = xn.div_ceil(q) * q;
-        let x_pad: Vec<T>;
-        let x_in: &[T] = if x_len == xn {
-            x
-        } else {
-            x_pad = x
-                .iter()
-                .copied()
-                .chain(std::iter::repeat(T::ZERO))
-                .take(x_len)
-                .collect();
-            &x_pad
-        };
+        let x_in = zero_padded(x, x_len);
         let padded = outer.len() * p;
         let mut y_pad: Vec<T> = Vec::new();
         let y_out: &mut [T] = if padded == covered {
             &mut *y
         } else {
-            y_pad = y
-                .iter()
-                .copied()
-                .chain(std::iter::repeat(T::ZERO))
-                .take(padded)
-                .collect();
+            y_pad = zero_padded(y, padded).into_owned();
             &mut y_pad
         };
         let vals = T::slice(a.values()).unwrap_or_default();
@@ -626,7 +572,7 @@ impl Kernel {
             let args = SpmvArgs::new(
                 (pos, crd),
                 vals,
-                x_in,
+                &x_in,
                 base.get(),
                 (begin, end),
                 (alpha, beta),
@@ -845,6 +791,19 @@ fn index_ptr(v: &IndexVec) -> *const u8 {
         IndexVec::U16(b) => b.as_ptr().cast(),
         IndexVec::U32(b) => b.as_ptr().cast(),
         IndexVec::U64(b) => b.as_ptr().cast(),
+    }
+}
+
+/// `v` followed by zeros up to `len` elements (`v` itself when it is that long already):
+/// operands padded to whole blocks or groups, so unrolled loads never leave them.
+fn zero_padded<T: RealValue>(v: &[T], len: usize) -> std::borrow::Cow<'_, [T]> {
+    if v.len() >= len {
+        std::borrow::Cow::Borrowed(v)
+    } else {
+        let mut out = Vec::with_capacity(len);
+        out.extend_from_slice(v);
+        out.resize(len, T::ZERO);
+        std::borrow::Cow::Owned(out)
     }
 }
 

@@ -79,11 +79,8 @@ pub(crate) fn spmv_blocks(
         for t in 0..q {
             let v_off = i64::from((o * so + t * st) * vs);
             let skip = a.ops.new_dynamic_label();
-            let take = a.ops.new_dynamic_label();
             a.ins(f.load, &[R(XMM13), Arg::M(R10, R13, 1, v_off)])?;
-            // A zero is padding: skip it (NaN compares unordered and is multiplied).
-            a.ins(f.cmp, &[R(XMM13), R(XMM12)])?;
-            dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+            f.skip_zero(&mut a, XMM13, XMM12, skip)?;
             f.op(&mut a, f.mul, XMM13, Arg::M(R11, R12, 1, i64::from(t * vs)))?;
             f.op(&mut a, f.add, XMM[o as usize], R(XMM13))?;
             dynasm!(a.ops ; .arch x64 ; =>skip);
@@ -172,11 +169,9 @@ pub(crate) fn spmv_block_scatter(
         a.ins(f.load, &[R(XMM14), out_at])?;
         for t in 0..q {
             let v_off = i64::from((o * so + t * st) * vs);
-            let (skip, take) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+            let skip = a.ops.new_dynamic_label();
             a.ins(f.load, &[R(XMM13), Arg::M(R10, R13, 1, v_off)])?;
-            // A zero is padding: skip it (NaN compares unordered and is multiplied).
-            a.ins(f.cmp, &[R(XMM13), R(XMM12)])?;
-            dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+            f.skip_zero(&mut a, XMM13, XMM12, skip)?;
             f.op(&mut a, f.mul, XMM13, R(XMM[t as usize]))?;
             f.op(&mut a, f.add, XMM14, R(XMM13))?;
             dynasm!(a.ops ; .arch x64 ; =>skip);

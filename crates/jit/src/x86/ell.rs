@@ -203,11 +203,9 @@ fn scalar_rows(a: &mut Asm, d: &Desc, k: u32, vs: u32) -> Result<(), KernelError
     );
     f.op(a, f.zero, XMM0, R(XMM0))?;
     dynasm!(a.ops ; .arch x64 ; =>slot ; test r13, r13 ; jz =>slots_done);
-    let (skip, take) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let skip = a.ops.new_dynamic_label();
     a.ins(f.load, &[R(XMM1), Arg::M(R10, RAX, vs, 0)])?;
-    // A zero is padding: skip it (NaN compares unordered and is multiplied).
-    a.ins(f.cmp, &[R(XMM1), R(XMM13)])?;
-    dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+    f.skip_zero(a, XMM1, XMM13, skip)?;
     load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
     f.op(a, f.mul, XMM1, Arg::M(R11, R12, vs, 0))?;
     f.op(a, f.add, XMM0, R(XMM1))?;
@@ -262,11 +260,9 @@ pub(crate) fn spmv_ell_scatter(d: &Desc, k: u32) -> Result<Vec<u8>, KernelError>
     );
     a.ins(f.load, &[R(XMM2), Arg::M(R11, RCX, vs, 0)])?;
     dynasm!(a.ops ; .arch x64 ; =>slot ; test r13, r13 ; jz =>slots_done);
-    let (skip, take) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let skip = a.ops.new_dynamic_label();
     a.ins(f.load, &[R(XMM1), Arg::M(R10, RAX, vs, 0)])?;
-    // A zero is padding: skip it (NaN compares unordered and is multiplied).
-    a.ins(f.cmp, &[R(XMM1), R(XMM13)])?;
-    dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+    f.skip_zero(&mut a, XMM1, XMM13, skip)?;
     load_index(&mut a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
     // out[c] = out[c] + val * x[r], the product rounded first, as the reference does.
     f.op(&mut a, f.mul, XMM1, R(XMM2))?;

@@ -17,7 +17,7 @@ pub(crate) use nm::spmv_nm;
 pub(crate) use scatter::spmv_scatter;
 pub(crate) use spmm::spmm_csr;
 
-use dynasmrt::{dynasm, DynasmApi};
+use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
 use iced_x86::Register;
 use sptk_tensor::IndexWidth;
@@ -166,6 +166,21 @@ pub(crate) struct Scalar {
 }
 
 impl Scalar {
+    /// Jumps to `skip` if `value` is zero: padding in the formats that have it. NaN
+    /// compares unordered and is multiplied, as the reference does.
+    pub(crate) fn skip_zero(
+        &self,
+        a: &mut Asm,
+        value: Register,
+        zero: Register,
+        skip: dynasmrt::DynamicLabel,
+    ) -> Result<(), KernelError> {
+        let take = a.ops.new_dynamic_label();
+        a.ins(self.cmp, &[R(value), R(zero)])?;
+        dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+        Ok(())
+    }
+
     pub(crate) fn new(d: &Desc) -> Scalar {
         let vex = d.isa != Isa::Scalar;
         match (d.value, vex) {

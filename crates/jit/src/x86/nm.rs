@@ -46,8 +46,7 @@ pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32, transpose: bool) -> Result<Vec<u
     a.ins(f.load, &[R(XMM14), Arg::M(RDI, None, 1, at::ALPHA)])?;
     a.ins(f.load, &[R(XMM15), Arg::M(RDI, None, 1, at::BETA)])?;
     f.op(&mut a, f.zero, XMM13, R(XMM13))?;
-    let (row, done, slot, slots_done, skip, take, same_group, store_l) = (
-        a.ops.new_dynamic_label(),
+    let (row, done, slot, slots_done, skip, same_group, store_l) = (
         a.ops.new_dynamic_label(),
         a.ops.new_dynamic_label(),
         a.ops.new_dynamic_label(),
@@ -75,9 +74,7 @@ pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32, transpose: bool) -> Result<Vec<u
     }
     dynasm!(a.ops ; .arch x64 ; =>slot ; cmp rax, rbx ; jae =>slots_done);
     a.ins(f.load, &[R(XMM1), Arg::M(R10, RAX, vs, 0)])?;
-    // A zero is padding: skip it (NaN compares unordered and is multiplied).
-    a.ins(f.cmp, &[R(XMM1), R(XMM13)])?;
-    dynasm!(a.ops ; .arch x64 ; jp =>take ; je =>skip ; =>take);
+    f.skip_zero(&mut a, XMM1, XMM13, skip)?;
     if d.crd == IndexWidth::W2 {
         // offset = (crd[slot / 4] >> (2 * (slot % 4))) & 3
         dynasm!(a.ops
