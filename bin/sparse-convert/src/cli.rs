@@ -50,9 +50,18 @@ pub struct InputArgs {
     /// of one shape read as one tensor, or `-` for standard input.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
-    /// Input format when neither the content nor the name says it: mtx, tns, spt or mex.
+    /// Input format when neither the content nor the name says it (or to override it):
+    /// mtx, tns, spt, mex, and with HDF5 support binsparse, h5ad, 10x, mat, hdf5.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
+    /// The matrix inside a container file (`layers/counts`, `/matrix`, a binsparse
+    /// group): the same as `INPUT:PATH`.
+    #[arg(long, value_name = "PATH", conflicts_with = "var")]
+    pub dataset: Option<String>,
+    /// The variable of a MATLAB `.mat` file (`A`, or `S.W` for a struct field): the same
+    /// as `INPUT:NAME`.
+    #[arg(long, value_name = "NAME")]
+    pub var: Option<String>,
     /// `.spt` input: read the file into memory instead of mapping it (for files another
     /// process may change or truncate while they are in use).
     #[arg(long)]

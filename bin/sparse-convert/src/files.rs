@@ -110,7 +110,17 @@ pub fn input_error(e: InputError) -> anyhow::Error {
 
 /// The input named on the command line, opened and matched with its reader.
 pub fn open_input(args: &InputArgs) -> Result<Opened<'static>> {
-    let spec = SourceSpec::resolve(&args.inputs).map_err(input_error)?;
+    let mut spec = SourceSpec::resolve(&args.inputs).map_err(input_error)?;
+    if let Some(member) = args.dataset.as_ref().or(args.var.as_ref()) {
+        if let Some(named) = &spec.member {
+            if named != member {
+                bail!(
+                    "{spec}: the input names the member `{named}` and --dataset / --var names `{member}`; give one"
+                );
+            }
+        }
+        spec.member = Some(member.clone());
+    }
     Opened::open(spec, args.from.as_deref()).map_err(input_error)
 }
 

@@ -317,7 +317,27 @@ fn convert(args: ConvertArgs) -> Result<()> {
 }
 
 fn info(args: InfoArgs) -> Result<()> {
-    let input = files::read_input(&args.input, files::open_input(&args.input)?)?;
+    let opened = files::open_input(&args.input)?;
+    // A container with no member chosen: list what it holds, then describe its main
+    // matrix where it has one.
+    let members = opened.members().map_err(files::input_error)?;
+    if let Some(members) = &members {
+        print!(
+            "{}",
+            report::members_table(&opened.source.spec().to_string(), members)
+        );
+    }
+    let input = match files::read_input(&args.input, opened) {
+        Ok(input) => input,
+        Err(e) if members.as_ref().is_some_and(|m| !m.is_empty()) => {
+            println!("\nno main matrix to describe: {}", error_text(&e));
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    if members.is_some() {
+        println!();
+    }
     let converted = match &args.target.to {
         Some(_) => Some(do_convert(&input, &args.target, args.input.quiet)?.0),
         None => None,

@@ -331,6 +331,38 @@ pub fn label_summaries(input: &Input) -> Result<Vec<LabelSummary>, sptk_store::S
     Ok(out)
 }
 
+/// The matrices a container holds, one row each.
+pub fn members_table(input: &str, members: &[sptk_input::Member]) -> String {
+    if members.is_empty() {
+        return format!("{input}: holds no matrix that sptk reads\n");
+    }
+    let rows: Vec<Vec<String>> = members
+        .iter()
+        .map(|m| {
+            vec![
+                format!("{input}:{}", m.path.trim_start_matches('/')),
+                m.layout.clone(),
+                if m.dims.is_empty() {
+                    "?".into()
+                } else {
+                    m.dims
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" x ")
+                },
+                m.value_type.map_or("-".into(), |t| t.to_string()),
+                m.entries.map_or("?".into(), |n| n.to_string()),
+            ]
+        })
+        .collect();
+    table(
+        &["matrix", "layout", "dimensions", "value type", "entries"],
+        &rows,
+    )
+}
+
+/// `info`'s description of an input (and of its conversion, with `--to`).
 pub fn info_table(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "file        {}", input.name);

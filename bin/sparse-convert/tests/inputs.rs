@@ -147,6 +147,6 @@ fn several_files_and_streams() {
     fails(
         &["whole.mtx", "--from", "xls", "--to", "CSR"],
         d,
-        "--from xls: unknown format (expected one of: mtx, tns, spt, mex)",
+        "--from xls: unknown format (expected one of: mtx, tns, spt, mex",
     );
 }

@@ -59,6 +59,9 @@ pub enum InputError {
     Mtx(MtxError),
     /// A storage-file error (located by file and array).
     Store(StoreError),
+    /// An HDF5 input's error (located by file and dataset or attribute).
+    #[cfg(feature = "hdf5")]
+    Hdf5(sptk_hdf5::H5Error),
     /// Converting what was read into the target failed.
     Convert {
         /// Whether the input numbers its coordinates from 1 (messages may add the file's
@@ -119,6 +122,8 @@ impl fmt::Display for InputError {
             ),
             InputError::Mtx(e) => e.fmt(f),
             InputError::Store(e) => e.fmt(f),
+            #[cfg(feature = "hdf5")]
+            InputError::Hdf5(e) => e.fmt(f),
             InputError::Convert { error, .. } => error.fmt(f),
         }
     }
@@ -130,6 +135,8 @@ impl std::error::Error for InputError {
             InputError::Io { error, .. } => Some(error),
             InputError::Mtx(e) => Some(e),
             InputError::Store(e) => Some(e),
+            #[cfg(feature = "hdf5")]
+            InputError::Hdf5(e) => Some(e),
             InputError::Convert { error, .. } => Some(error),
             _ => None,
         }
@@ -151,5 +158,12 @@ impl From<MtxError> for InputError {
 impl From<StoreError> for InputError {
     fn from(e: StoreError) -> Self {
         InputError::Store(e)
+    }
+}
+
+#[cfg(feature = "hdf5")]
+impl From<sptk_hdf5::H5Error> for InputError {
+    fn from(e: sptk_hdf5::H5Error) -> Self {
+        InputError::Hdf5(e)
     }
 }

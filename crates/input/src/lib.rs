@@ -30,7 +30,7 @@ mod spec;
 pub use error::InputError;
 pub use input::{Content, Input, Progress, ReadConverted, ReadOptions};
 pub use probe::{known_kind, Match, Probe, HEAD_LEN};
-pub use reader::{choose, readers, Accepts, Reader};
+pub use reader::{choose, readers, Accepts, Member, Reader};
 pub use source::Source;
 pub use spec::{Origin, SourceSpec};
 
@@ -69,6 +69,18 @@ impl<'r> Opened<'r> {
     ) -> Result<Opened<'r>, InputError> {
         let reader = choose(readers, &source, from)?;
         Ok(Opened { source, reader })
+    }
+
+    /// The matrices the input holds when it is a container and none was chosen
+    /// (`FILE:MEMBER`); None otherwise.
+    ///
+    /// # Errors
+    /// The container cannot be opened.
+    pub fn members(&self) -> Result<Option<Vec<Member>>, InputError> {
+        if self.source.spec().member.is_some() {
+            return Ok(None);
+        }
+        self.reader.members(&self.source)
     }
 
     /// Reads the input whole.

@@ -5,7 +5,7 @@
 //! called unknown.
 
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Bytes of the head kept for detection.
 pub const HEAD_LEN: usize = 4096;
@@ -24,6 +24,8 @@ pub struct Probe {
     pub tail: Option<[u8; 4]>,
     /// For a folder: the names of the files in it, in lower case, sorted.
     pub folder: Option<Vec<String>>,
+    /// The file, for a file (readers of container formats open it to look inside).
+    pub path: Option<PathBuf>,
 }
 
 /// How surely an input is a reader's format.
@@ -43,6 +45,7 @@ impl Probe {
     pub fn file(path: &Path) -> Probe {
         let mut probe = Probe {
             name: lower_name(path),
+            path: Some(path.to_path_buf()),
             ..Probe::default()
         };
         let Ok(mut file) = std::fs::File::open(path) else {
@@ -87,6 +90,15 @@ impl Probe {
     /// Whether the (decompressed) head starts with `magic`.
     pub fn starts_with(&self, magic: &[u8]) -> bool {
         self.head.starts_with(magic)
+    }
+
+    /// Whether the content is HDF5: its signature at the start or after a user block of
+    /// 512, 1024 or 2048 bytes (MATLAB v7.3 files keep their text header there).
+    pub fn is_hdf5(&self) -> bool {
+        !self.gzip
+            && [0usize, 512, 1024, 2048]
+                .iter()
+                .any(|&at| self.head.get(at..at + 8) == Some(&HDF5[..]))
     }
 
     /// Whether the name ends with one of `suffixes` (lower case, with the dot).
@@ -152,10 +164,7 @@ pub fn known_kind(probe: &Probe) -> Option<&'static str> {
         return None;
     }
     let head = probe.head.as_slice();
-    let hdf5 = [0usize, 512, 1024, 2048]
-        .iter()
-        .any(|&at| head.get(at..at + 8) == Some(&HDF5[..]));
-    if hdf5 {
+    if probe.is_hdf5() {
         return Some(if probe.starts_with(b"MATLAB 7.3 MAT-file") {
             "a MATLAB v7.3 .mat file (HDF5)"
         } else if probe.named(&[".h5ad"]) {

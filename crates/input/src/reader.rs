@@ -48,6 +48,15 @@ pub trait Reader: Sync {
     /// The format's own errors, located in the input.
     fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError>;
 
+    /// The matrices a container file holds, for `info` when none is chosen; None for a
+    /// format that holds one.
+    ///
+    /// # Errors
+    /// The container cannot be opened.
+    fn members(&self, _source: &Source) -> Result<Option<Vec<Member>>, InputError> {
+        Ok(None)
+    }
+
     /// Reads the source straight into `target` where the format has a faster route than
     /// reading it whole and converting (Matrix Market into CSR-routed targets). `None`:
     /// no such route here; read, then convert.
@@ -65,6 +74,21 @@ pub trait Reader: Sync {
     }
 }
 
+/// One matrix inside a container file (an HDF5 group or dataset, a MATLAB variable).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// How to name it after `FILE:` (`/X`, `/layers/counts`, `/A`).
+    pub path: String,
+    /// How it is stored, in words.
+    pub layout: String,
+    /// Dimension sizes, where the file says them without reading the arrays.
+    pub dims: Vec<u64>,
+    /// Value type, where numeric.
+    pub value_type: Option<sptk_tensor::ValueType>,
+    /// Stored entries, where known.
+    pub entries: Option<u64>,
+}
+
 /// Every reader in this build, in the order detection asks them.
 pub fn readers() -> &'static [&'static dyn Reader] {
     static READERS: &[&dyn Reader] = &[
@@ -72,6 +96,16 @@ pub fn readers() -> &'static [&'static dyn Reader] {
         &formats::tns::Tns,
         &formats::spt::Spt,
         &formats::mex::Mex,
+        #[cfg(feature = "hdf5")]
+        &formats::hdf5::Hdf5(sptk_hdf5::Kind::Matlab),
+        #[cfg(feature = "hdf5")]
+        &formats::hdf5::Hdf5(sptk_hdf5::Kind::Binsparse),
+        #[cfg(feature = "hdf5")]
+        &formats::hdf5::Hdf5(sptk_hdf5::Kind::AnnData),
+        #[cfg(feature = "hdf5")]
+        &formats::hdf5::Hdf5(sptk_hdf5::Kind::TenX),
+        #[cfg(feature = "hdf5")]
+        &formats::hdf5::Hdf5(sptk_hdf5::Kind::Plain),
     ];
     READERS
 }

@@ -1,6 +1,8 @@
 //! The readers of this build, one module per format: each adapts a format crate's reading
 //! functions to the [`Reader`](crate::Reader) seam.
 
+#[cfg(feature = "hdf5")]
+pub mod hdf5;
 pub mod mex;
 pub mod mtx;
 pub mod spt;

@@ -1,0 +1,443 @@
+//! Reading HDF5 objects by their stored types: every numeric dataset is read in the type
+//! the file declares (never converted by the library, which would truncate an f32 read as
+//! i32 without a word), index arrays are checked for negatives, strings are read whether
+//! they are variable-length or fixed-length, and every array's size is checked against the
+//! memory budget before it is allocated. Every error names the file and the object.
+
+use std::path::Path;
+
+use hdf5::types::{FloatSize, IntSize, TypeDescriptor, VarLenAscii, VarLenUnicode};
+use hdf5::{Container, Dataset, Group, Location};
+use sptk_tensor::{IndexVec, ValueType, ValueVec, C128, C64};
+
+use crate::error::{At, H5Error};
+
+/// An open HDF5 file being read, with the budget every array is checked against.
+pub(crate) struct H5<'a> {
+    /// Where errors are reported.
+    pub at: At<'a>,
+    /// The file.
+    pub file: hdf5::File,
+    /// Bytes any one array may take.
+    pub limit: u64,
+}
+
+/// Opens `path` for reading.
+pub(crate) fn open(path: &Path, limit: Option<u64>) -> Result<H5<'_>, H5Error> {
+    let at = At { file: path };
+    let meta = std::fs::metadata(path).map_err(|e| at.err("", e.to_string()))?;
+    if meta.len() == 0 {
+        return Err(at.err("", "an empty file, not HDF5"));
+    }
+    let file = hdf5::File::open(path).map_err(|e| {
+        at.err(
+            "",
+            format!(
+                "not a readable HDF5 file (truncated or damaged?): {}",
+                crate::error::describe(&e)
+            ),
+        )
+    })?;
+    Ok(H5 {
+        at,
+        file,
+        limit: limit.unwrap_or_else(sptk_tensor::default_memory_limit),
+    })
+}
+
+/// A signed integer array read whole, and checked for negatives, before it is taken as
+/// unsigned (the same bytes, reinterpreted in place).
+macro_rules! unsigned_of {
+    ($self:ident, $ds:ident, $name:ident, $signed:ty, $unsigned:ty, $variant:ident) => {{
+        let v: Vec<$signed> = $self.read_raw($ds, $name)?;
+        if let Some(i) = v.iter().position(|&x| x < 0) {
+            return Err($self.at.err(
+                $name,
+                format!("element {i} is {}; indices cannot be negative", v[i]),
+            ));
+        }
+        IndexVec::$variant(
+            v.into_iter()
+                .map(|x| x as $unsigned)
+                .collect::<Vec<$unsigned>>()
+                .into(),
+        )
+    }};
+}
+
+impl H5<'_> {
+    /// The group at `path` (`/` for the root).
+    pub fn group(&self, path: &str) -> Result<Group, H5Error> {
+        self.file
+            .group(path)
+            .map_err(|_| self.at.err(path, "no such group in the file"))
+    }
+
+    /// The dataset `name` of group `g`.
+    pub fn dataset(&self, g: &Group, name: &str) -> Result<Dataset, H5Error> {
+        let path = join(&g.name(), name);
+        if !g.link_exists(name) {
+            return Err(self.at.err(path, "missing dataset"));
+        }
+        g.dataset(name)
+            .map_err(|_| self.at.err(path, "is not a dataset"))
+    }
+
+    /// Whether `g` has a dataset `name`.
+    pub fn has_dataset(g: &Group, name: &str) -> bool {
+        g.link_exists(name) && g.dataset(name).is_ok()
+    }
+
+    /// Whether `g` has a group `name`.
+    pub fn has_group(g: &Group, name: &str) -> bool {
+        g.link_exists(name) && g.group(name).is_ok()
+    }
+
+    /// A string attribute (variable- or fixed-length, ASCII or UTF-8), if present.
+    pub fn attr_string(&self, loc: &Location, name: &str) -> Result<Option<String>, H5Error> {
+        let Some(attr) = attr(loc, name) else {
+            return Ok(None);
+        };
+        let object = attr_object(loc, name);
+        let td = self.descriptor(&attr, &object)?;
+        let text = match td {
+            TypeDescriptor::VarLenUnicode => attr
+                .read_scalar::<VarLenUnicode>()
+                .map(|s| s.as_str().to_string()),
+            TypeDescriptor::VarLenAscii => attr
+                .read_scalar::<VarLenAscii>()
+                .map(|s| s.as_str().to_string()),
+            TypeDescriptor::FixedAscii(_) | TypeDescriptor::FixedUnicode(_) => {
+                let mut all = self.fixed_strings(&attr, &object, true)?;
+                if all.len() != 1 {
+                    return Err(self
+                        .at
+                        .err(object, format!("{} strings where one belongs", all.len())));
+                }
+                Ok(all.remove(0))
+            }
+            other => {
+                return Err(self.at.err(
+                    object,
+                    format!("{} where a string belongs", type_words(&other)),
+                ))
+            }
+        };
+        text.map(Some)
+            .map_err(|e| self.at.lib(object, "reading the string", e))
+    }
+
+    /// An integer attribute or 1-D integer array attribute, as unsigned numbers (negatives
+    /// refused), if present.
+    pub fn attr_u64s(&self, loc: &Location, name: &str) -> Result<Option<Vec<u64>>, H5Error> {
+        let Some(attr) = attr(loc, name) else {
+            return Ok(None);
+        };
+        let object = attr_object(loc, name);
+        self.u64s(&attr, &object).map(Some)
+    }
+
+    /// The integers of a (small) dataset or attribute, as unsigned numbers.
+    pub fn u64s(&self, c: &Container, object: &str) -> Result<Vec<u64>, H5Error> {
+        let v = self.index(c, object)?;
+        Ok(v.to_u64_vec())
+    }
+
+    /// The stored type of an object.
+    pub fn descriptor(&self, c: &Container, object: &str) -> Result<TypeDescriptor, H5Error> {
+        c.dtype()
+            .and_then(|t| t.to_descriptor())
+            .map_err(|e| self.at.lib(object, "reading its type", e))
+    }
+
+    /// Checks that `elements` of `elem_bytes` each fit the budget.
+    pub fn check_budget(
+        &self,
+        object: &str,
+        elements: usize,
+        elem_bytes: usize,
+    ) -> Result<(), H5Error> {
+        let bytes = (elements as u128) * (elem_bytes as u128);
+        if bytes > self.limit as u128 {
+            return Err(self.at.err(
+                object,
+                format!(
+                    "{elements} elements ({bytes} bytes) exceed the memory limit of {} bytes (--memory-limit)",
+                    self.limit
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn read_raw<T: hdf5::H5Type>(&self, c: &Container, object: &str) -> Result<Vec<T>, H5Error> {
+        self.check_budget(object, c.size(), std::mem::size_of::<T>())?;
+        c.read_raw::<T>()
+            .map_err(|e| self.at.lib(object, "reading", e))
+    }
+
+    /// An array of non-negative integers in its stored width (any shape, flattened).
+    pub fn index(&self, c: &Container, object: &str) -> Result<IndexVec, H5Error> {
+        let td = self.descriptor(c, object)?;
+        Ok(match td {
+            TypeDescriptor::Unsigned(IntSize::U1) => IndexVec::U8(self.read_raw(c, object)?.into()),
+            TypeDescriptor::Unsigned(IntSize::U2) => {
+                IndexVec::U16(self.read_raw(c, object)?.into())
+            }
+            TypeDescriptor::Unsigned(IntSize::U4) => {
+                IndexVec::U32(self.read_raw(c, object)?.into())
+            }
+            TypeDescriptor::Unsigned(IntSize::U8) => {
+                IndexVec::U64(self.read_raw(c, object)?.into())
+            }
+            TypeDescriptor::Integer(IntSize::U1) => unsigned_of!(self, c, object, i8, u8, U8),
+            TypeDescriptor::Integer(IntSize::U2) => unsigned_of!(self, c, object, i16, u16, U16),
+            TypeDescriptor::Integer(IntSize::U4) => unsigned_of!(self, c, object, i32, u32, U32),
+            TypeDescriptor::Integer(IntSize::U8) => unsigned_of!(self, c, object, i64, u64, U64),
+            other => {
+                return Err(self.at.err(
+                    object,
+                    format!("{} where integers belong", type_words(&other)),
+                ))
+            }
+        })
+    }
+
+    /// A 1-D index array (the dataset `name` of `g`).
+    pub fn index_1d(&self, g: &Group, name: &str) -> Result<IndexVec, H5Error> {
+        let ds = self.dataset(g, name)?;
+        let object = ds.name();
+        self.expect_1d(&ds, &object)?;
+        self.index(&ds, &object)
+    }
+
+    /// Refuses an array of other than one dimension.
+    pub fn expect_1d(&self, ds: &Dataset, object: &str) -> Result<(), H5Error> {
+        let shape = ds.shape();
+        if shape.len() != 1 {
+            return Err(self.at.err(
+                object,
+                format!(
+                    "a {}-dimensional dataset {shape:?} where a 1-D array belongs",
+                    shape.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The value type an object stores, if it is numeric (compound `{real, imag}` is
+    /// complex).
+    pub fn value_type(&self, c: &Container, object: &str) -> Result<ValueType, H5Error> {
+        let td = self.descriptor(c, object)?;
+        value_type_of(&td).ok_or_else(|| {
+            self.at
+                .err(object, format!("{} where numbers belong", type_words(&td)))
+        })
+    }
+
+    /// Numeric values in their stored type (any shape, flattened in storage order).
+    pub fn values(&self, c: &Container, object: &str) -> Result<ValueVec, H5Error> {
+        let t = self.value_type(c, object)?;
+        Ok(match t {
+            ValueType::F32 => ValueVec::F32(self.read_raw(c, object)?.into()),
+            ValueType::F64 => ValueVec::F64(self.read_raw(c, object)?.into()),
+            ValueType::I8 => ValueVec::I8(self.read_raw(c, object)?.into()),
+            ValueType::I16 => ValueVec::I16(self.read_raw(c, object)?.into()),
+            ValueType::I32 => ValueVec::I32(self.read_raw(c, object)?.into()),
+            ValueType::I64 => ValueVec::I64(self.read_raw(c, object)?.into()),
+            ValueType::U8 => ValueVec::U8(self.read_raw(c, object)?.into()),
+            ValueType::U16 => ValueVec::U16(self.read_raw(c, object)?.into()),
+            ValueType::U32 => ValueVec::U32(self.read_raw(c, object)?.into()),
+            ValueType::U64 => ValueVec::U64(self.read_raw(c, object)?.into()),
+            ValueType::Bool => ValueVec::Bool(self.read_raw(c, object)?.into()),
+            ValueType::C128 => {
+                let v: Vec<Complex64> = self.read_raw(c, object)?;
+                ValueVec::C128(
+                    v.into_iter()
+                        .map(|z| C128 {
+                            re: z.real,
+                            im: z.imag,
+                        })
+                        .collect::<Vec<_>>()
+                        .into(),
+                )
+            }
+            ValueType::C64 => {
+                let v: Vec<Complex32> = self.read_raw(c, object)?;
+                ValueVec::C64(
+                    v.into_iter()
+                        .map(|z| C64 {
+                            re: z.real,
+                            im: z.imag,
+                        })
+                        .collect::<Vec<_>>()
+                        .into(),
+                )
+            }
+            other => {
+                return Err(self
+                    .at
+                    .err(object, format!("values of type {other:?} cannot be read")))
+            }
+        })
+    }
+
+    /// Every string of a 1-D string dataset (variable- or fixed-length).
+    pub fn strings(&self, ds: &Dataset, object: &str) -> Result<Vec<String>, H5Error> {
+        self.expect_1d(ds, object)?;
+        let td = self.descriptor(ds, object)?;
+        match td {
+            TypeDescriptor::VarLenUnicode => {
+                let v: Vec<VarLenUnicode> = self.read_raw(ds, object)?;
+                Ok(v.iter().map(|s| s.as_str().to_string()).collect())
+            }
+            TypeDescriptor::VarLenAscii => {
+                let v: Vec<VarLenAscii> = self.read_raw(ds, object)?;
+                Ok(v.iter().map(|s| s.as_str().to_string()).collect())
+            }
+            TypeDescriptor::FixedAscii(_) | TypeDescriptor::FixedUnicode(_) => {
+                self.fixed_strings(ds, object, false)
+            }
+            other => Err(self.at.err(
+                object,
+                format!("{} where strings belong", type_words(&other)),
+            )),
+        }
+    }
+
+    /// Fixed-length strings, read as the bytes the file stores (HDF5 will not convert
+    /// them into variable-length ones), cut at the first NUL and trailing spaces.
+    fn fixed_strings(
+        &self,
+        c: &Container,
+        object: &str,
+        is_attr: bool,
+    ) -> Result<Vec<String>, H5Error> {
+        let dtype = c
+            .dtype()
+            .map_err(|e| self.at.lib(object, "reading its type", e))?;
+        let width = dtype.size();
+        let count = c.size();
+        self.check_budget(object, count, width)?;
+        let mut bytes = vec![0u8; count * width];
+        // SAFETY: `bytes` holds `count` elements of the object's own type (`width` bytes
+        // each, from its datatype); reading with that same type as the memory type makes
+        // the library copy exactly `count * width` bytes, no conversion, no pointers.
+        let status = unsafe {
+            if is_attr {
+                hdf5_sys::h5a::H5Aread(c.id(), dtype.id(), bytes.as_mut_ptr().cast())
+            } else {
+                hdf5_sys::h5d::H5Dread(
+                    c.id(),
+                    dtype.id(),
+                    hdf5_sys::h5s::H5S_ALL,
+                    hdf5_sys::h5s::H5S_ALL,
+                    hdf5_sys::h5p::H5P_DEFAULT,
+                    bytes.as_mut_ptr().cast(),
+                )
+            }
+        };
+        if status < 0 {
+            return Err(self
+                .at
+                .err(object, "the HDF5 library could not read the strings"));
+        }
+        Ok(bytes
+            .chunks(width.max(1))
+            .take(count)
+            .map(|s| {
+                let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+                String::from_utf8_lossy(&s[..end]).trim_end().to_string()
+            })
+            .collect())
+    }
+}
+
+/// A complex number as MATLAB and h5py store it.
+#[derive(hdf5::H5Type, Clone, Copy)]
+#[repr(C)]
+struct Complex64 {
+    real: f64,
+    imag: f64,
+}
+
+/// A single-precision complex number.
+#[derive(hdf5::H5Type, Clone, Copy)]
+#[repr(C)]
+struct Complex32 {
+    real: f32,
+    imag: f32,
+}
+
+/// The value type of a stored HDF5 type, if numeric.
+pub(crate) fn value_type_of(td: &TypeDescriptor) -> Option<ValueType> {
+    Some(match td {
+        TypeDescriptor::Float(FloatSize::U4) => ValueType::F32,
+        TypeDescriptor::Float(FloatSize::U8) => ValueType::F64,
+        TypeDescriptor::Integer(IntSize::U1) => ValueType::I8,
+        TypeDescriptor::Integer(IntSize::U2) => ValueType::I16,
+        TypeDescriptor::Integer(IntSize::U4) => ValueType::I32,
+        TypeDescriptor::Integer(IntSize::U8) => ValueType::I64,
+        TypeDescriptor::Unsigned(IntSize::U1) => ValueType::U8,
+        TypeDescriptor::Unsigned(IntSize::U2) => ValueType::U16,
+        TypeDescriptor::Unsigned(IntSize::U4) => ValueType::U32,
+        TypeDescriptor::Unsigned(IntSize::U8) => ValueType::U64,
+        TypeDescriptor::Boolean => ValueType::Bool,
+        TypeDescriptor::Compound(c) => {
+            let names: Vec<&str> = c.fields.iter().map(|f| f.name.as_str()).collect();
+            if names != ["real", "imag"] && names != ["r", "i"] {
+                return None;
+            }
+            match (&c.fields[0].ty, &c.fields[1].ty) {
+                (TypeDescriptor::Float(FloatSize::U8), TypeDescriptor::Float(FloatSize::U8)) => {
+                    ValueType::C128
+                }
+                (TypeDescriptor::Float(FloatSize::U4), TypeDescriptor::Float(FloatSize::U4)) => {
+                    ValueType::C64
+                }
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// A stored type in words, for errors.
+pub(crate) fn type_words(td: &TypeDescriptor) -> String {
+    match td {
+        TypeDescriptor::FixedAscii(_)
+        | TypeDescriptor::FixedUnicode(_)
+        | TypeDescriptor::VarLenAscii
+        | TypeDescriptor::VarLenUnicode => "strings".into(),
+        TypeDescriptor::Compound(c) => format!(
+            "a compound type {{{}}}",
+            c.fields
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => format!("type {other}"),
+    }
+}
+
+fn attr(loc: &Location, name: &str) -> Option<hdf5::Attribute> {
+    if !loc.attr_names().is_ok_and(|n| n.iter().any(|x| x == name)) {
+        return None;
+    }
+    loc.attr(name).ok()
+}
+
+fn attr_object(loc: &Location, name: &str) -> String {
+    format!("attribute `{name}` of {}", loc.name())
+}
+
+/// `group/name` without doubled slashes.
+pub(crate) fn join(group: &str, name: &str) -> String {
+    if group.ends_with('/') {
+        format!("{group}{name}")
+    } else {
+        format!("{group}/{name}")
+    }
+}

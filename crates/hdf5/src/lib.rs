@@ -1,0 +1,165 @@
+//! Sparse matrices in HDF5 files: binsparse, AnnData `.h5ad`, 10x Genomics `.h5` and
+//! MATLAB v7.3 `.mat`, read into the core's coordinates or, where the file holds CSR /
+//! CSC arrays, straight into checked level arrays (keeping the stored index widths).
+//!
+//! Files are untrusted: every numeric dataset is read in its stored type and converted
+//! under the core's rules, index arrays are checked (negative, out of range, pointers that
+//! decrease or miss the count), every array's size is checked against the memory budget
+//! before it is allocated, and every error names the file and the dataset or attribute.
+//!
+//! ```no_run
+//! let m = sptk_hdf5::read("pbmc.h5ad".as_ref(), None, Some("layers/counts"), &Default::default()).unwrap();
+//! println!("{} {:?}: {}", m.object, m.dim_sizes(), m.layout);
+//! ```
+
+mod anndata;
+mod arrays;
+mod binsparse;
+mod error;
+mod h5;
+mod list;
+mod matlab;
+mod tenx;
+
+use std::path::Path;
+
+pub use arrays::{Content, Matrix};
+pub use error::H5Error;
+pub use list::{list, Member};
+
+use crate::h5::H5;
+
+/// The kinds of HDF5 file read here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// binsparse (a group with a `binsparse` descriptor attribute).
+    Binsparse,
+    /// AnnData `.h5ad`.
+    AnnData,
+    /// 10x Genomics feature-barcode matrix.
+    TenX,
+    /// MATLAB v7.3 `.mat`.
+    Matlab,
+    /// Some other HDF5 file: objects are read by what they look like.
+    Plain,
+}
+
+impl Kind {
+    /// The kind in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Binsparse => "binsparse",
+            Kind::AnnData => "AnnData .h5ad",
+            Kind::TenX => "10x Genomics .h5",
+            Kind::Matlab => "MATLAB v7.3 .mat",
+            Kind::Plain => "HDF5",
+        }
+    }
+}
+
+/// How to read.
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    /// Bytes any one array read may take (None: the core's default budget).
+    pub memory_limit: Option<u64>,
+}
+
+/// Whether the first bytes of a file are MATLAB v7.3's header.
+pub fn is_matlab_header(head: &[u8]) -> bool {
+    head.starts_with(matlab::HEADER)
+}
+
+/// What kind of HDF5 file `path` is, from its content.
+///
+/// # Errors
+/// The file cannot be opened as HDF5.
+pub fn detect(path: &Path) -> Result<Kind, H5Error> {
+    let h = h5::open(path, None)?;
+    Ok(kind_of(&h))
+}
+
+fn kind_of(h: &H5) -> Kind {
+    let mut head = [0u8; 32];
+    let n = std::fs::File::open(h.at.file)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    if is_matlab_header(&head[..n]) {
+        return Kind::Matlab;
+    }
+    let Ok(root) = h.file.group("/") else {
+        return Kind::Plain;
+    };
+    let root_attr = |name: &str| h.attr_string(&root, name).ok().flatten();
+    if root_attr(binsparse::ATTRIBUTE).is_some() {
+        return Kind::Binsparse;
+    }
+    if root_attr("encoding-type").as_deref() == Some("anndata")
+        || ["X", "obs", "var"].iter().all(|n| root.link_exists(n))
+    {
+        return Kind::AnnData;
+    }
+    if root_attr("filetype").as_deref() == Some("matrix") || !tenx::matrices(h).is_empty() {
+        return Kind::TenX;
+    }
+    Kind::Plain
+}
+
+/// Reads one matrix of the HDF5 file `path`: `member` names it (a group or dataset path;
+/// a MATLAB variable, `S.W` for a struct field), else the file's main one (AnnData `X`,
+/// the 10x matrix, the binsparse root, the only sparse MATLAB variable). `kind` overrides
+/// what the content says.
+///
+/// # Errors
+/// [`H5Error`] naming the file and the object: not HDF5, no such object, an object that
+/// is not a matrix, or arrays that break the format's rules.
+pub fn read(
+    path: &Path,
+    kind: Option<Kind>,
+    member: Option<&str>,
+    opts: &ReadOptions,
+) -> Result<Matrix, H5Error> {
+    let h = h5::open(path, opts.memory_limit)?;
+    let kind = kind.unwrap_or_else(|| kind_of(&h));
+    let member = member.map(|m| m.trim()).filter(|m| !m.is_empty());
+    match kind {
+        Kind::Matlab => matlab::read(&h, member),
+        Kind::AnnData => anndata::read(&h, member.unwrap_or("X")),
+        Kind::TenX => tenx::read(&h, member),
+        Kind::Binsparse => binsparse::read(&h, member.unwrap_or("/")),
+        Kind::Plain => read_plain(&h, member),
+    }
+}
+
+/// An object of a file of no known kind, read by what it looks like.
+fn read_plain(h: &H5, member: Option<&str>) -> Result<Matrix, H5Error> {
+    let Some(member) = member else {
+        return Err(h.at.err(
+            "",
+            "an HDF5 file of no kind read here (binsparse, AnnData, 10x Genomics, MATLAB v7.3); name a matrix in it as FILE:PATH or with --dataset (`sparse-convert info FILE` lists them)",
+        ));
+    };
+    let path = format!("/{}", member.trim_start_matches('/'));
+    if let Ok(g) = h.file.group(&path) {
+        if h.attr_string(&g, binsparse::ATTRIBUTE)?.is_some() {
+            return binsparse::read(h, &path);
+        }
+        if tenx::is_matrix(&g) {
+            return tenx::read(h, Some(&path));
+        }
+        if g.attr_names()
+            .is_ok_and(|a| a.iter().any(|x| x == "MATLAB_sparse"))
+        {
+            return matlab::read(h, Some(&path));
+        }
+    }
+    let mut notes = Vec::new();
+    let (content, layout) = anndata::read_object(h, &path, &mut notes)?;
+    Ok(Matrix {
+        object: path,
+        kind: Kind::Plain,
+        layout,
+        content,
+        labels: Vec::new(),
+        notes,
+    })
+}
