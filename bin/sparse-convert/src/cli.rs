@@ -153,7 +153,8 @@ pub struct ConvertArgs {
     /// The target.
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Output file (`.spt`, `.mtx`, `.mtx.gz`, `.tns`); `-` writes standard output.
+    /// Output file (`.spt`, `.mtx`, `.mtx.gz`, `.tns`, and with HDF5 support `.h5` /
+    /// `.bsp.h5` binsparse, `.h5ad`, `.mat`); `-` writes standard output.
     #[arg(long, short, value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// Print the storage in MLIR's sparse_tensor.print layout on standard output.
@@ -162,6 +163,9 @@ pub struct ConvertArgs {
     /// Output format for `-o -`: mtx, tns or spt.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
+    /// `.mat` output: the name of the MATLAB variable written (`A` by default).
+    #[arg(long, value_name = "NAME")]
+    pub output_var: Option<String>,
     /// Matrix Market output: write one triangle of a symmetric, skew-symmetric or hermitian matrix.
     #[arg(long, value_name = "SYMMETRY")]
     pub symmetry: Option<String>,

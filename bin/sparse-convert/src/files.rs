@@ -21,6 +21,15 @@ pub enum Format {
     Tns,
     /// The `.spt` storage file.
     Spt,
+    /// binsparse in HDF5 (`.h5`, `.bsp.h5`).
+    #[cfg(feature = "hdf5")]
+    Binsparse,
+    /// AnnData (`.h5ad`).
+    #[cfg(feature = "hdf5")]
+    H5ad,
+    /// MATLAB v7.3 (`.mat`).
+    #[cfg(feature = "hdf5")]
+    Mat,
 }
 
 impl Format {
@@ -29,7 +38,13 @@ impl Format {
             "mtx" | "mm" | "matrix-market" => Ok(Format::Mtx),
             "tns" | "frostt" => Ok(Format::Tns),
             "spt" => Ok(Format::Spt),
-            other => bail!("unknown format `{other}` (expected mtx, tns or spt)"),
+            #[cfg(feature = "hdf5")]
+            "binsparse" | "h5" | "bsp" => Ok(Format::Binsparse),
+            #[cfg(feature = "hdf5")]
+            "h5ad" | "anndata" => Ok(Format::H5ad),
+            #[cfg(feature = "hdf5")]
+            "mat" | "matlab" => Ok(Format::Mat),
+            other => bail!("unknown format `{other}` (expected {})", Format::KEYS),
         }
     }
 
@@ -44,8 +59,32 @@ impl Format {
         } else if name.ends_with(".spt") {
             Some(Format::Spt)
         } else {
+            Format::hdf5_from_name(name)
+        }
+    }
+
+    /// The keys `--format` takes.
+    #[cfg(feature = "hdf5")]
+    const KEYS: &'static str = "mtx, tns, spt, binsparse, h5ad or mat";
+    #[cfg(not(feature = "hdf5"))]
+    const KEYS: &'static str = "mtx, tns or spt";
+
+    #[cfg(feature = "hdf5")]
+    fn hdf5_from_name(name: &str) -> Option<Format> {
+        if name.ends_with(".h5") || name.ends_with(".hdf5") {
+            Some(Format::Binsparse)
+        } else if name.ends_with(".h5ad") {
+            Some(Format::H5ad)
+        } else if name.ends_with(".mat") {
+            Some(Format::Mat)
+        } else {
             None
         }
+    }
+
+    #[cfg(not(feature = "hdf5"))]
+    fn hdf5_from_name(_name: &str) -> Option<Format> {
+        None
     }
 
     /// The name used in reports.
@@ -54,6 +93,12 @@ impl Format {
             Format::Mtx => "Matrix Market",
             Format::Tns => "FROSTT .tns",
             Format::Spt => "sptk storage file (.spt)",
+            #[cfg(feature = "hdf5")]
+            Format::Binsparse => "binsparse (HDF5)",
+            #[cfg(feature = "hdf5")]
+            Format::H5ad => "AnnData .h5ad",
+            #[cfg(feature = "hdf5")]
+            Format::Mat => "MATLAB v7.3 .mat",
         }
     }
 }
@@ -93,8 +138,9 @@ fn output_format(path: &Path, flag: &Option<String>) -> Result<Format> {
             bail!("the output is standard output: say its format with --format")
         }
         (None, None) => bail!(
-            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz or .tns, or --format)",
-            path.display()
+            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz, .tns{}, or --format)",
+            path.display(),
+            if cfg!(feature = "hdf5") { ", .h5, .h5ad, .mat" } else { "" }
         ),
     }
 }
@@ -198,6 +244,10 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
         progress::finish(bar);
         return Ok(());
     }
+    #[cfg(feature = "hdf5")]
+    if matches!(format, Format::Binsparse | Format::H5ad | Format::Mat) {
+        return write_hdf5(path, format, tensor, args);
+    }
     let labelled = tensor.all_labels().iter().filter(|l| l.is_some()).count();
     if labelled > 0 && !args.input.quiet {
         eprintln!(
@@ -239,9 +289,46 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
             };
             sptk_mtx::write_tns_path(path, &tensor.to_entries(), &opts)?;
         }
+        #[cfg(feature = "hdf5")]
+        Format::Spt | Format::Binsparse | Format::H5ad | Format::Mat => {
+            unreachable!("handled above")
+        }
+        #[cfg(not(feature = "hdf5"))]
         Format::Spt => unreachable!("handled above"),
     }
     progress::finish(bar);
+    Ok(())
+}
+
+/// Writes an HDF5 output (binsparse, AnnData or MATLAB), printing the writer's notes.
+#[cfg(feature = "hdf5")]
+fn write_hdf5(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) -> Result<()> {
+    if path.as_os_str() == "-" {
+        bail!(
+            "{} is written to a file, not standard output",
+            format.name()
+        );
+    }
+    if args.symmetry.is_some() {
+        bail!("--symmetry applies to Matrix Market output only");
+    }
+    if args.output_var.is_some() && format != Format::Mat {
+        bail!("--output-var names the variable of a .mat output");
+    }
+    let opts = sptk_hdf5::WriteOptions {
+        var: args.output_var.clone(),
+        ..Default::default()
+    };
+    let notes = match format {
+        Format::Binsparse => sptk_hdf5::write_binsparse(path, tensor, &opts)?,
+        Format::H5ad => sptk_hdf5::write_h5ad(path, tensor, &opts)?,
+        _ => sptk_hdf5::write_mat(path, tensor, &opts)?,
+    };
+    if !args.input.quiet {
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+    }
     Ok(())
 }
 

@@ -340,7 +340,10 @@ pub fn members_table(input: &str, members: &[sptk_input::Member]) -> String {
         .iter()
         .map(|m| {
             vec![
-                format!("{input}:{}", m.path.trim_start_matches('/')),
+                match m.path.trim_start_matches('/') {
+                    "" => input.to_string(),
+                    member => format!("{input}:{member}"),
+                },
                 m.layout.clone(),
                 if m.dims.is_empty() {
                     "?".into()

@@ -129,8 +129,8 @@ pub(crate) fn compressed(
             } else {
                 "j : dense, i : compressed"
             },
-            c.pos.width().bits(),
-            c.crd.width().bits()
+            mlir_width(c.pos.width()),
+            mlir_width(c.crd.width())
         );
         let encoding: Encoding = text
             .parse()
@@ -206,6 +206,14 @@ pub(crate) fn check_pointers(
         ));
     }
     Ok(())
+}
+
+/// A width as an encoding states it: 64 is MLIR's default, written 0.
+fn mlir_width(w: IndexWidth) -> u32 {
+    match w {
+        IndexWidth::W64 => 0,
+        w => w.bits(),
+    }
 }
 
 enum Scan {

@@ -9,7 +9,10 @@
 //! is decoded level by level into coordinates.
 
 use serde_json::Value as Json;
-use sptk_tensor::{coord_width_for, Entries, IndexVec, Scalar, ValueType, ValueVec, C128, C64};
+use sptk_encoding::Encoding;
+use sptk_tensor::{
+    coord_width_for, Entries, IndexVec, LevelArrays, Scalar, Tensor, ValueType, ValueVec, C128, C64,
+};
 
 use crate::arrays::{compressed, Compressed, Content, Matrix};
 use crate::error::H5Error;
@@ -18,6 +21,10 @@ use crate::Kind;
 
 /// The descriptor attribute.
 pub const ATTRIBUTE: &str = "binsparse";
+
+/// The descriptor key (and group) of the exact level arrays sptk writes beside a COO
+/// fallback.
+pub const SPTK_KEY: &str = "sptk";
 
 /// One level of a level tree, top first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +48,8 @@ struct Descriptor {
     values: String,
     structure: Option<String>,
     fill: bool,
+    /// The exact level arrays sptk wrote beside a COO fallback, if any.
+    sptk: Option<Json>,
 }
 
 /// Reads the binsparse matrix in group `group` (`/` for the root).
@@ -56,6 +65,26 @@ pub(crate) fn read(h: &H5, group: &str) -> Result<Matrix, H5Error> {
 
     if d.fill {
         check_fill(h, &g, &name("fill_value"))?;
+    }
+    if let Some(x) = &d.sptk {
+        let t = exact(h, &g, &d, x).map_err(|e| {
+            if e.object.is_empty() {
+                h.at.err(
+                    format!("{}/{SPTK_KEY}", g.name().trim_end_matches('/')),
+                    e.message,
+                )
+            } else {
+                e
+            }
+        })?;
+        return Ok(Matrix {
+            object: g.name(),
+            kind: Kind::Binsparse,
+            layout: format!("binsparse {} with sptk's level arrays", d.format),
+            content: Content::Tensor(t),
+            labels: Vec::new(),
+            notes,
+        });
     }
     let values = read_values(h, &g, &d, &name("values"))?;
 
@@ -172,6 +201,7 @@ fn descriptor(text: &str) -> Result<Descriptor, String> {
         values,
         structure,
         fill,
+        sptk: root.get(SPTK_KEY).cloned(),
     })
 }
 
@@ -522,7 +552,12 @@ fn dense_level(
         .collect();
     for k in 0..sizes.len() {
         let inner: u64 = sizes[k + 1..].iter().product();
-        coords.push((0..total).map(|p| (p % span) / inner.max(1)).collect());
+        let size = sizes[k].max(1);
+        coords.push(
+            (0..total)
+                .map(|p| (p % span) / inner.max(1) % size)
+                .collect(),
+        );
     }
     Ok(Positions {
         coords,
@@ -645,4 +680,65 @@ fn expand_structure(e: &mut Entries, structure: &str) -> Result<(), String> {
     }
     *e = Entries::from_checked_arrays(dims, coords, values).map_err(|err| err.to_string())?;
     Ok(())
+}
+
+/// The exact level arrays sptk keeps in group `sptk` beside a COO fallback.
+fn exact(h: &H5, g: &hdf5::Group, d: &Descriptor, x: &Json) -> Result<Tensor, H5Error> {
+    let group = join(&g.name(), SPTK_KEY);
+    let at = |m: String| h.at.err(&group, m);
+    let text = x
+        .get("encoding")
+        .and_then(Json::as_str)
+        .ok_or_else(|| at("no `encoding` text under the descriptor's `sptk` key".into()))?;
+    let encoding: Encoding = text
+        .parse()
+        .map_err(|e| at(format!("the encoding `{text}` does not parse: {e}")))?;
+    let lengths = x.get("lengths").and_then(Json::as_object);
+    let s = h.group(&group)?;
+    let mut levels = Vec::with_capacity(encoding.levels.len());
+    for l in 0..encoding.levels.len() {
+        let mut arrays = LevelArrays {
+            pos: None,
+            crd: None,
+        };
+        for (kind, slot) in [("pos", &mut arrays.pos), ("crd", &mut arrays.crd)] {
+            let name = format!("{kind}_{l}");
+            if !H5::has_dataset(&s, &name) {
+                continue;
+            }
+            let mut v = h.index_1d(&s, &name)?;
+            let width = if kind == "pos" {
+                encoding.pos_bits()
+            } else {
+                encoding.crd_bits()
+            };
+            if width == 2 {
+                let IndexVec::U8(bytes) = v else {
+                    return Err(h.at.err(
+                        join(&group, &name),
+                        "packed 2-bit coordinates are stored as bytes",
+                    ));
+                };
+                let len = lengths
+                    .and_then(|m| m.get(&name))
+                    .and_then(Json::as_u64)
+                    .filter(|&n| n.div_ceil(4) == bytes.len() as u64)
+                    .ok_or_else(|| {
+                        h.at.err(
+                            join(&group, &name),
+                            "no length matching the packed bytes under `lengths`",
+                        )
+                    })?;
+                v = IndexVec::Packed2 {
+                    bytes,
+                    len: len as usize,
+                };
+            }
+            *slot = Some(v);
+        }
+        levels.push(arrays);
+    }
+    let vds = h.dataset(&s, "values")?;
+    let values = h.values(&vds, &join(&group, "values"))?;
+    Tensor::try_from_parts(encoding, d.shape.clone(), levels, values).map_err(|e| at(e.to_string()))
 }

@@ -251,10 +251,23 @@ impl H5<'_> {
             ValueType::U32 => ValueVec::U32(self.read_raw(c, object)?.into()),
             ValueType::U64 => ValueVec::U64(self.read_raw(c, object)?.into()),
             ValueType::Bool => ValueVec::Bool(self.read_raw(c, object)?.into()),
-            ValueType::C128 => {
-                let v: Vec<Complex64> = self.read_raw(c, object)?;
+            ValueType::C128 | ValueType::C64 => self.complex(c, object, t)?,
+            other => {
+                return Err(self
+                    .at
+                    .err(object, format!("values of type {other:?} cannot be read")))
+            }
+        })
+    }
+
+    /// Complex values, from either compound naming (`{real, imag}` or `{r, i}`).
+    fn complex(&self, c: &Container, object: &str, t: ValueType) -> Result<ValueVec, H5Error> {
+        let ri = matches!(self.descriptor(c, object)?, TypeDescriptor::Compound(ref k) if k.fields[0].name == "r");
+        Ok(match (t, ri) {
+            (ValueType::C128, false) => {
+                let v: Vec<ComplexMatlab<f64>> = self.read_raw(c, object)?;
                 ValueVec::C128(
-                    v.into_iter()
+                    v.iter()
                         .map(|z| C128 {
                             re: z.real,
                             im: z.imag,
@@ -263,10 +276,19 @@ impl H5<'_> {
                         .into(),
                 )
             }
-            ValueType::C64 => {
-                let v: Vec<Complex32> = self.read_raw(c, object)?;
+            (ValueType::C128, true) => {
+                let v: Vec<ComplexRi<f64>> = self.read_raw(c, object)?;
+                ValueVec::C128(
+                    v.iter()
+                        .map(|z| C128 { re: z.r, im: z.i })
+                        .collect::<Vec<_>>()
+                        .into(),
+                )
+            }
+            (_, false) => {
+                let v: Vec<ComplexMatlab<f32>> = self.read_raw(c, object)?;
                 ValueVec::C64(
-                    v.into_iter()
+                    v.iter()
                         .map(|z| C64 {
                             re: z.real,
                             im: z.imag,
@@ -275,10 +297,14 @@ impl H5<'_> {
                         .into(),
                 )
             }
-            other => {
-                return Err(self
-                    .at
-                    .err(object, format!("values of type {other:?} cannot be read")))
+            (_, true) => {
+                let v: Vec<ComplexRi<f32>> = self.read_raw(c, object)?;
+                ValueVec::C64(
+                    v.iter()
+                        .map(|z| C64 { re: z.r, im: z.i })
+                        .collect::<Vec<_>>()
+                        .into(),
+                )
             }
         })
     }
@@ -354,20 +380,20 @@ impl H5<'_> {
     }
 }
 
-/// A complex number as MATLAB and h5py store it.
+/// A complex number as MATLAB stores it (`{real, imag}`).
 #[derive(hdf5::H5Type, Clone, Copy)]
 #[repr(C)]
-struct Complex64 {
-    real: f64,
-    imag: f64,
+pub(crate) struct ComplexMatlab<T: Copy + hdf5::H5Type + 'static> {
+    pub real: T,
+    pub imag: T,
 }
 
-/// A single-precision complex number.
+/// A complex number as h5py (and so AnnData) stores it (`{r, i}`).
 #[derive(hdf5::H5Type, Clone, Copy)]
 #[repr(C)]
-struct Complex32 {
-    real: f32,
-    imag: f32,
+pub(crate) struct ComplexRi<T: Copy + hdf5::H5Type + 'static> {
+    pub r: T,
+    pub i: T,
 }
 
 /// The value type of a stored HDF5 type, if numeric.

@@ -20,12 +20,14 @@ mod h5;
 mod list;
 mod matlab;
 mod tenx;
+mod write;
 
 use std::path::Path;
 
 pub use arrays::{Content, Matrix};
 pub use error::H5Error;
 pub use list::{list, Member};
+pub use write::{write_binsparse, write_h5ad, write_mat, WriteOptions};
 
 use crate::h5::H5;
 

@@ -172,6 +172,71 @@ impl Drop for AtomicFile {
     }
 }
 
+/// A named temporary file beside the target, for writers that open the file by name
+/// themselves (the HDF5 library does): they write [`AtomicPath::path`], then
+/// [`AtomicPath::commit`] fsyncs it, renames it over the target and fsyncs the folder.
+/// Dropped without a commit, the temporary is removed.
+#[derive(Debug)]
+pub struct AtomicPath {
+    target: PathBuf,
+    tmp: PathBuf,
+    armed: bool,
+}
+
+impl AtomicPath {
+    /// Reserves the temporary name `.NAME.tmp.PID.N` beside `path` (created empty, with the
+    /// permissions a new file or the existing target has), after removing the stale
+    /// temporaries of dead writers.
+    ///
+    /// # Errors
+    /// Standard output, a path without a file name, or the folder refusing the file.
+    pub fn create(path: &Path) -> io::Result<AtomicPath> {
+        if path.as_os_str() == "-" {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "standard output (`-`) cannot be written atomically; write it directly",
+            ));
+        }
+        let tmp = temp_path(path)?;
+        let _ = remove_stale_temporaries(path);
+        let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        if let Ok(meta) = fs::metadata(path) {
+            if meta.is_file() {
+                file.set_permissions(meta.permissions())?;
+            }
+        }
+        Ok(AtomicPath {
+            target: path.to_path_buf(),
+            tmp,
+            armed: true,
+        })
+    }
+
+    /// The temporary file to write.
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Fsyncs the temporary, renames it over the target and fsyncs the folder.
+    ///
+    /// # Errors
+    /// As for [`AtomicFile::commit`].
+    pub fn commit(mut self) -> io::Result<()> {
+        File::open(&self.tmp)?.sync_all()?;
+        fs::rename(&self.tmp, &self.target)?;
+        self.armed = false;
+        sync_folder(folder(&self.target))
+    }
+}
+
+impl Drop for AtomicPath {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
 /// Replaces `path` with a file that `fill` writes, atomically (see the crate doc). `fill`
 /// gets the file at position 0, open for reading and writing; its error is returned as is
 /// and the target is left as it was.
@@ -376,6 +441,28 @@ mod tests {
         // The next write syncs normally.
         write_atomic(&path, |f| f.write_all(b"again")).unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"again");
+    }
+
+    #[test]
+    fn an_atomic_path_replaces_the_target_on_commit_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.h5");
+        fs::write(&path, b"old").unwrap();
+        let out = AtomicPath::create(&path).unwrap();
+        fs::write(out.path(), b"half").unwrap();
+        drop(out);
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            b"old",
+            "a dropped write leaves the old file"
+        );
+        assert!(temporaries(&path).unwrap().is_empty());
+        let out = AtomicPath::create(&path).unwrap();
+        assert_eq!(temporaries(&path).unwrap().len(), 1);
+        fs::write(out.path(), b"new").unwrap();
+        out.commit().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert!(temporaries(&path).unwrap().is_empty());
     }
 
     #[test]
