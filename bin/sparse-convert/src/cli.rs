@@ -62,6 +62,10 @@ pub struct InputArgs {
     /// as `INPUT:NAME`.
     #[arg(long, value_name = "NAME")]
     pub var: Option<String>,
+    /// Transpose the input first (its dimensions in reverse order): a 10x matrix of
+    /// features x barcodes becomes cells x genes, as AnnData keeps it.
+    #[arg(long)]
+    pub transpose: bool,
     /// `.spt` input: read the file into memory instead of mapping it (for files another
     /// process may change or truncate while they are in use).
     #[arg(long)]

@@ -212,7 +212,10 @@ pub fn read_input(args: &InputArgs, opened: Opened<'static>) -> Result<Input> {
     let (ropts, bar) = read_options(args, &opened, None);
     let input = opened.read(&ropts).map_err(input_error);
     progress::finish(bar);
-    input
+    match input {
+        Ok(i) if args.transpose => i.transposed().map_err(input_error),
+        other => other,
+    }
 }
 
 /// Writes the converted tensor to `path` (atomically for files).

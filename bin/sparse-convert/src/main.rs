@@ -262,7 +262,9 @@ fn convert(args: ConvertArgs) -> Result<()> {
     // coordinate list when it can be. A target or option that does not resolve here takes
     // the ordinary path, which reports it.
     let direct = match (target(&args.target, 2), options(&args.target)) {
-        (Ok(t), Ok(opts)) => files::read_converted(&args.input, opened, &t, &opts)?,
+        (Ok(t), Ok(opts)) if !args.input.transpose => {
+            files::read_converted(&args.input, opened, &t, &opts)?
+        }
         _ => Err(opened),
     };
     let (input, converted, read_time, convert_time) = match direct {

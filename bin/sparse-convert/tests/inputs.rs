@@ -150,3 +150,16 @@ fn several_files_and_streams() {
         "--from xls: unknown format (expected one of: mtx, tns, spt, mex",
     );
 }
+
+#[test]
+fn transpose_swaps_rows_and_columns_of_coordinates() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let a = "%%MatrixMarket matrix coordinate real general\n2 3 2\n1 3 5\n2 1 7\n";
+    let t = "%%MatrixMarket matrix coordinate real general\n3 2 2\n3 1 5\n1 2 7\n";
+    std::fs::write(d.join("a.mtx"), a).unwrap();
+    std::fs::write(d.join("t.mtx"), t).unwrap();
+    let got = ok(&["a.mtx", "--transpose", "--to", "CSR", "--print"], d, None);
+    let want = ok(&["t.mtx", "--to", "CSR", "--print"], d, None);
+    assert_eq!(got, want);
+}

@@ -198,6 +198,51 @@ impl Input {
         }
     }
 
+    /// The input transposed: its dimensions in reverse order (rows and columns swapped
+    /// for a matrix), labels with them. Coordinates swap their arrays; level arrays keep
+    /// theirs under the encoding with its dimensions renumbered (CSC of A is CSR of A^T),
+    /// so nothing is copied but the checks.
+    ///
+    /// # Errors
+    /// A stored file that does not validate; a streamed input (converted while read).
+    pub fn transposed(mut self) -> Result<Input, InputError> {
+        let explain = |error| InputError::Convert {
+            one_based: false,
+            error,
+        };
+        self.content = match self.content {
+            Content::Entries {
+                entries,
+                mut labels,
+            } => {
+                let (mut dims, mut coords, values) = entries.into_parts();
+                dims.reverse();
+                coords.reverse();
+                labels.reverse();
+                let entries = sptk_tensor::Entries::from_checked_arrays(dims, coords, values)
+                    .map_err(|e| InputError::Source(format!("{}: {e}", self.name)))?;
+                Content::Entries { entries, labels }
+            }
+            Content::Tensor(t) => Content::Tensor(transpose_tensor(t).map_err(explain)?),
+            Content::Stored { file, checksums } => {
+                let t = if checksums {
+                    file.validate()?
+                } else {
+                    file.validate_without_checksums()?
+                };
+                Content::Tensor(transpose_tensor(t).map_err(explain)?)
+            }
+            Content::Streamed { .. } => {
+                return Err(InputError::Source(format!(
+                    "{}: converted while it was read, so it cannot be transposed",
+                    self.name
+                )))
+            }
+        };
+        self.notes.push("transposed (--transpose)".into());
+        Ok(self)
+    }
+
     fn convert_error(&self, error: sptk_tensor::ConvertError) -> InputError {
         InputError::Convert {
             one_based: self.one_based,
@@ -241,4 +286,38 @@ impl std::fmt::Debug for Input {
             .field("notes", &self.notes)
             .finish()
     }
+}
+
+/// `t` with its dimensions in reverse order: the same level arrays under an encoding whose
+/// level expressions name dimension `n - 1 - d` where they named `d`.
+fn transpose_tensor(t: Tensor) -> Result<Tensor, sptk_tensor::ConvertError> {
+    use sptk_encoding::LevelExpr;
+    let labels: Vec<Option<Labels>> = t.all_labels().into_iter().map(|l| l.cloned()).collect();
+    let (mut encoding, mut dims, levels, values) = t.into_parts();
+    let n = dims.len();
+    let flip = |d: usize| n - 1 - d;
+    for level in &mut encoding.levels {
+        level.expr = match level.expr.clone() {
+            LevelExpr::Dim(d) => LevelExpr::Dim(flip(d)),
+            LevelExpr::FloorDiv(d, c) => LevelExpr::FloorDiv(flip(d), c),
+            LevelExpr::Mod(d, c) => LevelExpr::Mod(flip(d), c),
+            LevelExpr::Ell { dim, k } => LevelExpr::Ell { dim: flip(dim), k },
+            LevelExpr::Other(_) => {
+                return Err(sptk_tensor::ConvertError::Invalid(
+                    "an encoding with general affine level expressions cannot be transposed".into(),
+                ))
+            }
+        };
+    }
+    encoding.dims.reverse();
+    dims.reverse();
+    let mut out = Tensor::try_from_parts(encoding, dims, levels, values)?;
+    for (d, l) in labels.into_iter().rev().enumerate() {
+        if let Some(l) = l {
+            out = out
+                .with_labels(d, l)
+                .map_err(|e| sptk_tensor::ConvertError::Invalid(e.to_string()))?;
+        }
+    }
+    Ok(out)
 }
