@@ -225,16 +225,24 @@ fn plan_of(input: &Input, t: &TargetArgs) -> Result<sptk_tensor::Plan> {
 
 /// Converts the input into the target; returns the result and the time of the
 /// conversion (for a `.spt` input, validation included).
+/// Converts the input; `owned`: its level arrays may move into the result (the input then
+/// keeps only what reports need).
 fn do_convert(
-    input: &Input,
+    input: &mut Input,
     t: &TargetArgs,
     quiet: bool,
+    owned: bool,
 ) -> Result<(Converted, std::time::Duration)> {
     let target = resolved_target(input, t)?;
     let opts = options(t)?;
     let bar = progress::spinner(quiet, "converting");
     let start = Instant::now();
-    let converted = input.convert(&target, &opts).map_err(files::input_error)?;
+    let converted = if owned {
+        input.convert_owned(&target, &opts)
+    } else {
+        input.convert(&target, &opts)
+    }
+    .map_err(files::input_error)?;
     let elapsed = start.elapsed();
     progress::finish(bar);
     prune_note(&converted, t, quiet);
@@ -279,9 +287,9 @@ fn convert(args: ConvertArgs) -> Result<()> {
             (d.input, d.converted, read_time, d.convert_time)
         }
         Err(opened) => {
-            let input = files::read_input(&args.input, opened)?;
+            let mut input = files::read_input(&args.input, opened)?;
             let read_time = read_start.elapsed();
-            let (converted, convert_time) = do_convert(&input, &args.target, quiet)?;
+            let (converted, convert_time) = do_convert(&mut input, &args.target, quiet, true)?;
             (input, converted, read_time, Some(convert_time))
         }
     };
@@ -329,7 +337,7 @@ fn info(args: InfoArgs) -> Result<()> {
             report::members_table(&opened.source.spec().to_string(), members)
         );
     }
-    let input = match files::read_input(&args.input, opened) {
+    let mut input = match files::read_input(&args.input, opened) {
         Ok(input) => input,
         Err(e) if members.as_ref().is_some_and(|m| !m.is_empty()) => {
             println!("\nno main matrix to describe: {}", error_text(&e));
@@ -341,7 +349,7 @@ fn info(args: InfoArgs) -> Result<()> {
         println!();
     }
     let converted = match &args.target.to {
-        Some(_) => Some(do_convert(&input, &args.target, args.input.quiet)?.0),
+        Some(_) => Some(do_convert(&mut input, &args.target, args.input.quiet, false)?.0),
         None => None,
     };
     // A `.spt` input without --to is described from its header alone: instant.

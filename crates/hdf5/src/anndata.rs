@@ -70,7 +70,7 @@ pub(crate) fn read_object(
             by_rows,
             pos: h.index_1d(&g, "indptr")?,
             crd: h.index_1d(&g, "indices")?,
-            values: h.values(&data, &name("data"))?,
+            values: h.values_ds(&data, &name("data"))?,
             names: [&name("indptr"), &name("indices"), &name("data")],
         },
         notes,

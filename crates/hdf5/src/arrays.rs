@@ -321,7 +321,7 @@ pub(crate) fn dense(h: &H5, ds: &hdf5::Dataset, transposed: bool) -> Result<Cont
     } else {
         (a as u64, b as u64)
     };
-    let values = h.values(ds, &object)?;
+    let values = h.values_ds(ds, &object)?;
     let mut e = Entries::new(vec![rows, cols], values.value_type());
     sptk_tensor::with_values!(&values, v => {
         for (k, x) in v.iter().enumerate() {

@@ -329,7 +329,7 @@ fn repeat(v: &ValueVec, n: usize) -> ValueVec {
 
 fn read_values(h: &H5, g: &hdf5::Group, d: &Descriptor, object: &str) -> Result<Values, H5Error> {
     let ds = h.dataset(g, "values")?;
-    let raw = h.values(&ds, object)?;
+    let raw = h.values_ds(&ds, object)?;
     let (iso, inner) = match d
         .values
         .strip_prefix("iso[")
@@ -739,6 +739,6 @@ fn exact(h: &H5, g: &hdf5::Group, d: &Descriptor, x: &Json) -> Result<Tensor, H5
         levels.push(arrays);
     }
     let vds = h.dataset(&s, "values")?;
-    let values = h.values(&vds, &join(&group, "values"))?;
+    let values = h.values_ds(&vds, &join(&group, "values"))?;
     Tensor::try_from_parts(encoding, d.shape.clone(), levels, values).map_err(|e| at(e.to_string()))
 }

@@ -48,8 +48,8 @@ pub(crate) fn open(path: &Path, limit: Option<u64>) -> Result<H5<'_>, H5Error> {
 /// A signed integer array read whole, and checked for negatives, before it is taken as
 /// unsigned (the same bytes, reinterpreted in place).
 macro_rules! unsigned_of {
-    ($self:ident, $ds:ident, $name:ident, $signed:ty, $unsigned:ty, $variant:ident) => {{
-        let v: Vec<$signed> = $self.read_raw($ds, $name)?;
+    ($self:ident, $c:ident, $ds:ident, $name:ident, $signed:ty, $unsigned:ty, $variant:ident) => {{
+        let v: Vec<$signed> = $self.read_num($c, $ds, $name)?;
         if let Some(i) = v.iter().position(|&x| x < 0) {
             return Err($self.at.err(
                 $name,
@@ -170,6 +170,23 @@ impl H5<'_> {
         Ok(())
     }
 
+    /// A numeric array: straight from the file where the dataset's layout allows (see
+    /// `direct`), else through the library.
+    fn read_num<T: hdf5::H5Type + crate::direct::Plain>(
+        &self,
+        c: &Container,
+        ds: Option<&Dataset>,
+        object: &str,
+    ) -> Result<Vec<T>, H5Error> {
+        if let Some(ds) = ds {
+            self.check_budget(object, c.size(), std::mem::size_of::<T>())?;
+            if let Some(v) = crate::direct::read(self, ds, object)? {
+                return Ok(v);
+            }
+        }
+        self.read_raw(c, object)
+    }
+
     fn read_raw<T: hdf5::H5Type>(&self, c: &Container, object: &str) -> Result<Vec<T>, H5Error> {
         self.check_budget(object, c.size(), std::mem::size_of::<T>())?;
         c.read_raw::<T>()
@@ -178,22 +195,44 @@ impl H5<'_> {
 
     /// An array of non-negative integers in its stored width (any shape, flattened).
     pub fn index(&self, c: &Container, object: &str) -> Result<IndexVec, H5Error> {
+        self.index_from(c, None, object)
+    }
+
+    /// [`H5::index`] of a dataset, read straight from the file where its layout allows.
+    pub fn index_ds(&self, ds: &Dataset, object: &str) -> Result<IndexVec, H5Error> {
+        self.index_from(ds, Some(ds), object)
+    }
+
+    fn index_from(
+        &self,
+        c: &Container,
+        ds: Option<&Dataset>,
+        object: &str,
+    ) -> Result<IndexVec, H5Error> {
         let td = self.descriptor(c, object)?;
         Ok(match td {
-            TypeDescriptor::Unsigned(IntSize::U1) => IndexVec::U8(self.read_raw(c, object)?.into()),
+            TypeDescriptor::Unsigned(IntSize::U1) => {
+                IndexVec::U8(self.read_num(c, ds, object)?.into())
+            }
             TypeDescriptor::Unsigned(IntSize::U2) => {
-                IndexVec::U16(self.read_raw(c, object)?.into())
+                IndexVec::U16(self.read_num(c, ds, object)?.into())
             }
             TypeDescriptor::Unsigned(IntSize::U4) => {
-                IndexVec::U32(self.read_raw(c, object)?.into())
+                IndexVec::U32(self.read_num(c, ds, object)?.into())
             }
             TypeDescriptor::Unsigned(IntSize::U8) => {
-                IndexVec::U64(self.read_raw(c, object)?.into())
+                IndexVec::U64(self.read_num(c, ds, object)?.into())
             }
-            TypeDescriptor::Integer(IntSize::U1) => unsigned_of!(self, c, object, i8, u8, U8),
-            TypeDescriptor::Integer(IntSize::U2) => unsigned_of!(self, c, object, i16, u16, U16),
-            TypeDescriptor::Integer(IntSize::U4) => unsigned_of!(self, c, object, i32, u32, U32),
-            TypeDescriptor::Integer(IntSize::U8) => unsigned_of!(self, c, object, i64, u64, U64),
+            TypeDescriptor::Integer(IntSize::U1) => unsigned_of!(self, c, ds, object, i8, u8, U8),
+            TypeDescriptor::Integer(IntSize::U2) => {
+                unsigned_of!(self, c, ds, object, i16, u16, U16)
+            }
+            TypeDescriptor::Integer(IntSize::U4) => {
+                unsigned_of!(self, c, ds, object, i32, u32, U32)
+            }
+            TypeDescriptor::Integer(IntSize::U8) => {
+                unsigned_of!(self, c, ds, object, i64, u64, U64)
+            }
             other => {
                 return Err(self.at.err(
                     object,
@@ -208,7 +247,7 @@ impl H5<'_> {
         let ds = self.dataset(g, name)?;
         let object = ds.name();
         self.expect_1d(&ds, &object)?;
-        self.index(&ds, &object)
+        self.index_ds(&ds, &object)
     }
 
     /// Refuses an array of other than one dimension.
@@ -238,18 +277,32 @@ impl H5<'_> {
 
     /// Numeric values in their stored type (any shape, flattened in storage order).
     pub fn values(&self, c: &Container, object: &str) -> Result<ValueVec, H5Error> {
+        self.values_from(c, None, object)
+    }
+
+    /// [`H5::values`] of a dataset, read straight from the file where its layout allows.
+    pub fn values_ds(&self, ds: &Dataset, object: &str) -> Result<ValueVec, H5Error> {
+        self.values_from(ds, Some(ds), object)
+    }
+
+    fn values_from(
+        &self,
+        c: &Container,
+        ds: Option<&Dataset>,
+        object: &str,
+    ) -> Result<ValueVec, H5Error> {
         let t = self.value_type(c, object)?;
         Ok(match t {
-            ValueType::F32 => ValueVec::F32(self.read_raw(c, object)?.into()),
-            ValueType::F64 => ValueVec::F64(self.read_raw(c, object)?.into()),
-            ValueType::I8 => ValueVec::I8(self.read_raw(c, object)?.into()),
-            ValueType::I16 => ValueVec::I16(self.read_raw(c, object)?.into()),
-            ValueType::I32 => ValueVec::I32(self.read_raw(c, object)?.into()),
-            ValueType::I64 => ValueVec::I64(self.read_raw(c, object)?.into()),
-            ValueType::U8 => ValueVec::U8(self.read_raw(c, object)?.into()),
-            ValueType::U16 => ValueVec::U16(self.read_raw(c, object)?.into()),
-            ValueType::U32 => ValueVec::U32(self.read_raw(c, object)?.into()),
-            ValueType::U64 => ValueVec::U64(self.read_raw(c, object)?.into()),
+            ValueType::F32 => ValueVec::F32(self.read_num(c, ds, object)?.into()),
+            ValueType::F64 => ValueVec::F64(self.read_num(c, ds, object)?.into()),
+            ValueType::I8 => ValueVec::I8(self.read_num(c, ds, object)?.into()),
+            ValueType::I16 => ValueVec::I16(self.read_num(c, ds, object)?.into()),
+            ValueType::I32 => ValueVec::I32(self.read_num(c, ds, object)?.into()),
+            ValueType::I64 => ValueVec::I64(self.read_num(c, ds, object)?.into()),
+            ValueType::U8 => ValueVec::U8(self.read_num(c, ds, object)?.into()),
+            ValueType::U16 => ValueVec::U16(self.read_num(c, ds, object)?.into()),
+            ValueType::U32 => ValueVec::U32(self.read_num(c, ds, object)?.into()),
+            ValueType::U64 => ValueVec::U64(self.read_num(c, ds, object)?.into()),
             ValueType::Bool => ValueVec::Bool(self.read_raw(c, object)?.into()),
             ValueType::C128 | ValueType::C64 => self.complex(c, object, t)?,
             other => {

@@ -15,6 +15,7 @@
 mod anndata;
 mod arrays;
 mod binsparse;
+mod direct;
 mod error;
 mod h5;
 mod list;

@@ -139,7 +139,7 @@ pub(crate) fn read(h: &H5, var: Option<&str>) -> Result<Matrix, H5Error> {
     } else {
         let data = h.dataset(&g, "data")?;
         h.expect_1d(&data, &name("data"))?;
-        let values = h.values(&data, &name("data"))?;
+        let values = h.values_ds(&data, &name("data"))?;
         let values = match (class.as_str(), values) {
             ("logical", ValueVec::U8(v)) => ValueVec::Bool(v.iter().map(|&b| b != 0).collect::<Vec<_>>().into()),
             ("double" | "", v @ (ValueVec::F64(_) | ValueVec::C128(_))) => v,

@@ -82,7 +82,7 @@ pub(crate) fn read(h: &H5, group: Option<&str>) -> Result<Matrix, H5Error> {
             by_rows: false,
             pos: h.index_1d(&g, "indptr")?,
             crd: h.index_1d(&g, "indices")?,
-            values: h.values(&data, &name("data"))?,
+            values: h.values_ds(&data, &name("data"))?,
             names: [&name("indptr"), &name("indices"), &name("data")],
         },
         &mut notes,

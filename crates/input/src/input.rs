@@ -198,6 +198,32 @@ impl Input {
         }
     }
 
+    /// [`Input::convert`] that may move the input's level arrays into the result instead
+    /// of copying them (shared, re-widthed or derived); the input then keeps only what
+    /// reports need (its content becomes [`Content::Streamed`]).
+    ///
+    /// # Errors
+    /// As for [`Input::convert`].
+    pub fn convert_owned(
+        &mut self,
+        target: &Target,
+        opts: &ConvertOptions,
+    ) -> Result<Converted, InputError> {
+        if !matches!(self.content, Content::Tensor(_)) {
+            return self.convert(target, opts);
+        }
+        let summary = Content::Streamed {
+            dims: self.dim_sizes(),
+            value_type: self.value_type(),
+            entries: self.entry_count(),
+        };
+        match std::mem::replace(&mut self.content, summary) {
+            Content::Tensor(t) => sptk_tensor::convert_tensor_owned(t, target, opts)
+                .map_err(|e| self.convert_error(e)),
+            _ => unreachable!("matched above"),
+        }
+    }
+
     /// The input transposed: its dimensions in reverse order (rows and columns swapped
     /// for a matrix), labels with them. Coordinates swap their arrays; level arrays keep
     /// theirs under the encoding with its dimensions renumbered (CSC of A is CSR of A^T),

@@ -179,6 +179,48 @@ impl IndexVec {
         }
     }
 
+    /// The same values at `width` (a copy; packed 2-bit arrays go through `u64`).
+    ///
+    /// # Errors
+    /// The first value that does not fit the width.
+    pub fn to_width(&self, width: IndexWidth) -> Result<IndexVec, WidthOverflow> {
+        fn go<S: Index, D: Index>(s: &[S]) -> Result<IndexVec, WidthOverflow> {
+            let max = D::WIDTH.max();
+            if let Some(&bad) = s.iter().find(|x| x.to_u64() > max) {
+                return Err(WidthOverflow {
+                    value: bad.to_u64(),
+                    width: D::WIDTH,
+                });
+            }
+            Ok(D::wrap(
+                s.iter()
+                    .map(|&x| D::from_u64_unchecked(x.to_u64()))
+                    .collect(),
+            ))
+        }
+        fn to<S: Index>(s: &[S], width: IndexWidth) -> Result<IndexVec, WidthOverflow> {
+            match width {
+                IndexWidth::W8 => go::<S, u8>(s),
+                IndexWidth::W16 => go::<S, u16>(s),
+                IndexWidth::W32 => go::<S, u32>(s),
+                IndexWidth::W64 => go::<S, u64>(s),
+                IndexWidth::W2 => {
+                    IndexVec::from_u64s(&s.iter().map(|x| x.to_u64()).collect::<Vec<_>>(), width)
+                }
+            }
+        }
+        if self.width() == width {
+            return Ok(self.clone());
+        }
+        match self {
+            IndexVec::U8(x) => to(x, width),
+            IndexVec::U16(x) => to(x, width),
+            IndexVec::U32(x) => to(x, width),
+            IndexVec::U64(x) => to(x, width),
+            IndexVec::Packed2 { .. } => IndexVec::from_u64s(&self.to_u64_vec(), width),
+        }
+    }
+
     /// Appends `v`, which the caller has checked fits the width.
     pub fn push_unchecked(&mut self, v: u64) {
         match self {

@@ -202,25 +202,39 @@ impl Tensor {
     /// `zlib.crc32(a.astype('<u8').tobytes(), crc)` in Python.
     pub fn checksum(&self) -> u32 {
         let mut h = crc32fast::Hasher::new();
-        let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
         for (_, a) in self.index_arrays() {
-            if let IndexVec::U64(x) = a {
+            match a {
                 // Already little-endian u64: hash the bytes as they are.
-                hash_values(&mut h, x);
-                continue;
+                IndexVec::U64(x) => hash_values(&mut h, x),
+                IndexVec::U32(x) => hash_widened(&mut h, x),
+                IndexVec::U16(x) => hash_widened(&mut h, x),
+                IndexVec::U8(x) => hash_widened(&mut h, x),
+                IndexVec::Packed2 { .. } => hash_values(&mut h, &a.to_u64_vec()),
             }
-            for x in a.iter() {
-                buf.extend_from_slice(&x.to_le_bytes());
-                if buf.len() >= 64 * 1024 {
-                    h.update(&buf);
-                    buf.clear();
-                }
-            }
-            h.update(&buf);
-            buf.clear();
         }
         crate::with_values!(&self.values, v => hash_values(&mut h, v));
         h.finalize()
+    }
+}
+
+/// Hashes `v` widened to little-endian u64: pieces widened and hashed in parallel,
+/// combined in order.
+fn hash_widened<I: crate::index::Index>(h: &mut crc32fast::Hasher, v: &[I]) {
+    const PIECE: usize = 1 << 19;
+    const BLOCK: usize = 4096;
+    let pieces = crate::par::map_tasks(v.len().div_ceil(PIECE), |k| {
+        let mut p = crc32fast::Hasher::new();
+        let mut bytes = vec![0u8; BLOCK * 8];
+        for part in v[k * PIECE..v.len().min((k + 1) * PIECE)].chunks(BLOCK) {
+            for (w, &x) in bytes.chunks_exact_mut(8).zip(part) {
+                w.copy_from_slice(&x.to_u64().to_le_bytes());
+            }
+            p.update(&bytes[..part.len() * 8]);
+        }
+        p
+    });
+    for p in &pieces {
+        h.combine(p);
     }
 }
 

@@ -207,6 +207,24 @@ pub fn convert_tensor(
     Ok(converted)
 }
 
+/// The levels of `t` with every index array at `layout`'s widths (each checked to fit).
+fn rewidth_levels(t: &Tensor, layout: &Layout) -> Result<Vec<crate::LevelArrays>, ConvertError> {
+    let rewidth = |v: &Option<crate::IndexVec>, w: IndexWidth| -> Result<_, ConvertError> {
+        v.as_ref().map(|v| v.to_width(w)).transpose().map_err(|o| {
+            ConvertError::Invalid(format!("{} does not fit {} bits", o.value, w.bits()))
+        })
+    };
+    t.levels
+        .iter()
+        .map(|l| {
+            Ok(crate::LevelArrays {
+                pos: rewidth(&l.pos, layout.pos_width)?,
+                crd: rewidth(&l.crd, layout.crd_width)?,
+            })
+        })
+        .collect()
+}
+
 /// [`convert_tensor`] of a tensor the caller no longer needs: where the route keeps its
 /// arrays (DCSR, DCSC and COO derived from a CSR or CSC over the same dimensions), they
 /// move into the result instead of being copied.
@@ -223,6 +241,36 @@ pub fn convert_tensor_owned(
         (Some(enc), Some((a, b))) => derived_like(enc, a, b),
         _ => None,
     };
+    match (step, fitted.encoding()) {
+        (Some(Step::Share), _) => {
+            return Ok(Converted {
+                tensor: t,
+                choice: None,
+                pruned: 0,
+                route: Route::of(&[Step::Share]),
+            })
+        }
+        (Some(Step::Rewidth), Some(enc)) => {
+            let layout = Layout::new(enc, t.dim_sizes())?;
+            let vbits = t.value_type().size() as u32 * 8;
+            Budget::new(opts.memory_limit).charge_layout(&layout, nnz, vbits)?;
+            let levels = rewidth_levels(&t, &layout)?;
+            return Ok(Converted {
+                tensor: Tensor {
+                    encoding: enc.clone(),
+                    layout,
+                    levels,
+                    values: t.values,
+                    slices: t.slices,
+                    labels: t.labels,
+                },
+                choice: None,
+                pruned: 0,
+                route: Route::of(&[Step::Rewidth]),
+            });
+        }
+        _ => {}
+    }
     if let (Some(Step::Derive), Some(kind), Some(enc)) = (step, kind, fitted.encoding()) {
         let budget = Budget::new(opts.memory_limit);
         match derive(t, enc, kind, &budget)? {
@@ -355,7 +403,8 @@ fn direct(
     opts: &ConvertOptions,
     budget: &Budget,
 ) -> Result<Option<Converted>, ConvertError> {
-    let nnz = t.values().len() as u64;
+    // As the planner counts: entries, padding excluded (they bound every position).
+    let nnz = t.entry_count() as u64;
     let source = (&t.encoding, &t.layout);
     let Some(step) = plan::stored_step(source, target, (t.value_type(), nnz), opts)? else {
         return Ok(None);
@@ -406,6 +455,10 @@ fn direct(
                 pruned: 0,
                 route,
             }));
+        }
+        Step::Rewidth => {
+            charge_output()?;
+            (rewidth_levels(t, &layout)?, t.values().clone())
         }
         Step::Derive => {
             let Some(kind) = derived_like(&enc, a, b) else {

@@ -37,6 +37,9 @@ use crate::value::ValueType;
 pub enum Step {
     /// The target is the source's encoding: the arrays are shared, not copied.
     Share,
+    /// The target is the source's encoding at other index widths: each index array is
+    /// copied at its new width, the values shared.
+    Rewidth,
     /// Coordinates into CSR / CSC by a counting sort on the outer dimension.
     Scatter,
     /// CSR <-> CSC by a two-pass radix transpose.
@@ -60,6 +63,7 @@ impl Step {
     pub fn describe(self) -> &'static str {
         match self {
             Step::Share => "share the stored arrays (same encoding)",
+            Step::Rewidth => "copy the index arrays at the target's widths (same levels)",
             Step::Scatter => "scatter into CSR/CSC (counting sort)",
             Step::Transpose => "transpose CSR <-> CSC (radix, two passes)",
             Step::Derive => "derive from CSR/CSC arrays (no sort)",
@@ -75,6 +79,7 @@ impl Step {
     pub fn name(self) -> &'static str {
         match self {
             Step::Share => "share",
+            Step::Rewidth => "rewidth",
             Step::Scatter => "scatter",
             Step::Transpose => "transpose",
             Step::Derive => "derive",
@@ -189,6 +194,8 @@ pub fn plan(
             if let Some(step) = stored_step(source, &target, (value_type, entries), opts)? {
                 let why = if step == Step::Share {
                     "the target is the stored encoding"
+                } else if step == Step::Rewidth {
+                    "the target is the stored encoding with other index widths"
                 } else {
                     "the source is a CSR/CSC over the target's dimensions: its rows are sorted and unique, so nothing needs a sort"
                 };
@@ -408,10 +415,15 @@ pub(crate) fn stored_step(
     if enc == encoding {
         return Ok(Some(Step::Share));
     }
+    let target_layout = Layout::new(enc, &layout.dim_sizes)?;
+    // Padded layouts (blocks, ELL, n:m) cannot tell stored zeros from padding: their
+    // conversions go through the entries, which drop both, so they do not rewidth.
+    if !layout.padded && same_levels(enc, encoding) && rewidth_holds(&target_layout, nnz) {
+        return Ok(Some(Step::Rewidth));
+    }
     let Some((a, b)) = source_csr else {
         return Ok(None);
     };
-    let target_layout = Layout::new(enc, &layout.dim_sizes)?;
     Ok(if derived_like(enc, a, b).is_some() {
         widths_hold(&target_layout, nnz).then_some(Step::Derive)
     } else if crate::convert::blocks::bsr_like(enc, a, b).is_some() {
@@ -426,6 +438,33 @@ pub(crate) fn stored_step(
             _ => None,
         }
     })
+}
+
+/// Whether every index array of a tensor of `layout`'s levels fits its widths: each
+/// coordinate array the level sizes, each position array `nnz` (stored entries bound
+/// every position). Levels without arrays ask nothing.
+fn rewidth_holds(layout: &Layout, nnz: u64) -> bool {
+    let crd_max = layout.crd_width.max();
+    let crd_ok = layout
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(l, p)| p.crd_owner == Some(*l))
+        .all(|(_, p)| p.size.saturating_sub(1) <= crd_max);
+    let pos_ok = !layout.levels.iter().any(|p| p.has_pos) || nnz <= layout.pos_width.max();
+    crd_ok && pos_ok
+}
+
+/// Whether two encodings differ in their index widths at most (no packed 2-bit arrays,
+/// whose width is part of the layout).
+fn same_levels(a: &Encoding, b: &Encoding) -> bool {
+    let packed = |e: &Encoding| e.crd_width == 2;
+    let widthless = |e: &Encoding| Encoding {
+        pos_width: 0,
+        crd_width: 0,
+        ..e.clone()
+    };
+    !packed(a) && !packed(b) && widthless(a) == widthless(b)
 }
 
 /// The step of the general path's own shortcut: a CSR-like target of the same value type
