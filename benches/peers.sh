@@ -13,6 +13,8 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet numpy scipy fast_matrix_market h5py
 fi
+# The HDF5 peers: anndata and the binsparse reference implementation.
+"$venv/bin/python" -c "import anndata, binsparse" 2>/dev/null || "$venv/bin/pip" install --quiet anndata binsparse
 # MKL for the SpMV rows (a 200 MB wheel): installed once, skipped if it cannot be.
 if ! "$venv/bin/python" -c "import sparse_dot_mkl" 2>/dev/null; then
     "$venv/bin/pip" install --quiet mkl sparse_dot_mkl || echo "peers.sh: no MKL; the SpMV rows compare with SciPy only" >&2

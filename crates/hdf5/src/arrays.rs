@@ -223,23 +223,31 @@ enum Scan {
 }
 
 /// Bounds-checks every coordinate and tells whether each segment is strictly increasing.
-fn scan<C: Copy + Into<u64>>(crd: &[C], pos: &[u64], inner: u64) -> Scan {
-    if let Some(at) = crd.iter().position(|&x| x.into() >= inner) {
+fn scan<C: Copy + Into<u64> + Sync>(crd: &[C], pos: &[u64], inner: u64) -> Scan {
+    // In parallel pieces: the first coordinate out of range, then whether every segment
+    // (one per outer coordinate) strictly increases.
+    let first_bad = sptk_tensor::par::fold_chunks(crd.len(), |r| {
+        let start = r.start;
+        crd[r]
+            .iter()
+            .position(|&x| x.into() >= inner)
+            .map(|p| start + p)
+    });
+    if let Some(at) = first_bad.into_iter().flatten().next() {
         return Scan::OutOfRange {
             at,
             value: crd[at].into(),
         };
     }
-    let mut canonical = true;
-    for w in pos.windows(2) {
-        // The pointers were checked to be non-decreasing and to end at `crd.len()`.
-        let seg = &crd[w[0] as usize..w[1] as usize];
-        if seg.windows(2).any(|p| p[1].into() <= p[0].into()) {
-            canonical = false;
-            break;
-        }
-    }
-    if canonical {
+    let outer = pos.len().saturating_sub(1);
+    let sorted = sptk_tensor::par::fold_chunks(outer, |rows| {
+        rows.into_iter().all(|i| {
+            // The pointers were checked to be non-decreasing and to end at `crd.len()`.
+            let seg = &crd[pos[i] as usize..pos[i + 1] as usize];
+            seg.windows(2).all(|p| p[1].into() > p[0].into())
+        })
+    });
+    if sorted.into_iter().all(|ok| ok) {
         Scan::Canonical
     } else {
         Scan::Unsorted

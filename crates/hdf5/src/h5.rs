@@ -50,7 +50,11 @@ pub(crate) fn open(path: &Path, limit: Option<u64>) -> Result<H5<'_>, H5Error> {
 macro_rules! unsigned_of {
     ($self:ident, $c:ident, $ds:ident, $name:ident, $signed:ty, $unsigned:ty, $variant:ident) => {{
         let v: Vec<$signed> = $self.read_num($c, $ds, $name)?;
-        if let Some(i) = v.iter().position(|&x| x < 0) {
+        let negative = sptk_tensor::par::fold_chunks(v.len(), |r| {
+            let start = r.start;
+            v[r].iter().position(|&x| x < 0).map(|p| start + p)
+        });
+        if let Some(i) = negative.into_iter().flatten().next() {
             return Err($self.at.err(
                 $name,
                 format!("element {i} is {}; indices cannot be negative", v[i]),
