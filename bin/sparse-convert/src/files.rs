@@ -312,14 +312,22 @@ fn write_hdf5(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) 
             format.name()
         );
     }
-    if args.symmetry.is_some() {
-        bail!("--symmetry applies to Matrix Market output only");
-    }
+    let structure = match (&args.symmetry, format) {
+        (None, _) => None,
+        (Some(s), Format::Binsparse) => match parse_symmetry(s)? {
+            sptk_mtx::Symmetry::General => None,
+            sptk_mtx::Symmetry::Symmetric => Some(sptk_hdf5::Structure::Symmetric),
+            sptk_mtx::Symmetry::SkewSymmetric => Some(sptk_hdf5::Structure::SkewSymmetric),
+            sptk_mtx::Symmetry::Hermitian => Some(sptk_hdf5::Structure::Hermitian),
+        },
+        (Some(_), _) => bail!("--symmetry applies to Matrix Market and binsparse output only"),
+    };
     if args.output_var.is_some() && format != Format::Mat {
         bail!("--output-var names the variable of a .mat output");
     }
     let opts = sptk_hdf5::WriteOptions {
         var: args.output_var.clone(),
+        structure,
         ..Default::default()
     };
     let notes = match format {

@@ -77,11 +77,23 @@ pub(crate) fn read(h: &H5, group: &str) -> Result<Matrix, H5Error> {
                 e
             }
         })?;
+        let content = match &d.structure {
+            None => Content::Tensor(t),
+            Some(s) => {
+                // The stored half, expanded: the encoding's arrays hold one triangle.
+                let mut e = t.to_entries();
+                expand_structure(&mut e, s).map_err(|m| h.at.err(&object, m))?;
+                notes.push(format!(
+                    "`structure` {s}: the stored half was expanded to both"
+                ));
+                Content::Entries(e)
+            }
+        };
         return Ok(Matrix {
             object: g.name(),
             kind: Kind::Binsparse,
             layout: format!("binsparse {} with sptk's level arrays", d.format),
-            content: Content::Tensor(t),
+            content,
             labels: Vec::new(),
             notes,
         });

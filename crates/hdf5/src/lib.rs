@@ -28,7 +28,7 @@ use std::path::Path;
 pub use arrays::{Content, Matrix};
 pub use error::H5Error;
 pub use list::{list, Member};
-pub use write::{write_binsparse, write_h5ad, write_mat, WriteOptions};
+pub use write::{write_binsparse, write_h5ad, write_mat, Structure, WriteOptions};
 
 use crate::h5::H5;
 

@@ -442,14 +442,24 @@ fn tenx_v2_genomes_and_binsparse_subgroups_are_chosen_by_member() {
             ds(&g, "indices", &[0i64, n as i64 - 1]);
             ds(&g, "indptr", &[0i64, 1, 2]);
             ds(&g, "shape", &[n, 2]);
-            let bc: Vec<VarLenUnicode> = ["AAA-1", "CCC-1"].iter().map(|t| t.parse().unwrap()).collect();
+            let bc: Vec<VarLenUnicode> = ["AAA-1", "CCC-1"]
+                .iter()
+                .map(|t| t.parse().unwrap())
+                .collect();
             ds(&g, "barcodes", &bc);
-            let genes: Vec<VarLenUnicode> = (0..n).map(|i| format!("{genome}_g{i}").parse().unwrap()).collect();
+            let genes: Vec<VarLenUnicode> = (0..n)
+                .map(|i| format!("{genome}_g{i}").parse().unwrap())
+                .collect();
             ds(&g, "genes", &genes);
         }
     }
-    let e = read(&p, None, None, &ReadOptions::default()).map(|_| ()).unwrap_err();
-    assert!(e.to_string().contains("several matrices (/GRCh38, /mm10)"), "{e}");
+    let e = read(&p, None, None, &ReadOptions::default())
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("several matrices (/GRCh38, /mm10)"),
+        "{e}"
+    );
     let m = read(&p, None, Some("mm10"), &ReadOptions::default()).unwrap();
     assert_eq!(m.dim_sizes(), &[2, 2]);
     assert_eq!(m.labels[0].as_ref().unwrap().get(1), Some("mm10_g1"));
@@ -459,17 +469,33 @@ fn tenx_v2_genomes_and_binsparse_subgroups_are_chosen_by_member() {
     let p = dir.path().join("sub.h5");
     {
         let f = hdf5::File::create(&p).unwrap();
-        let g = f.create_group("results").unwrap().create_group("A").unwrap();
-        let text: VarLenUnicode = descriptor("0.1.0", "CSR", "[3, 4]", 4, "float64").parse().unwrap();
-        g.new_attr::<VarLenUnicode>().create("binsparse").unwrap().write_scalar(&text).unwrap();
+        let g = f
+            .create_group("results")
+            .unwrap()
+            .create_group("A")
+            .unwrap();
+        let text: VarLenUnicode = descriptor("0.1.0", "CSR", "[3, 4]", 4, "float64")
+            .parse()
+            .unwrap();
+        g.new_attr::<VarLenUnicode>()
+            .create("binsparse")
+            .unwrap()
+            .write_scalar(&text)
+            .unwrap();
         ds(&g, "pointers_to_1", &[0u32, 2, 2, 4]);
         ds(&g, "indices_1", &[0u32, 3, 1, 2]);
         ds(&g, "values", &[1.0f64, 2.0, 3.0, 4.0]);
     }
     let m = read(&p, None, Some("/results/A"), &ReadOptions::default()).unwrap();
     assert_eq!(m.layout, "binsparse CSR");
-    let e = read(&p, None, None, &ReadOptions::default()).map(|_| ()).unwrap_err();
-    assert!(e.to_string().contains("sparse-convert info FILE` lists them"), "{e}");
+    let e = read(&p, None, None, &ReadOptions::default())
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("sparse-convert info FILE` lists them"),
+        "{e}"
+    );
     let listed = sptk_hdf5::list(&p).unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].path, "/results/A");

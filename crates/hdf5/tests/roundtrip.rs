@@ -242,3 +242,52 @@ fn binsparse_writes_3d_tensors_as_custom_trees() {
         assert!(same_matrix(&back(&path, None), &t), "{preset}");
     }
 }
+
+#[test]
+fn binsparse_structure_writes_one_triangle_and_reads_back_whole() {
+    use sptk_hdf5::Structure;
+    let dir = tempfile::tempdir().unwrap();
+    let mut sym = Entries::new(vec![5, 5], ValueType::F64);
+    let mut skew = Entries::new(vec![5, 5], ValueType::F64);
+    for (i, j, v) in [(0u64, 0u64, 2.0), (1, 0, 3.0), (4, 2, -1.5), (3, 3, 7.0)] {
+        sym.push(&[i, j], v).unwrap();
+        if i != j {
+            sym.push(&[j, i], v).unwrap();
+            skew.push(&[i, j], v).unwrap();
+            skew.push(&[j, i], -v).unwrap();
+        }
+    }
+    for (e, s, name) in [
+        (&sym, Structure::Symmetric, "symmetric_lower"),
+        (&skew, Structure::SkewSymmetric, "skew_symmetric_lower"),
+    ] {
+        for preset in ["CSR", "COO", "BSR:2x2"] {
+            let t = to(e, preset);
+            let path = dir.path().join("s.bsp.h5");
+            let opts = WriteOptions {
+                structure: Some(s),
+                ..Default::default()
+            };
+            write_binsparse(&path, &t, &opts).unwrap_or_else(|e| panic!("{preset}: {e}"));
+            let text = {
+                let f = hdf5::File::open(&path).unwrap();
+                let a = f.attr("binsparse").unwrap();
+                a.read_scalar::<hdf5::types::VarLenUnicode>()
+                    .unwrap()
+                    .to_string()
+            };
+            assert!(text.contains(name), "{text}");
+            assert!(same_matrix(&back(&path, None), &t), "{preset} {name}");
+        }
+    }
+    // A matrix without the structure is refused, naming an entry, and nothing is written.
+    let t = to(&skew, "CSR");
+    let path = dir.path().join("no.bsp.h5");
+    let opts = WriteOptions {
+        structure: Some(Structure::Symmetric),
+        ..Default::default()
+    };
+    let e = write_binsparse(&path, &t, &opts).unwrap_err();
+    assert!(e.to_string().contains("is not symmetric"), "{e}");
+    assert!(!path.exists());
+}

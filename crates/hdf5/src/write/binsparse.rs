@@ -187,6 +187,15 @@ pub fn write_binsparse(
                 .into(),
         );
     }
+    let at = At { file: path };
+    let half;
+    let tensor = match opts.structure {
+        Some(s) => {
+            half = super::structure::lower_half(&at, tensor, s)?;
+            &half
+        }
+        None => tensor,
+    };
     atomic(
         path,
         0,
@@ -219,6 +228,9 @@ fn write_group(
     desc.insert("version".into(), json!("0.1.0"));
     desc.insert("shape".into(), json!(shape));
     desc.insert("number_of_stored_values".into(), json!(t.values().len()));
+    if let Some(s) = opts.structure {
+        desc.insert("structure".into(), json!(s.lower_name()));
+    }
     let mut extra = None;
     if let Some(tr) = tree(enc) {
         for (l, kind) in tr.levels.iter().enumerate() {

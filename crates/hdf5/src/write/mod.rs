@@ -6,6 +6,7 @@
 mod anndata;
 mod binsparse;
 mod matlab;
+mod structure;
 
 use std::path::Path;
 
@@ -19,6 +20,7 @@ use crate::h5::ComplexRi;
 pub use anndata::write_h5ad;
 pub use binsparse::write_binsparse;
 pub use matlab::write_mat;
+pub use structure::Structure;
 
 /// How to write.
 #[derive(Clone, Debug)]
@@ -27,6 +29,8 @@ pub struct WriteOptions {
     pub deflate: u8,
     /// The MATLAB variable name (`A` by default).
     pub var: Option<String>,
+    /// binsparse: write the lower triangle with this `structure` (checked first).
+    pub structure: Option<Structure>,
 }
 
 impl Default for WriteOptions {
@@ -34,6 +38,7 @@ impl Default for WriteOptions {
         WriteOptions {
             deflate: 4,
             var: None,
+            structure: None,
         }
     }
 }
