@@ -331,21 +331,23 @@ fn info(args: InfoArgs) -> Result<()> {
     // A container with no member chosen: list what it holds, then describe its main
     // matrix where it has one.
     let members = opened.members().map_err(files::input_error)?;
-    if let Some(members) = &members {
-        print!(
-            "{}",
-            report::members_table(&opened.source.spec().to_string(), members)
-        );
+    let name = opened.source.spec().to_string();
+    if let (Some(members), false) = (&members, args.json) {
+        print!("{}", report::members_table(&name, members));
     }
     let mut input = match files::read_input(&args.input, opened) {
         Ok(input) => input,
         Err(e) if members.as_ref().is_some_and(|m| !m.is_empty()) => {
-            println!("\nno main matrix to describe: {}", error_text(&e));
+            let why = error_text(&e);
+            match (&members, args.json) {
+                (Some(m), true) => print!("{}", report::members_json(&name, m, Some(&why))),
+                _ => println!("\nno main matrix to describe: {why}"),
+            }
             return Ok(());
         }
         Err(e) => return Err(e),
     };
-    if members.is_some() {
+    if members.is_some() && !args.json {
         println!();
     }
     let converted = match &args.target.to {
@@ -359,7 +361,7 @@ fn info(args: InfoArgs) -> Result<()> {
     }
     let labels = report::label_summaries(&input)?;
     let text = if args.json {
-        report::info_json(&input, summary.as_ref(), &labels)
+        report::info_json(&input, summary.as_ref(), &labels, members.as_deref())
     } else {
         report::info_table(&input, summary.as_ref(), &labels)
     };

@@ -365,6 +365,35 @@ pub fn members_table(input: &str, members: &[sptk_input::Member]) -> String {
     )
 }
 
+/// The matrices a container holds as a JSON list.
+fn members_list(input: &str, members: &[sptk_input::Member]) -> String {
+    let items: Vec<String> = members
+        .iter()
+        .map(|m| {
+            format!(
+                "{{\"input\": {}, \"path\": {}, \"layout\": {}, \"dimensions\": {}, \"value_type\": {}, \"entries\": {}}}",
+                json_str(input),
+                json_str(&m.path),
+                json_str(&m.layout),
+                json_list(&m.dims),
+                m.value_type.map_or("null".into(), |t| json_str(t.name())),
+                m.entries.map_or("null".into(), |n| n.to_string())
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// `info --json` of a container with no main matrix: what it holds, and why none was read.
+pub fn members_json(input: &str, members: &[sptk_input::Member], why: Option<&str>) -> String {
+    format!(
+        "{{\n  \"file\": {},\n  \"members\": {},\n  \"main\": {}\n}}\n",
+        json_str(input),
+        members_list(input, members),
+        why.map_or("null".into(), |w| format!("{{\"error\": {}}}", json_str(w)))
+    )
+}
+
 /// `info`'s description of an input (and of its conversion, with `--to`).
 pub fn info_table(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) -> String {
     let mut out = String::new();
@@ -473,7 +502,12 @@ fn json_list(v: &[u64]) -> String {
 }
 
 /// `sparse-convert info --json`.
-pub fn info_json(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) -> String {
+pub fn info_json(
+    input: &Input,
+    s: Option<&Summary>,
+    labels: &[LabelSummary],
+    members: Option<&[sptk_input::Member]>,
+) -> String {
     let mut out = String::from("{\n");
     let _ = writeln!(out, "  \"file\": {},", json_str(&input.name));
     let _ = writeln!(out, "  \"format\": {},", json_str(input.format));
@@ -485,6 +519,9 @@ pub fn info_json(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) ->
         json_str(input.value_type().name())
     );
     let _ = write!(out, "  \"entries\": {}", input.entry_count());
+    if let Some(m) = members {
+        let _ = write!(out, ",\n  \"members\": {}", members_list(&input.name, m));
+    }
     if !labels.is_empty() {
         out.push_str(",\n  \"labels\": [");
         for (i, l) in labels.iter().enumerate() {

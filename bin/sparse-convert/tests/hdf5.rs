@@ -127,3 +127,17 @@ fn every_hdf5_output_reads_back() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("double, logical or complex double"));
     assert!(!d.join("e.mat").exists(), "a refused output leaves nothing");
 }
+
+#[test]
+fn info_json_lists_members_and_stays_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let h5ad = data("anndata/adata_layers.h5ad");
+    let v: serde_json::Value = serde_json::from_str(&ok(&["info", "--json", &h5ad], d)).unwrap();
+    assert_eq!(v["members"][1]["path"], "/layers/counts");
+    assert_eq!(v["dimensions"], serde_json::json!([350, 220]));
+    let mat = data("matlab/sparse_mixed.mat");
+    let v: serde_json::Value = serde_json::from_str(&ok(&["info", "--json", &mat], d)).unwrap();
+    assert_eq!(v["members"].as_array().unwrap().len(), 3);
+    assert!(v["main"]["error"].as_str().unwrap().contains("--var NAME"));
+}
