@@ -167,7 +167,21 @@ impl Kernel {
         let start = Instant::now();
         let bytes = match walk(desc) {
             #[cfg(target_arch = "x86_64")]
-            _ if desc.op == Op::Spmm && desc.format == Format::Csr => crate::x86::spmm_csr(desc)?,
+            _ if desc.op == Op::Spmm => match mm_walk(desc) {
+                Some(MmWalk::Csr) => crate::x86::spmm_csr(desc)?,
+                Some(MmWalk::Gather { r, c, outer }) => {
+                    crate::x86::spmm_gather(desc, (r, c), outer)?
+                }
+                Some(MmWalk::Scatter { r, c, outer }) => {
+                    crate::x86::spmm_scatter(desc, (r, c), outer)?
+                }
+                None => {
+                    return Err(KernelError::Unsupported(format!(
+                        "no generated kernel for {desc} yet: the reference kernels \
+                         (sptk_jit::reference) compute it"
+                    )))
+                }
+            },
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Gather(outer)) => crate::x86::spmv_gather(desc, outer)?,
             #[cfg(target_arch = "x86_64")]
@@ -605,6 +619,50 @@ struct SpmmArgs {
     beta: u64,
     beta_zero: u64,
     k: u64,
+    /// A's rows and columns: edge blocks stop at them.
+    rows: u64,
+    cols: u64,
+    /// The outer level's coordinates (DCSR, DCSC), or null.
+    outer: *const u8,
+}
+
+/// How a generated SpMM walks the matrix.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MmWalk {
+    /// CSR, a row at a time (`x86::spmm`).
+    Csr,
+    /// Sums per output row in registers: BSR (`r x c` blocks) and DCSR (1 x 1, `outer`:
+    /// the output row is the stored outer coordinate).
+    Gather { r: u32, c: u32, outer: bool },
+    /// Products scattered into 8 partials: CSC and DCSC (1 x 1, `outer` for DCSC), BSC.
+    Scatter { r: u32, c: u32, outer: bool },
+}
+
+fn mm_walk(desc: &Desc) -> Option<MmWalk> {
+    if desc.op != Op::Spmm {
+        return None;
+    }
+    Some(match desc.format {
+        Format::Csr => MmWalk::Csr,
+        Format::Dcsr => MmWalk::Gather {
+            r: 1,
+            c: 1,
+            outer: true,
+        },
+        Format::Bsr(r, c) => MmWalk::Gather { r, c, outer: false },
+        Format::Csc => MmWalk::Scatter {
+            r: 1,
+            c: 1,
+            outer: false,
+        },
+        Format::Dcsc => MmWalk::Scatter {
+            r: 1,
+            c: 1,
+            outer: true,
+        },
+        Format::Bsc(r, c) => MmWalk::Scatter { r, c, outer: false },
+        _ => return None,
+    })
 }
 
 type SpmmEntry = unsafe extern "sysv64" fn(*const SpmmArgs);
@@ -664,31 +722,114 @@ impl Kernel {
             }
         };
         let vals = T::slice(a.values()).unwrap_or_default();
+        let walk =
+            mm_walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
+        let outer = match walk {
+            MmWalk::Gather { outer: true, .. } | MmWalk::Scatter { outer: true, .. } => {
+                Some(a.crd(0).ok_or_else(|| {
+                    KernelError::Unsupported(format!("{}: arrays missing", self.desc))
+                })?)
+            }
+            _ => None,
+        };
+        let n_outer = pos.len().saturating_sub(1);
         // SAFETY: the code was generated for `SpmmEntry`'s signature and this kernel's
         // description, which `a` matches (checked above).
         let entry: SpmmEntry = unsafe { std::mem::transmute(self.code.entry()) };
-        let bounds = chunk_rows(pos, rows, CHUNKS);
-        let y_ptr = SendPtr(y_rm.as_mut_ptr());
-        run_chunks(&bounds, threads, |_, (begin, end)| {
-            let args = SpmmArgs {
-                pos: index_ptr(pos),
-                crd: index_ptr(crd),
-                val: vals.as_ptr().cast(),
-                x: x_rm.as_ptr().cast(),
-                y: y_ptr.get().cast(),
-                begin: begin as u64,
-                end: end as u64,
-                alpha: bits(alpha),
-                beta: bits(beta),
-                beta_zero: u64::from(beta == T::ZERO),
-                k: k as u64,
-            };
-            // SAFETY: `a` is a validated CSR tensor of the kernel's widths; X is `cols x k`
-            // and Y `rows x k`, row-major (checked and arranged above). A call reads
-            // `pos[begin..=end]`, the entries between and the X rows of their coordinates,
-            // and writes the Y rows `begin..end`: chunks are disjoint row ranges.
-            unsafe { entry(&args) };
-        });
+        let args = |(begin, end): (usize, usize), out: *mut T, (alpha, beta): (T, T)| SpmmArgs {
+            pos: index_ptr(pos),
+            crd: index_ptr(crd),
+            val: vals.as_ptr().cast(),
+            x: x_rm.as_ptr().cast(),
+            y: out.cast(),
+            begin: begin as u64,
+            end: end as u64,
+            alpha: bits(alpha),
+            beta: bits(beta),
+            beta_zero: u64::from(beta == T::ZERO),
+            k: k as u64,
+            rows: rows as u64,
+            cols: cols as u64,
+            outer: outer.map_or(std::ptr::null(), index_ptr),
+        };
+        // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
+        // kernel's format and widths (positions ascend and end at the entry count,
+        // coordinates are below their level sizes, DCSR/DCSC outer coordinates too); X is
+        // `cols x k` and Y `rows x k`, row-major (checked and arranged above). A call reads
+        // `pos[begin..=end]`, the entries between (and their outer coordinates), and the X
+        // rows of their columns below `cols`.
+        match walk {
+            MmWalk::Csr | MmWalk::Gather { .. } => {
+                if let Some(oc) = outer {
+                    // DCSR: the rows not stored get what the reference gives a row with no
+                    // entries, alpha * 0 (+ beta * Y); the kernel computes the stored ones.
+                    let mut stored = vec![false; rows];
+                    for q in 0..oc.len() {
+                        if let Some(s) = stored.get_mut(oc.get(q).unwrap_or(0) as usize) {
+                            *s = true;
+                        }
+                    }
+                    let empty = alpha * T::ZERO;
+                    for (row, _) in y_rm.chunks_mut(k.max(1)).zip(&stored).filter(|r| !*r.1) {
+                        for v in row {
+                            *v = if beta == T::ZERO {
+                                empty
+                            } else {
+                                empty + beta * *v
+                            };
+                        }
+                    }
+                }
+                let bounds = chunk_rows(pos, n_outer, CHUNKS);
+                let y_ptr = SendPtr(y_rm.as_mut_ptr());
+                run_chunks(&bounds, threads, |_, range| {
+                    let args = args(range, y_ptr.get(), (alpha, beta));
+                    // SAFETY: as stated above the match; the call writes the Y rows of the
+                    // outer positions `begin..end` (block rows: their rows below `rows`;
+                    // DCSR: the stored outer coordinates), disjoint across chunks.
+                    unsafe { entry(&args) };
+                });
+            }
+            MmWalk::Scatter { r, c, .. } => {
+                // 8 fixed chunks of outer positions, each adding into its own partial (whole
+                // block rows long), added in chunk order. The last block column of BSC,
+                // where it reaches past X, is added by `scatter_edge` (same order).
+                let (r, c) = (r as usize, c as usize);
+                let part_len = rows.div_ceil(r) * r * k;
+                let edge = (cols % c != 0 && n_outer > 0).then(|| n_outer - 1);
+                let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
+                let mut partials = vec![T::ZERO; bounds.len() * part_len];
+                let base = SendPtr(partials.as_mut_ptr());
+                run_chunks(&bounds, threads, |ch, (begin, end)| {
+                    // SAFETY: ch < bounds.len(), so the partial lies inside `partials`.
+                    let out = unsafe { base.get().add(ch * part_len) };
+                    let stop = match edge {
+                        Some(e) if e < end => e,
+                        _ => end,
+                    };
+                    if stop > begin {
+                        let args = args((begin, stop), out, (alpha, beta));
+                        // SAFETY: as stated above the match; the call reads the X rows
+                        // `b * c + t` of its outer positions b (all below `cols`: the edge
+                        // column is left out) and writes its own partial at rows below
+                        // `part_len / k` (block rows are below the block row count).
+                        unsafe { entry(&args) };
+                    }
+                    if let Some(e) = edge.filter(|&e| begin <= e && e < end) {
+                        // SAFETY: the chunk's own partial, written by nobody else.
+                        let part = unsafe { std::slice::from_raw_parts_mut(out, part_len) };
+                        scatter_edge((pos, crd), vals, x_rm, part, e, (r, c), (cols, k));
+                    }
+                });
+                combine(
+                    y_rm,
+                    &partials,
+                    (rows * k, part_len),
+                    (alpha, beta),
+                    threads,
+                );
+            }
+        }
         if y_order == Order::ColMajor {
             for i in 0..rows {
                 for c in 0..k {
@@ -697,6 +838,38 @@ impl Kernel {
             }
         }
         Ok(())
+    }
+}
+
+/// What the scatter SpMM kernel adds for the block column `b` into `part`, for the last
+/// block column of BSC, which reaches past X's last row: the same products in the same
+/// order and rounding, the columns past `cols` and padding zeros left out.
+fn scatter_edge<T: RealValue>(
+    (pos, crd): (&IndexVec, &IndexVec),
+    vals: &[T],
+    x: &[T],
+    part: &mut [T],
+    b: usize,
+    (r, c): (usize, usize),
+    (cols, k): (usize, usize),
+) {
+    let at = |v: &IndexVec, i: usize| v.get(i).unwrap_or(0) as usize;
+    for e in at(pos, b)..at(pos, b + 1) {
+        let br = at(crd, e);
+        for o in 0..r {
+            let i = br * r + o;
+            for t in 0..c {
+                let j = b * c + t;
+                let v = vals[(e * r + o) * c + t];
+                if j >= cols || v == T::ZERO {
+                    continue;
+                }
+                let (row, xj) = (&mut part[i * k..(i + 1) * k], &x[j * k..(j + 1) * k]);
+                for (p, &xv) in row.iter_mut().zip(xj) {
+                    *p = *p + v * xv;
+                }
+            }
+        }
     }
 }
 

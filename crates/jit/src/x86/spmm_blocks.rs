@@ -1,0 +1,485 @@
+//! SpMM, `Y = alpha A X + beta Y` with X and Y row-major (`k` columns, an argument), for the
+//! encodings other than CSR ([`spmm_csr`](super::spmm_csr)):
+//!
+//! - [`spmm_gather`]: sums per output row, kept in registers: BSR (`R x C` blocks, both
+//!   constants, every block's products unrolled) and DCSR (1 x 1 blocks whose output row is
+//!   the stored outer coordinate). For each block row and tile of columns, the blocks are
+//!   walked once: per block column `t` the X row is found, per block row `o` the value is
+//!   broadcast and multiplied with the tile's X segment into the row's sums.
+//! - [`spmm_scatter`]: products scattered into the caller's partial: CSC, DCSC and BSC. Per
+//!   outer (block) column and tile, the X segments of its `C` rows are loaded once; each
+//!   stored block adds `val[o, t] * X[j + t, tile]` into the partial's rows `i + o`, read
+//!   and written once per block row `o`. The caller adds the partials in chunk order.
+//!
+//! Every product is rounded before it is added (a multiply, then an add: no fused
+//! multiply-add), in the reference's order (blocks ascending, then `t`), so a gather's
+//! result is the reference's bit for bit on every instruction set, and each partial is the
+//! reference's sum over its chunk's entries.
+//!
+//! Columns are taken in tiles of `u` vectors (as many as fit the registers, at most 4), then
+//! single vectors, then one column at a time (SSE2 for the scalar instruction set). Blocks
+//! with more rows (gather) or columns (scatter) than the registers hold are done in groups
+//! of rows or columns, the entries walked once per group; the order of the additions into
+//! each output element stays the same.
+//!
+//! Padding (blocks): a stored zero (either sign) is tested on its bits and never
+//! multiplies, so an `Inf` or `NaN` in X under it stays out of Y. A gather skips the block
+//! columns past the last column of X (they are never loaded) and never writes the rows past
+//! the last row of Y (`rows` and `cols` are arguments). A scatter's caller pads its partials
+//! to whole block rows, and computes the last block column itself when it reaches past X.
+//!
+//! Registers: `rdi` the arguments, `r8` pos, `r9` crd, `r10` values, `r11` X, `r15` bytes per
+//! row of X and Y, `rcx` the outer position, `rax` the block, `rbx` the end block, `r13` the
+//! tile's first column, `rdx` the block's values offset, `rbp` / `rsi` scratch; gather: `r12`
+//! the X row; scatter: `rsi` the partial, `r12` its row, `r14` the X row.
+
+use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+use iced_x86::Code as C;
+use iced_x86::Register::{self, *};
+
+use super::asm::{Arg, Asm};
+use super::at;
+use super::load_index;
+use super::spmm::{forms, Forms};
+use super::{enter, gp, leave, load_args};
+use crate::desc::{Desc, Isa, Real};
+use crate::KernelError;
+use Arg::R;
+
+/// The most vectors per tile.
+const MAX_TILE: u32 = 4;
+
+/// Block rows (gather) or columns (scatter) per group: what the one-column steps can hold.
+const MAX_GROUP: u32 = 12;
+
+/// The callee-saved registers the kernels use.
+const SAVED: [u8; 6] = [gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15];
+
+/// The vector registers of a width: `n` of the kind `f` works on.
+fn vreg(f: &Forms, n: u32) -> Register {
+    f.regs[0] + n
+}
+
+/// Registers of the kind `f` works on: 32 zmm with AVX-512, else 16.
+fn nregs(f: &Forms) -> u32 {
+    if f.regs[0] == ZMM0 {
+        32
+    } else {
+        16
+    }
+}
+
+fn zero(a: &mut Asm, f: &Forms, r: Register) -> Result<(), KernelError> {
+    if f.regs[0] == ZMM0 {
+        // zmm16..31 have no VEX form.
+        a.ins(C::EVEX_Vpxorq_zmm_k1z_zmm_zmmm512b64, &[R(r), R(r), R(r)])
+    } else {
+        f.op(a, f.zero, r, r, R(r))
+    }
+}
+
+/// Jumps to `skip` if the value at `[r10 + rdx + off]` is a zero of either sign (padding),
+/// testing its bits in `rsi` (gather) or `rbp` (scatter).
+// dynasm's dynamic registers expand to `.into()` calls on the `u8` register numbers.
+#[allow(clippy::useless_conversion)]
+fn skip_padding(a: &mut Asm, d: &Desc, scratch: u8, off: i32, skip: dynasmrt::DynamicLabel) {
+    if d.value == Real::F64 {
+        dynasm!(a.ops
+            ; .arch x64
+            ; mov Rq(scratch), QWORD [r10 + rdx + off]
+            ; add Rq(scratch), Rq(scratch)
+            ; jz =>skip
+        );
+    } else {
+        dynasm!(a.ops
+            ; .arch x64
+            ; mov Rd(scratch), DWORD [r10 + rdx + off]
+            ; add Rd(scratch), Rd(scratch)
+            ; jz =>skip
+        );
+    }
+}
+
+/// The tile kinds of a kernel, in order: (forms, vectors per tile). `per_vector` is the
+/// registers a tile needs per vector (sums, and X values for scatters); 4 more are kept for
+/// the broadcast value, a product, alpha and beta.
+fn kinds(d: &Desc, per_vector: u32) -> Vec<(Forms, u32)> {
+    let mut out = Vec::new();
+    if d.isa != Isa::Scalar {
+        let f = forms(d, true);
+        let u = ((nregs(&f) - 4) / per_vector).clamp(1, MAX_TILE);
+        out.push((f, u));
+        if u > 1 {
+            out.push((f, 1));
+        }
+    }
+    out.push((forms(d, false), 1));
+    out
+}
+
+/// The machine code of a gather SpMM kernel: `r x c` blocks (1 x 1 for DCSR), `outer` if
+/// the output row is the stored outer coordinate (DCSR).
+pub(crate) fn spmm_gather(
+    d: &Desc,
+    (r, c): (u32, u32),
+    outer: bool,
+) -> Result<Vec<u8>, KernelError> {
+    if r == 0 || c == 0 {
+        return Err(KernelError::Unsupported(format!("{d}: empty blocks")));
+    }
+    let padded = d.format.padded();
+    let vs = d.value.size() as i32;
+    let mut a = Asm::new();
+    enter(&mut a, &SAVED);
+    load_args(
+        &mut a,
+        &[
+            (gp::R8, at::POS),
+            (gp::R9, at::CRD),
+            (gp::R10, at::VAL),
+            (gp::R11, at::X),
+            (gp::RCX, at::BEGIN),
+            (gp::R15, at::K),
+        ],
+    );
+    dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
+    let (row_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>row_loop
+        ; cmp rcx, QWORD [rdi + at::END]
+        ; jae =>done
+    );
+    let group = r.min(MAX_GROUP);
+    for g0 in (0..r).step_by(group as usize) {
+        let g1 = (g0 + group).min(r);
+        dynasm!(a.ops ; .arch x64 ; xor r13, r13);
+        for (f, u) in kinds(d, g1 - g0) {
+            let sh = Gather {
+                r,
+                c,
+                rows: (g0, g1),
+                padded,
+                outer,
+            };
+            gather_tiles(&mut a, d, &f, u, &sh)?;
+        }
+    }
+    dynasm!(a.ops ; .arch x64 ; inc rcx ; jmp =>row_loop ; =>done);
+    if d.isa != Isa::Scalar {
+        a.ins(C::VEX_Vzeroupper, &[])?;
+    }
+    leave(a, &SAVED)
+}
+
+/// What one gather tile loop is generated for.
+struct Gather {
+    r: u32,
+    c: u32,
+    /// The block rows `[g0, g1)` of the group.
+    rows: (u32, u32),
+    padded: bool,
+    outer: bool,
+}
+
+/// Columns from `r13` on, in tiles of `u` vectors of `f` while a whole tile fits in `k`,
+/// for the block rows of `sh.rows`; leaves `r13` at the first column not done.
+#[allow(clippy::useless_conversion)]
+fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result<(), KernelError> {
+    let width = (u * f.lanes) as i32;
+    let vs = d.value.size() as u32;
+    let (g0, g1) = sh.rows;
+    let n = nregs(f);
+    let (bcast, prod, alpha, beta) = (
+        vreg(f, n - 4),
+        vreg(f, n - 3),
+        vreg(f, n - 2),
+        vreg(f, n - 1),
+    );
+    let acc = |o: u32, v: u32| vreg(f, (o - g0) * u + v);
+    let (tile, tiles_done, entry, entries_done) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>tile
+        ; lea rax, [r13 + width]
+        ; cmp rax, QWORD [rdi + at::K]
+        ; ja =>tiles_done
+    );
+    for o in g0..g1 {
+        for v in 0..u {
+            zero(a, f, acc(o, v))?;
+        }
+    }
+    load_index(a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
+    load_index(a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
+    let block_bytes = (sh.r * sh.c * vs) as i32;
+    dynasm!(a.ops ; .arch x64 ; =>entry ; cmp rax, rbx ; jae =>entries_done);
+    load_index(a, d.crd, gp::RBP, gp::R9, gp::RAX, 0)?;
+    if sh.c > 1 {
+        dynasm!(a.ops ; .arch x64 ; imul rbp, rbp, sh.c as i32);
+    }
+    dynasm!(a.ops ; .arch x64 ; imul rdx, rax, block_bytes);
+    for t in 0..sh.c {
+        let skip_t = a.ops.new_dynamic_label();
+        // The X row of block column t: past the last column, the whole column is padding.
+        dynasm!(a.ops ; .arch x64 ; lea r12, [rbp + t as i32]);
+        if sh.padded && t > 0 {
+            dynasm!(a.ops ; .arch x64 ; cmp r12, QWORD [rdi + at::COLS] ; jae =>skip_t);
+        }
+        dynasm!(a.ops ; .arch x64 ; imul r12, r15 ; add r12, r11);
+        for o in g0..g1 {
+            let skip = a.ops.new_dynamic_label();
+            let v_off = ((o * sh.c + t) * vs) as i32;
+            if sh.padded {
+                skip_padding(a, d, gp::RSI, v_off, skip);
+            }
+            let val = Arg::M(R10, RDX, 1, i64::from(v_off));
+            if f.lanes == 1 {
+                a.ins(f.load, &[R(prod), val])?;
+                f.op(a, f.mul, prod, prod, Arg::M(R12, R13, vs, 0))?;
+                f.op(a, f.add, acc(o, 0), acc(o, 0), R(prod))?;
+            } else {
+                a.ins(f.broadcast, &[R(bcast), val])?;
+                for v in 0..u {
+                    let x = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
+                    f.op(a, f.mul, prod, bcast, x)?;
+                    f.op(a, f.add, acc(o, v), acc(o, v), R(prod))?;
+                }
+            }
+            dynasm!(a.ops ; .arch x64 ; =>skip);
+        }
+        dynasm!(a.ops ; .arch x64 ; =>skip_t);
+    }
+    dynasm!(a.ops ; .arch x64 ; inc rax ; jmp =>entry ; =>entries_done);
+    // The group's first output row in rsi, its Y row in rdx.
+    if sh.outer {
+        dynasm!(a.ops ; .arch x64 ; mov rsi, QWORD [rdi + at::MM_OUTER]);
+        load_index(a, d.crd, gp::RSI, gp::RSI, gp::RCX, 0)?;
+    } else {
+        dynasm!(a.ops ; .arch x64 ; imul rsi, rcx, sh.r as i32);
+        if g0 > 0 {
+            dynasm!(a.ops ; .arch x64 ; add rsi, g0 as i32);
+        }
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov rdx, rsi
+        ; imul rdx, r15
+        ; add rdx, QWORD [rdi + at::Y]
+    );
+    a.ins(f.broadcast, &[R(alpha), Arg::M(RDI, None, 1, at::ALPHA)])?;
+    a.ins(f.broadcast, &[R(beta), Arg::M(RDI, None, 1, at::BETA)])?;
+    // Y[i, c..] = alpha * sum (+ beta * Y), each product rounded on its own; rows past the
+    // matrix's last (edge blocks) are never written.
+    let stores_done = a.ops.new_dynamic_label();
+    for o in g0..g1 {
+        if sh.padded && sh.r > 1 {
+            dynasm!(a.ops ; .arch x64 ; cmp rsi, QWORD [rdi + at::ROWS] ; jae =>stores_done);
+        }
+        for v in 0..u {
+            let y_at = Arg::M(RDX, R13, vs, i64::from(v * f.lanes * vs));
+            let store = a.ops.new_dynamic_label();
+            let s = acc(o, v);
+            f.op(a, f.mul, s, s, R(alpha))?;
+            dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store);
+            a.ins(f.load, &[R(prod), y_at])?;
+            f.op(a, f.mul, prod, prod, R(beta))?;
+            f.op(a, f.add, s, s, R(prod))?;
+            dynasm!(a.ops ; .arch x64 ; =>store);
+            a.ins(f.store, &[y_at, R(s)])?;
+        }
+        if o + 1 < g1 {
+            dynasm!(a.ops ; .arch x64 ; inc rsi ; add rdx, r15);
+        }
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>stores_done
+        ; add r13, width
+        ; jmp =>tile
+        ; =>tiles_done
+    );
+    Ok(())
+}
+
+/// The machine code of a scatter SpMM kernel: `r x c` blocks (1 x 1 for CSC and DCSC),
+/// `outer` if the X row is the stored outer coordinate (DCSC). Adds into the partial at
+/// `y` (no alpha, no beta); every X row it reads must exist (the caller keeps the last
+/// block column, where it reaches past X, to itself).
+pub(crate) fn spmm_scatter(
+    d: &Desc,
+    (r, c): (u32, u32),
+    outer: bool,
+) -> Result<Vec<u8>, KernelError> {
+    if r == 0 || c == 0 {
+        return Err(KernelError::Unsupported(format!("{d}: empty blocks")));
+    }
+    let padded = d.format.padded();
+    let vs = d.value.size() as i32;
+    let mut a = Asm::new();
+    enter(&mut a, &SAVED);
+    load_args(
+        &mut a,
+        &[
+            (gp::R8, at::POS),
+            (gp::R9, at::CRD),
+            (gp::R10, at::VAL),
+            (gp::R11, at::X),
+            (gp::RSI, at::Y),
+            (gp::RCX, at::BEGIN),
+            (gp::R15, at::K),
+        ],
+    );
+    dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
+    let (outer_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>outer_loop
+        ; cmp rcx, QWORD [rdi + at::END]
+        ; jae =>done
+    );
+    let group = c.min(MAX_GROUP);
+    for t0 in (0..c).step_by(group as usize) {
+        let t1 = (t0 + group).min(c);
+        dynasm!(a.ops ; .arch x64 ; xor r13, r13);
+        // A tile of u vectors holds (t1 - t0) * u X values and u sums.
+        for (f, u) in kinds(d, t1 - t0 + 1) {
+            let sh = Scatter {
+                r,
+                c,
+                cols: (t0, t1),
+                padded,
+                outer,
+            };
+            scatter_tiles(&mut a, d, &f, u, &sh)?;
+        }
+    }
+    dynasm!(a.ops ; .arch x64 ; inc rcx ; jmp =>outer_loop ; =>done);
+    if d.isa != Isa::Scalar {
+        a.ins(C::VEX_Vzeroupper, &[])?;
+    }
+    leave(a, &SAVED)
+}
+
+/// What one scatter tile loop is generated for.
+struct Scatter {
+    r: u32,
+    c: u32,
+    /// The block columns `[t0, t1)` of the group.
+    cols: (u32, u32),
+    padded: bool,
+    outer: bool,
+}
+
+/// Columns from `r13` on, in tiles of `u` vectors of `f` while a whole tile fits in `k`,
+/// for the block columns of `sh.cols`; leaves `r13` at the first column not done.
+#[allow(clippy::useless_conversion)]
+fn scatter_tiles(
+    a: &mut Asm,
+    d: &Desc,
+    f: &Forms,
+    u: u32,
+    sh: &Scatter,
+) -> Result<(), KernelError> {
+    let width = (u * f.lanes) as i32;
+    let vs = d.value.size() as u32;
+    let (t0, t1) = sh.cols;
+    let xr = |t: u32, v: u32| vreg(f, (t - t0) * u + v);
+    let acc = |v: u32| vreg(f, (t1 - t0) * u + v);
+    let (bcast, prod) = (vreg(f, (t1 - t0 + 1) * u), vreg(f, (t1 - t0 + 1) * u + 1));
+    let (tile, tiles_done, entry, entries_done) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>tile
+        ; lea rax, [r13 + width]
+        ; cmp rax, QWORD [rdi + at::K]
+        ; ja =>tiles_done
+    );
+    // The X rows of the group's block columns, once per tile.
+    if sh.outer {
+        dynasm!(a.ops ; .arch x64 ; mov r14, QWORD [rdi + at::MM_OUTER]);
+        load_index(a, d.crd, gp::R14, gp::R14, gp::RCX, 0)?;
+    } else {
+        dynasm!(a.ops ; .arch x64 ; imul r14, rcx, sh.c as i32);
+        if t0 > 0 {
+            dynasm!(a.ops ; .arch x64 ; add r14, t0 as i32);
+        }
+    }
+    dynasm!(a.ops ; .arch x64 ; imul r14, r15 ; add r14, r11);
+    for t in t0..t1 {
+        for v in 0..u {
+            let x = Arg::M(R14, R13, vs, i64::from(v * f.lanes * vs));
+            a.ins(f.load, &[R(xr(t, v)), x])?;
+        }
+        if t + 1 < t1 {
+            dynasm!(a.ops ; .arch x64 ; add r14, r15);
+        }
+    }
+    load_index(a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
+    load_index(a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
+    let block_bytes = (sh.r * sh.c * vs) as i32;
+    dynasm!(a.ops ; .arch x64 ; =>entry ; cmp rax, rbx ; jae =>entries_done);
+    load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+    if sh.r > 1 {
+        dynasm!(a.ops ; .arch x64 ; imul r12, r12, sh.r as i32);
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; imul r12, r15
+        ; add r12, rsi
+        ; imul rdx, rax, block_bytes
+    );
+    for o in 0..sh.r {
+        for v in 0..u {
+            let p_at = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
+            a.ins(f.load, &[R(acc(v)), p_at])?;
+        }
+        for t in t0..t1 {
+            let skip = a.ops.new_dynamic_label();
+            let v_off = ((o * sh.c + t) * vs) as i32;
+            if sh.padded {
+                skip_padding(a, d, gp::RBP, v_off, skip);
+            }
+            let val = Arg::M(R10, RDX, 1, i64::from(v_off));
+            if f.lanes == 1 {
+                a.ins(f.load, &[R(prod), val])?;
+                f.op(a, f.mul, prod, prod, R(xr(t, 0)))?;
+                f.op(a, f.add, acc(0), acc(0), R(prod))?;
+            } else {
+                a.ins(f.broadcast, &[R(bcast), val])?;
+                for v in 0..u {
+                    f.op(a, f.mul, prod, bcast, R(xr(t, v)))?;
+                    f.op(a, f.add, acc(v), acc(v), R(prod))?;
+                }
+            }
+            dynasm!(a.ops ; .arch x64 ; =>skip);
+        }
+        for v in 0..u {
+            let p_at = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
+            a.ins(f.store, &[p_at, R(acc(v))])?;
+        }
+        if o + 1 < sh.r {
+            dynasm!(a.ops ; .arch x64 ; add r12, r15);
+        }
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; inc rax
+        ; jmp =>entry
+        ; =>entries_done
+        ; add r13, width
+        ; jmp =>tile
+        ; =>tiles_done
+    );
+    Ok(())
+}

@@ -1,0 +1,489 @@
+//! Generated SpMM off CSR against the reference: random matrices (empty rows, one long row,
+//! sizes no multiple of any block or vector width) in BSR and BSC of several block shapes
+//! (more than 12 block rows or columns included), DCSR, CSC and DCSC, for f32 and f64, every
+//! index width and instruction set this CPU has; k around the vector and tile widths, both
+//! orders of X and Y, alpha and beta, X rows of Inf or NaN (padding must keep them out),
+//! 1, 2 and 3 threads. Gathers (BSR, DCSR) match the reference bit for bit on every
+//! instruction set; scatters (CSC, DCSC, BSC) add 8 partials and stay within the summation
+//! bound, and every kernel gives the same bits on any thread count. `REQUIRE_ISA` and
+//! `SPTK_JIT_CASES` work as in `generated.rs`.
+
+mod common;
+
+use common::Rng;
+use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
+use sptk_encoding::resolve_target;
+use sptk_jit::reference::{self, RealValue};
+use sptk_jit::{kernel, Dense, DenseMut, Desc, Isa, Kernel, Op, Order};
+use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
+
+fn isas() -> Vec<Isa> {
+    let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
+    Isa::ALL
+        .into_iter()
+        .filter(|isa| {
+            let ok = isa.available();
+            assert!(
+                ok || !required.split(',').any(|r| r == isa.name()),
+                "REQUIRE_ISA names {isa:?}, missing here"
+            );
+            if !ok {
+                eprintln!(
+                    "!!! {} not on this CPU: its kernels are not tested here !!!",
+                    isa.name()
+                );
+            }
+            ok
+        })
+        .collect()
+}
+
+fn cases() -> usize {
+    std::env::var("SPTK_JIT_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(64)
+}
+
+const WIDTHS: [(u8, u8); 7] = [
+    (64, 64),
+    (32, 32),
+    (16, 16),
+    (8, 8),
+    (64, 32),
+    (32, 16),
+    (16, 8),
+];
+
+/// A random matrix in `format` whose arrays fit `pos` / `crd` bits.
+fn random_matrix(rng: &mut Rng, f64s: bool, (pos, crd): (u8, u8), format: &str) -> Tensor {
+    let max_dim = if crd == 8 { 250 } else { 300 };
+    let max_nnz = if pos == 8 { 200 } else { 3000 };
+    let (rows, cols) = (1 + rng.below(max_dim), 1 + rng.below(max_dim));
+    let n = rng.below(max_nnz.min(rows * cols / 2 + 3));
+    let mut e: Vec<(u64, u64, f64)> = (0..n)
+        .map(|_| (rng.below(rows), rng.below(cols), rng.value()))
+        .collect();
+    if rng.below(3) == 0 {
+        // One long row, or one long column.
+        let r = rng.below(rows.min(cols));
+        let long = (max_nnz - n).min(rows.min(cols)).min(150);
+        if rng.below(2) == 0 {
+            e.extend((0..long).map(|j| (r, j, rng.value())));
+        } else {
+            e.extend((0..long).map(|i| (i, r, rng.value())));
+        }
+    }
+    // Blocked formats at 8-bit positions: few entries, few blocks.
+    let values = if f64s {
+        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into())
+    } else {
+        ValueVec::F32(e.iter().map(|t| t.2 as f32).collect::<Vec<_>>().into())
+    };
+    let entries = Entries::from_parts(
+        vec![rows, cols],
+        vec![
+            e.iter().map(|t| t.0).collect(),
+            e.iter().map(|t| t.1).collect(),
+        ],
+        values,
+    )
+    .unwrap();
+    let target = resolve_target(format, 2)
+        .unwrap()
+        .with_widths(Some(pos), Some(crd))
+        .unwrap();
+    convert(&entries, &target, &ConvertOptions::default())
+        .unwrap()
+        .tensor
+}
+
+fn at(order: Order, rows: usize, cols: usize, i: usize, j: usize) -> usize {
+    match order {
+        Order::RowMajor => i * cols + j,
+        Order::ColMajor => j * rows + i,
+    }
+}
+
+/// Runs the kernel of `a` on `threads` threads.
+#[allow(clippy::too_many_arguments)]
+fn run<T: RealValue>(
+    k: &Kernel,
+    a: &Tensor,
+    x: &[T],
+    y0: &[T],
+    (xo, yo): (Order, Order),
+    cols_k: usize,
+    ab: (T, T),
+    threads: usize,
+) -> Vec<T> {
+    let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
+    let mut y = y0.to_vec();
+    k.spmm(
+        a,
+        Dense {
+            data: x,
+            rows: cols,
+            cols: cols_k,
+            order: xo,
+        },
+        DenseMut {
+            data: &mut y,
+            rows,
+            cols: cols_k,
+            order: yo,
+        },
+        ab,
+        threads,
+    )
+    .unwrap();
+    y
+}
+
+/// Checks `got` against the reference: bit for bit when `exact`, else within
+/// |y - y_ref| <= |alpha| 2 gamma_n sum |a x| (plus the rounding of alpha and beta) per
+/// element, n its row's entries; a non-finite reference value must be matched exactly (or
+/// be NaN on both sides).
+#[allow(clippy::too_many_arguments)]
+fn check<T: RealValue + Into<f64>>(
+    a: &Tensor,
+    x: &[T],
+    y0: &[T],
+    got: &[T],
+    (xo, yo): (Order, Order),
+    k: usize,
+    (alpha, beta): (T, T),
+    exact: bool,
+    what: &str,
+) {
+    let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
+    let mut want = y0.to_vec();
+    reference::spmm(
+        a,
+        Dense {
+            data: x,
+            rows: cols,
+            cols: k,
+            order: xo,
+        },
+        DenseMut {
+            data: &mut want,
+            rows,
+            cols: k,
+            order: yo,
+        },
+        (alpha, beta),
+    )
+    .unwrap();
+    let u = if std::mem::size_of::<T>() == 8 {
+        f64::EPSILON / 2.0
+    } else {
+        f32::EPSILON as f64 / 2.0
+    };
+    // Each row's entries, padding left out.
+    let mut row_entries: Vec<Vec<(usize, f64)>> = vec![Vec::new(); rows];
+    if !exact {
+        let vals = T::slice(a.values()).unwrap();
+        let padded = a.layout().padded;
+        let mut dc = [0u64; 2];
+        a.for_each_stored(|lvl, q| {
+            a.dim_coords(lvl, &mut dc);
+            let (i, j) = (dc[0] as usize, dc[1] as usize);
+            let v: f64 = vals[q].into();
+            if i < rows && j < cols && !(padded && v == 0.0) {
+                row_entries[i].push((j, v));
+            }
+        });
+    }
+    for (i, entries) in row_entries.iter().enumerate() {
+        for c in 0..k {
+            let o = at(yo, rows, k, i, c);
+            let (g, w): (f64, f64) = (got[o].into(), want[o].into());
+            let same = g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan());
+            if exact || !w.is_finite() {
+                assert!(same, "{what}: ({i}, {c}): {g} != {w}");
+                continue;
+            }
+            let n = entries.len() as f64;
+            let s: f64 = entries
+                .iter()
+                .map(|&(j, v)| (v * x[at(xo, cols, k, j, c)].into()).abs())
+                .sum();
+            let gamma = n * u / (1.0 - n * u);
+            let (al, be): (f64, f64) = (alpha.into(), beta.into());
+            // beta = 0 ignores Y (a NaN there included).
+            let y0o: f64 = if be == 0.0 { 0.0 } else { y0[o].into() };
+            let tol = al.abs() * 2.0 * gamma * s * (1.0 + 4.0 * u)
+                + 4.0 * u * (w.abs() + (be * y0o).abs())
+                + f64::MIN_POSITIVE;
+            assert!(
+                same || (g - w).abs() <= tol,
+                "{what}: ({i}, {c}): {g} vs {w}, off by {} > {tol} (n {n}, s {s}, {:?})",
+                (g - w).abs(),
+                entries
+            );
+        }
+    }
+}
+
+fn run_case<T: RealValue + Into<f64> + From<f32>>(
+    rng: &mut Rng,
+    isa: Isa,
+    widths: (u8, u8),
+    format: &str,
+    case: usize,
+) {
+    let f64s = std::mem::size_of::<T>() == 8;
+    let a = random_matrix(rng, f64s, widths, format);
+    let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
+    let k = [1, 3, 4, 5, 8, 12, 16, 17, 24, 33, 40, 64, 65][case % 13];
+    let orders = [
+        (Order::RowMajor, Order::RowMajor),
+        (Order::ColMajor, Order::ColMajor),
+        (Order::RowMajor, Order::ColMajor),
+    ][case % 3];
+    let mut x: Vec<T> = (0..cols * k).map(|_| T::from(rng.value() as f32)).collect();
+    if case.is_multiple_of(2) {
+        // One X row of Inf or NaN: only the real entries of its column may meet it.
+        let j = rng.below(cols as u64) as usize;
+        let bad = if case.is_multiple_of(4) {
+            f32::INFINITY
+        } else {
+            f32::NAN
+        };
+        for c in 0..k {
+            x[at(orders.0, cols, k, j, c)] = T::from(bad);
+        }
+    }
+    let (alpha, beta) = [(1.0f32, 0.0f32), (0.5, -2.0), (-1.5, 1.0)][case % 3];
+    let (alpha, beta) = (T::from(alpha), T::from(beta));
+    // beta = 0 overwrites Y, NaN included.
+    let y0: Vec<T> = (0..rows * k)
+        .map(|_| {
+            if beta == T::ZERO {
+                T::from(f32::NAN)
+            } else {
+                T::from(rng.value() as f32)
+            }
+        })
+        .collect();
+    let desc = Desc::for_tensor(Op::Spmm, &a, isa).unwrap();
+    let kern = kernel(&desc).unwrap();
+    let y1 = run(&kern, &a, &x, &y0, orders, k, (alpha, beta), 1);
+    for threads in [2, 3] {
+        let yt = run(&kern, &a, &x, &y0, orders, k, (alpha, beta), threads);
+        assert!(
+            y1.iter()
+                .zip(&yt)
+                .all(|(p, q)| (*p).into().to_bits() == (*q).into().to_bits()),
+            "{desc} k={k}: {threads} threads"
+        );
+    }
+    let exact = format.starts_with("BSR") || format == "DCSR";
+    check(
+        &a,
+        &x,
+        &y0,
+        &y1,
+        orders,
+        k,
+        (alpha, beta),
+        exact,
+        &format!("{desc} k={k} {rows}x{cols}"),
+    );
+}
+
+const FORMATS: [&str; 12] = [
+    "BSR:2x3", "BSR:4x4", "BSR:3x1", "BSR:1x5", "BSR:13x2", "DCSR", "CSC", "DCSC", "BSC:3x2",
+    "BSC:4x4", "BSC:1x3", "BSC:2x14",
+];
+
+#[test]
+fn spmm_off_csr_matches_the_reference() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for isa in isas() {
+        for widths in WIDTHS {
+            for format in FORMATS {
+                for case in 0..cases().div_ceil(16) {
+                    run_case::<f64>(&mut rng, isa, widths, format, case);
+                    run_case::<f32>(&mut rng, isa, widths, format, case + 7);
+                }
+            }
+        }
+    }
+}
+
+/// The matrix of `(row, column, value)` triples in `target`, values of `T`.
+fn matrix<T: RealValue>(rows: u64, cols: u64, e: &[(u64, u64, f64)], target: &str) -> Tensor {
+    let values = if std::mem::size_of::<T>() == 8 {
+        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into())
+    } else {
+        ValueVec::F32(e.iter().map(|t| t.2 as f32).collect::<Vec<_>>().into())
+    };
+    let entries = Entries::from_parts(
+        vec![rows, cols],
+        vec![
+            e.iter().map(|t| t.0).collect(),
+            e.iter().map(|t| t.1).collect(),
+        ],
+        values,
+    )
+    .unwrap();
+    let target = resolve_target(target, 2).unwrap();
+    convert(&entries, &target, &ConvertOptions::default())
+        .unwrap()
+        .tensor
+}
+
+fn padding_case<T: RealValue + From<f32> + Into<f64> + std::fmt::Debug>(isa: Isa) {
+    // 3 x 3 in 2 x 2 blocks: (0, 1) is a zero inside a stored block, under X row 1 = Inf;
+    // the edge blocks reach row 3 and column 3, which neither X nor Y has.
+    let e = [
+        (0, 0, 1.0),
+        (1, 1, 0.0),
+        (2, 2, 2.0),
+        (2, 0, 4.0),
+        (0, 2, 0.5),
+    ];
+    let inf = f32::INFINITY;
+    for format in ["BSR:2x2", "BSC:2x2", "BSR:2x1", "BSC:1x2"] {
+        let a = matrix::<T>(3, 3, &e, format);
+        let desc = Desc::for_tensor(Op::Spmm, &a, isa).unwrap();
+        let kern = kernel(&desc).unwrap();
+        for k in [1usize, 5, 16, 37] {
+            // X row j: j + 1 + c / 8, row 1 all Inf.
+            let x: Vec<T> = (0..3 * k)
+                .map(|n| {
+                    let (j, c) = (n / k, n % k);
+                    T::from(if j == 1 {
+                        inf
+                    } else {
+                        (j + 1) as f32 + c as f32 / 8.0
+                    })
+                })
+                .collect();
+            let y0 = vec![T::from(f32::NAN); 3 * k];
+            let y = run(
+                &kern,
+                &a,
+                &x,
+                &y0,
+                (Order::RowMajor, Order::RowMajor),
+                k,
+                (T::ONE, T::ZERO),
+                2,
+            );
+            for c in 0..k {
+                let xc = |j: usize| (j + 1) as f64 + c as f64 / 8.0;
+                let want = [1.0 * xc(0) + 0.5 * xc(2), 0.0, 4.0 * xc(0) + 2.0 * xc(2)];
+                for i in 0..3 {
+                    let g: f64 = y[i * k + c].into();
+                    assert_eq!(g, want[i], "{desc} k={k}: ({i}, {c})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn block_padding_never_multiplies_and_edges_stay_inside() {
+    for isa in isas() {
+        padding_case::<f64>(isa);
+        padding_case::<f32>(isa);
+    }
+}
+
+/// Every instruction of a kernel, decoded.
+fn decode(k: &Kernel) -> Vec<iced_x86::Instruction> {
+    let mut d = Decoder::with_ip(64, k.code(), 0, DecoderOptions::NONE);
+    let all: Vec<_> = d.iter().collect();
+    assert!(
+        all.iter().all(|i| !i.is_invalid()),
+        "{}: undecodable bytes",
+        k.desc()
+    );
+    all
+}
+
+#[test]
+fn spmm_kernels_use_the_isas_registers_and_the_value_types_instructions() {
+    for isa in isas() {
+        for value in ["f64", "f32"] {
+            for format in ["bsr4x4", "bsr2x3", "dcsr", "csc", "dcsc", "bsc3x2"] {
+                let d: Desc = format!("spmm {format} {value} pos32 crd16 {}", isa.name())
+                    .parse()
+                    .unwrap();
+                let k = kernel(&d).unwrap();
+                let ins = decode(&k);
+                let has = |m: Mnemonic| ins.iter().any(|i| i.mnemonic() == m);
+                assert!(!has(Mnemonic::Call) && has(Mnemonic::Ret), "{d}");
+                let zmm = ins.iter().any(|i| {
+                    (0..i.op_count())
+                        .any(|o| i.op_kind(o) == OpKind::Register && i.op_register(o).is_zmm())
+                });
+                assert_eq!(zmm, isa == Isa::Avx512, "{d}: zmm registers");
+                let ymm = ins.iter().any(|i| {
+                    (0..i.op_count())
+                        .any(|o| i.op_kind(o) == OpKind::Register && i.op_register(o).is_ymm())
+                });
+                assert_eq!(ymm, isa == Isa::Avx2, "{d}: ymm registers");
+                let f64s = value == "f64";
+                let (mul, add, other) = match (isa, f64s) {
+                    (Isa::Scalar, true) => (Mnemonic::Mulsd, Mnemonic::Addsd, Mnemonic::Mulss),
+                    (Isa::Scalar, false) => (Mnemonic::Mulss, Mnemonic::Addss, Mnemonic::Mulsd),
+                    (_, true) => (Mnemonic::Vmulpd, Mnemonic::Vaddpd, Mnemonic::Vmulps),
+                    (_, false) => (Mnemonic::Vmulps, Mnemonic::Vaddps, Mnemonic::Vmulpd),
+                };
+                assert!(has(mul) && has(add), "{d}: {mul:?} and {add:?}");
+                assert!(!has(other), "{d}: {other:?} in a {value} kernel");
+                // Products are rounded before they are added, as the reference does.
+                assert!(
+                    !ins.iter()
+                        .any(|i| format!("{:?}", i.mnemonic()).starts_with("Vfmadd")),
+                    "{d}: a fused multiply-add"
+                );
+                if isa != Isa::Scalar {
+                    let bcast = if f64s {
+                        Mnemonic::Vbroadcastsd
+                    } else {
+                        Mnemonic::Vbroadcastss
+                    };
+                    assert!(has(bcast) && has(Mnemonic::Vzeroupper), "{d}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn spmm_block_loops_are_unrolled() {
+    // BSR 4 x 4, AVX2 f64: tiles of 3 vectors (12 sums), single vectors, single columns;
+    // each unrolls 16 products per block of u multiplies each, plus 4 u alpha and 4 u beta
+    // products at the stores.
+    for isa in isas() {
+        let d: Desc = format!("spmm bsr4x4 f64 pos32 crd32 {}", isa.name())
+            .parse()
+            .unwrap();
+        let ins = decode(&kernel(&d).unwrap());
+        let count = |m: Mnemonic| ins.iter().filter(|i| i.mnemonic() == m).count();
+        let tiles: &[u32] = match isa {
+            Isa::Scalar => &[1],
+            Isa::Avx2 => &[3, 1],
+            Isa::Avx512 => &[4, 1],
+        };
+        let vec_muls: u32 = tiles.iter().map(|u| 16 * u + 8 * u).sum();
+        let (vm, sm) = match isa {
+            Isa::Scalar => (count(Mnemonic::Mulsd), 0),
+            _ => (count(Mnemonic::Vmulpd), count(Mnemonic::Vmulsd)),
+        };
+        if isa == Isa::Scalar {
+            assert_eq!(vm as u32, 16 + 8, "{d}");
+        } else {
+            assert_eq!(vm as u32, vec_muls, "{d}");
+            assert_eq!(sm, 16 + 8, "{d}: the one-column step");
+        }
+        // One test of a value's bits per product: 16 per block per tile kind.
+        let kinds = tiles.len() + usize::from(isa != Isa::Scalar);
+        assert_eq!(count(Mnemonic::Je), 16 * kinds, "{d}: padding tests");
+    }
+}
