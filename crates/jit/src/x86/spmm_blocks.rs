@@ -31,7 +31,9 @@
 //! Registers: `rdi` the arguments, `r8` pos, `r9` crd, `r10` values, `r11` X, `r15` bytes per
 //! row of X and Y, `rcx` the outer position, `rax` the block, `rbx` the end block, `r13` the
 //! tile's first column, `rdx` the block's values offset, `rbp` / `rsi` scratch; gather: `r12`
-//! the X row; scatter: `rsi` the partial, `r12` its row, `r14` the X row.
+//! the X row, `r14` the call's end block (blocks before it are prefetched 4 ahead: a block's
+//! unrolled products are many instructions, so without that few X rows' cache misses would
+//! overlap); scatter: `rsi` the partial, `r12` its row, `r14` the X row.
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
@@ -49,7 +51,8 @@ use Arg::R;
 /// The most vectors per tile.
 const MAX_TILE: u32 = 4;
 
-/// Block rows (gather) or columns (scatter) per group: what the one-column steps can hold.
+/// Block columns per group (scatter), one less block rows (gather): what the one-column
+/// steps can hold in 16 registers.
 const MAX_GROUP: u32 = 12;
 
 /// The callee-saved registers the kernels use.
@@ -142,7 +145,9 @@ pub(crate) fn spmm_gather(
             (gp::R15, at::K),
         ],
     );
-    dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
+    dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs ; mov r14, QWORD [rdi + at::END]);
+    // The call's end block: blocks before it may be prefetched.
+    load_index(&mut a, d.pos, gp::R14, gp::R8, gp::R14, 0)?;
     let (row_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
     dynasm!(a.ops
         ; .arch x64
@@ -150,11 +155,12 @@ pub(crate) fn spmm_gather(
         ; cmp rcx, QWORD [rdi + at::END]
         ; jae =>done
     );
-    let group = r.min(MAX_GROUP);
+    let group = r.min(MAX_GROUP - 1);
     for g0 in (0..r).step_by(group as usize) {
         let g1 = (g0 + group).min(r);
         dynasm!(a.ops ; .arch x64 ; xor r13, r13);
-        for (f, u) in kinds(d, g1 - g0) {
+        // A tile of u vectors holds (g1 - g0) * u sums and u X values.
+        for (f, u) in kinds(d, g1 - g0 + 1) {
             let sh = Gather {
                 r,
                 c,
@@ -197,6 +203,7 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
         vreg(f, n - 1),
     );
     let acc = |o: u32, v: u32| vreg(f, (o - g0) * u + v);
+    let xr = |v: u32| vreg(f, (g1 - g0) * u + v);
     let (tile, tiles_done, entry, entries_done) = (
         a.ops.new_dynamic_label(),
         a.ops.new_dynamic_label(),
@@ -224,6 +231,9 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
         dynasm!(a.ops ; .arch x64 ; imul rbp, rbp, sh.c as i32);
     }
     dynasm!(a.ops ; .arch x64 ; imul rdx, rax, block_bytes);
+    if f.lanes > 1 && sh.r * sh.c > 1 {
+        prefetch_ahead(a, d, sh.c, (width as u32) * vs)?;
+    }
     for t in 0..sh.c {
         let skip_t = a.ops.new_dynamic_label();
         // The X row of block column t: past the last column, the whole column is padding.
@@ -232,6 +242,11 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
             dynasm!(a.ops ; .arch x64 ; cmp r12, QWORD [rdi + at::COLS] ; jae =>skip_t);
         }
         dynasm!(a.ops ; .arch x64 ; imul r12, r15 ; add r12, r11);
+        // The tile's X segment once per block column, for every block row of the group.
+        for v in 0..u {
+            let x = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
+            a.ins(f.load, &[R(xr(v)), x])?;
+        }
         for o in g0..g1 {
             let skip = a.ops.new_dynamic_label();
             let v_off = ((o * sh.c + t) * vs) as i32;
@@ -241,13 +256,12 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
             let val = Arg::M(R10, RDX, 1, i64::from(v_off));
             if f.lanes == 1 {
                 a.ins(f.load, &[R(prod), val])?;
-                f.op(a, f.mul, prod, prod, Arg::M(R12, R13, vs, 0))?;
+                f.op(a, f.mul, prod, prod, R(xr(0)))?;
                 f.op(a, f.add, acc(o, 0), acc(o, 0), R(prod))?;
             } else {
                 a.ins(f.broadcast, &[R(bcast), val])?;
                 for v in 0..u {
-                    let x = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
-                    f.op(a, f.mul, prod, bcast, x)?;
+                    f.op(a, f.mul, prod, bcast, R(xr(v)))?;
                     f.op(a, f.add, acc(o, v), acc(o, v), R(prod))?;
                 }
             }
@@ -304,6 +318,40 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
         ; jmp =>tile
         ; =>tiles_done
     );
+    Ok(())
+}
+
+/// Blocks between the one whose X rows are prefetched and the one being multiplied.
+const PREFETCH_BLOCKS: i32 = 4;
+
+/// Prefetches the tile's X segments (`bytes` from column `r13`) of the `c` X rows of the
+/// block `PREFETCH_BLOCKS` ahead of `rax`, if the block row has it: a block's products are
+/// many instructions, so without this few of the X rows' cache misses overlap.
+#[allow(clippy::useless_conversion)]
+fn prefetch_ahead(a: &mut Asm, d: &Desc, c: u32, bytes: u32) -> Result<(), KernelError> {
+    let none = a.ops.new_dynamic_label();
+    dynasm!(a.ops
+        ; .arch x64
+        ; lea rsi, [rax + PREFETCH_BLOCKS]
+        ; cmp rsi, r14
+        ; jae =>none
+    );
+    load_index(a, d.crd, gp::RSI, gp::R9, gp::RSI, 0)?;
+    if c > 1 {
+        dynasm!(a.ops ; .arch x64 ; imul rsi, rsi, c as i32);
+    }
+    dynasm!(a.ops ; .arch x64 ; imul rsi, r15 ; add rsi, r11);
+    let vs = d.value.size() as u32;
+    for t in 0..c {
+        for line in (0..bytes).step_by(64) {
+            let at = Arg::M(RSI, R13, vs, i64::from(line));
+            a.ins(C::Prefetcht0_m8, &[at])?;
+        }
+        if t + 1 < c {
+            dynasm!(a.ops ; .arch x64 ; add rsi, r15);
+        }
+    }
+    dynasm!(a.ops ; .arch x64 ; =>none);
     Ok(())
 }
 
