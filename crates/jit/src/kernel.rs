@@ -683,23 +683,84 @@ impl Kernel {
         (alpha, beta): (T, T),
         threads: usize,
     ) -> Result<(), KernelError> {
+        self.spmm_rows(a, None, x, y, (alpha, beta), threads)
+    }
+
+    /// The rows of the outer range `outer` only (a row view): `Y = alpha A[outer] X + beta
+    /// Y` for CSR and BSR `spmm` kernels (`outer` in rows, or block rows: Y then holds those
+    /// blocks' rows that exist), as [`Kernel::spmv_outer`] for SpMV. Nothing is copied
+    /// from A: the kernel runs on the parent tensor's arrays.
+    ///
+    /// # Errors
+    /// The kernel is of another format, `outer` is past the outer level, or X / Y do not
+    /// fit.
+    pub fn spmm_outer<T: RealValue>(
+        &self,
+        a: &Tensor,
+        outer: std::ops::Range<usize>,
+        x: Dense<'_, T>,
+        y: DenseMut<'_, T>,
+        (alpha, beta): (T, T),
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        self.spmm_rows(a, Some(outer), x, y, (alpha, beta), threads)
+    }
+
+    fn spmm_rows<T: RealValue>(
+        &self,
+        a: &Tensor,
+        view: Option<std::ops::Range<usize>>,
+        x: Dense<'_, T>,
+        y: DenseMut<'_, T>,
+        (alpha, beta): (T, T),
+        threads: usize,
+    ) -> Result<(), KernelError> {
         let (rows, cols) = self.fits::<T>(a)?;
-        crate::dense::check_len("X", x.data.len(), x.rows, x.cols)?;
-        crate::dense::check_len("Y", y.data.len(), y.rows, y.cols)?;
-        if x.rows != cols || y.rows != rows || y.cols != x.cols {
-            return Err(KernelError::Shape {
-                operand: "X and Y",
-                expected: format!("{cols} x k and {rows} x k for A of {rows} x {cols}"),
-                found: format!("{} x {} and {} x {}", x.rows, x.cols, y.rows, y.cols),
-            });
-        }
-        let k = x.cols;
+        let walk =
+            mm_walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
         let (Some(pos), Some(crd)) = (a.pos(1), a.crd(1)) else {
             return Err(KernelError::Unsupported(format!(
                 "{}: arrays missing",
                 self.desc
             )));
         };
+        let n_outer = pos.len().saturating_sub(1);
+        // The outer positions to run and the rows of Y they cover: `first..first + y_rows`.
+        let (range, first, y_rows) = match (view, walk) {
+            (None, _) => (0..n_outer, 0, rows),
+            (Some(range), MmWalk::Csr | MmWalk::Gather { outer: false, .. }) => {
+                if range.start > range.end || range.end > n_outer {
+                    return Err(KernelError::Shape {
+                        operand: "the outer range",
+                        expected: format!("a range within 0..{n_outer}"),
+                        found: format!("{}..{}", range.start, range.end),
+                    });
+                }
+                let p = match walk {
+                    MmWalk::Gather { r, .. } => r as usize,
+                    _ => 1,
+                };
+                let first = range.start * p;
+                let covered = (range.end * p).min(rows).saturating_sub(first);
+                (range, first, covered)
+            }
+            (Some(_), _) => {
+                return Err(KernelError::Unsupported(format!(
+                    "{}: outer views run on CSR and BSR SpMM kernels",
+                    self.desc
+                )))
+            }
+        };
+        crate::dense::check_len("X", x.data.len(), x.rows, x.cols)?;
+        crate::dense::check_len("Y", y.data.len(), y.rows, y.cols)?;
+        if x.rows != cols || y.rows != y_rows || y.cols != x.cols {
+            return Err(KernelError::Shape {
+                operand: "X and Y",
+                expected: format!("{cols} x k and {y_rows} x k for A of {rows} x {cols}"),
+                found: format!("{} x {} and {} x {}", x.rows, x.cols, y.rows, y.cols),
+            });
+        }
+        let k = x.cols;
         let x_rows: Vec<T>;
         let x_rm: &[T] = match x.order {
             Order::RowMajor => x.data,
@@ -708,22 +769,20 @@ impl Kernel {
                 &x_rows
             }
         };
-        let mut y_rows: Vec<T> = Vec::new();
+        let mut y_rows_rm: Vec<T> = Vec::new();
         let y_order = y.order;
         let y_rm: &mut [T] = match y_order {
             Order::RowMajor => &mut *y.data,
             Order::ColMajor => {
-                y_rows = if beta == T::ZERO {
-                    vec![T::ZERO; rows * k]
+                y_rows_rm = if beta == T::ZERO {
+                    vec![T::ZERO; y_rows * k]
                 } else {
-                    to_row_major(y.data, rows, k)
+                    to_row_major(y.data, y_rows, k)
                 };
-                &mut y_rows
+                &mut y_rows_rm
             }
         };
         let vals = T::slice(a.values()).unwrap_or_default();
-        let walk =
-            mm_walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
         let outer = match walk {
             MmWalk::Gather { outer: true, .. } | MmWalk::Scatter { outer: true, .. } => {
                 Some(a.crd(0).ok_or_else(|| {
@@ -732,7 +791,6 @@ impl Kernel {
             }
             _ => None,
         };
-        let n_outer = pos.len().saturating_sub(1);
         // SAFETY: the code was generated for `SpmmEntry`'s signature and this kernel's
         // description, which `a` matches (checked above).
         let entry: SpmmEntry = unsafe { std::mem::transmute(self.code.entry()) };
@@ -780,13 +838,18 @@ impl Kernel {
                         }
                     }
                 }
-                let bounds = chunk_rows(pos, n_outer, CHUNKS);
-                let y_ptr = SendPtr(y_rm.as_mut_ptr());
+                let bounds = chunk_range(pos, range, CHUNKS);
+                // The kernel writes row i at `i * k` from the pointer: shifted back by the
+                // view's first row, those land in `y_rm` (wrapping arithmetic: the shifted
+                // pointer itself is never dereferenced).
+                let y_ptr = SendPtr(y_rm.as_mut_ptr().wrapping_sub(first * k));
                 run_chunks(&bounds, threads, |_, range| {
                     let args = args(range, y_ptr.get(), (alpha, beta));
                     // SAFETY: as stated above the match; the call writes the Y rows of the
                     // outer positions `begin..end` (block rows: their rows below `rows`;
-                    // DCSR: the stored outer coordinates), disjoint across chunks.
+                    // DCSR: the stored outer coordinates), disjoint across chunks; in a
+                    // view, those are rows first..first + y_rows, inside `y_rm` after the
+                    // shift.
                     unsafe { entry(&args) };
                 });
             }
@@ -831,9 +894,9 @@ impl Kernel {
             }
         }
         if y_order == Order::ColMajor {
-            for i in 0..rows {
+            for i in 0..y_rows {
                 for c in 0..k {
-                    y.data[c * rows + i] = y_rows[i * k + c];
+                    y.data[c * y_rows + i] = y_rows_rm[i * k + c];
                 }
             }
         }

@@ -487,3 +487,117 @@ fn spmm_block_loops_are_unrolled() {
         assert_eq!(count(Mnemonic::Je), 16 * kinds, "{d}: padding tests");
     }
 }
+
+#[test]
+fn spmm_outer_views_compute_their_rows_of_the_whole_product() {
+    let mut rng = Rng(4242);
+    for isa in isas() {
+        for (format, p) in [("CSR", 1), ("BSR:2x3", 2), ("BSR:4x4", 4), ("BSR:13x2", 13)] {
+            for case in 0..8 {
+                let a = random_matrix(&mut rng, true, (32, 32), format);
+                let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
+                let k = [1, 7, 16, 33][case % 4];
+                let yo = [Order::RowMajor, Order::ColMajor][case % 2];
+                let x: Vec<f64> = (0..cols * k).map(|_| rng.value()).collect();
+                let y0: Vec<f64> = (0..rows * k).map(|_| rng.value()).collect();
+                let kern = kernel(&Desc::for_tensor(Op::Spmm, &a, isa).unwrap()).unwrap();
+                let ab = (2.0, 0.5);
+                let xd = Dense {
+                    data: &x,
+                    rows: cols,
+                    cols: k,
+                    order: Order::RowMajor,
+                };
+                let whole = run(
+                    &kern,
+                    &a,
+                    &x,
+                    &y0,
+                    (Order::RowMajor, Order::RowMajor),
+                    k,
+                    ab,
+                    1,
+                );
+                let n_outer = a.pos(1).unwrap().len() - 1;
+                let b0 = rng.below(n_outer as u64 + 1) as usize;
+                let b1 = b0 + rng.below((n_outer - b0) as u64 + 1) as usize;
+                let (first, last) = ((b0 * p).min(rows), (b1 * p).min(rows));
+                let n = last - first;
+                // The view's rows of Y0, in the order yo.
+                let mut part: Vec<f64> = (0..n * k)
+                    .map(|e| match yo {
+                        Order::RowMajor => y0[(first + e / k) * k + e % k],
+                        Order::ColMajor => y0[(first + e % n) * k + e / n],
+                    })
+                    .collect();
+                kern.spmm_outer(
+                    &a,
+                    b0..b1,
+                    xd,
+                    DenseMut {
+                        data: &mut part,
+                        rows: n,
+                        cols: k,
+                        order: yo,
+                    },
+                    ab,
+                    3,
+                )
+                .unwrap();
+                for i in 0..n {
+                    for c in 0..k {
+                        let g = part[at(yo, n, k, i, c)];
+                        let w = whole[(first + i) * k + c];
+                        assert_eq!(
+                            g.to_bits(),
+                            w.to_bits(),
+                            "{format} {isa:?} {b0}..{b1}: ({i}, {c})"
+                        );
+                    }
+                }
+                let err = kern
+                    .spmm_outer(
+                        &a,
+                        0..n_outer + 1,
+                        xd,
+                        DenseMut {
+                            data: &mut [],
+                            rows: 0,
+                            cols: k,
+                            order: yo,
+                        },
+                        ab,
+                        1,
+                    )
+                    .unwrap_err();
+                assert!(err.to_string().contains("outer range"), "{err}");
+            }
+        }
+        let a = random_matrix(&mut rng, true, (32, 32), "CSC");
+        let kern = kernel(&Desc::for_tensor(Op::Spmm, &a, isa).unwrap()).unwrap();
+        let err = kern
+            .spmm_outer(
+                &a,
+                0..0,
+                Dense {
+                    data: &[],
+                    rows: 0,
+                    cols: 0,
+                    order: Order::RowMajor,
+                },
+                DenseMut {
+                    data: &mut [],
+                    rows: 0,
+                    cols: 0,
+                    order: Order::RowMajor,
+                },
+                (1.0, 0.0),
+                1,
+            )
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("outer views run on CSR and BSR"),
+            "{err}"
+        );
+    }
+}
