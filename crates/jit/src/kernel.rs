@@ -175,6 +175,8 @@ impl Kernel {
                 Some(MmWalk::Scatter { r, c, outer }) => {
                     crate::x86::spmm_scatter(desc, (r, c), outer)?
                 }
+                Some(MmWalk::Ell(k)) => crate::x86::spmm_ell(desc, k)?,
+                Some(MmWalk::Entries { soa }) => crate::x86::spmm_coo(desc, soa)?,
                 None => {
                     return Err(KernelError::Unsupported(format!(
                         "no generated kernel for {desc} yet: the reference kernels \
@@ -636,6 +638,10 @@ enum MmWalk {
     Gather { r: u32, c: u32, outer: bool },
     /// Products scattered into 8 partials: CSC and DCSC (1 x 1, `outer` for DCSC), BSC.
     Scatter { r: u32, c: u32, outer: bool },
+    /// ELL rows of K slots, a gather per row.
+    Ell(u32),
+    /// COO entries scattered into 8 partials; `soa` for coordinates in two arrays.
+    Entries { soa: bool },
 }
 
 fn mm_walk(desc: &Desc) -> Option<MmWalk> {
@@ -661,6 +667,9 @@ fn mm_walk(desc: &Desc) -> Option<MmWalk> {
             outer: true,
         },
         Format::Bsc(r, c) => MmWalk::Scatter { r, c, outer: false },
+        Format::Ell(k) => MmWalk::Ell(k),
+        Format::Coo => MmWalk::Entries { soa: false },
+        Format::CooSoa => MmWalk::Entries { soa: true },
         _ => return None,
     })
 }
@@ -718,13 +727,47 @@ impl Kernel {
         let (rows, cols) = self.fits::<T>(a)?;
         let walk =
             mm_walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
-        let (Some(pos), Some(crd)) = (a.pos(1), a.crd(1)) else {
-            return Err(KernelError::Unsupported(format!(
-                "{}: arrays missing",
-                self.desc
-            )));
+        let missing = || KernelError::Unsupported(format!("{}: arrays missing", self.desc));
+        // The arrays each walk reads: (pos, crd, outer). ELL has no positions (`pos` stands
+        // for nothing there and is never read); COO reads its coordinates from `crd` (and
+        // `outer`, the second array of SoA), its positions only size it.
+        let (pos, crd, outer) = match walk {
+            MmWalk::Ell(_) => (
+                a.crd(2).ok_or_else(missing)?,
+                a.crd(2).ok_or_else(missing)?,
+                None,
+            ),
+            MmWalk::Entries { soa } => (
+                a.pos(0).ok_or_else(missing)?,
+                a.crd(0).ok_or_else(missing)?,
+                if soa {
+                    Some(a.crd(1).ok_or_else(missing)?)
+                } else {
+                    None
+                },
+            ),
+            MmWalk::Gather { outer, .. } | MmWalk::Scatter { outer, .. } => (
+                a.pos(1).ok_or_else(missing)?,
+                a.crd(1).ok_or_else(missing)?,
+                if outer {
+                    Some(a.crd(0).ok_or_else(missing)?)
+                } else {
+                    None
+                },
+            ),
+            MmWalk::Csr => (
+                a.pos(1).ok_or_else(missing)?,
+                a.crd(1).ok_or_else(missing)?,
+                None,
+            ),
         };
-        let n_outer = pos.len().saturating_sub(1);
+        let vals = T::slice(a.values()).unwrap_or_default();
+        // Outer positions: rows (ELL), entries (COO), else the positions' outer level.
+        let n_outer = match walk {
+            MmWalk::Ell(_) => rows,
+            MmWalk::Entries { .. } => vals.len(),
+            _ => pos.len().saturating_sub(1),
+        };
         // The outer positions to run and the rows of Y they cover: `first..first + y_rows`.
         let (range, first, y_rows) = match (view, walk) {
             (None, _) => (0..n_outer, 0, rows),
@@ -782,15 +825,6 @@ impl Kernel {
                 &mut y_rows_rm
             }
         };
-        let vals = T::slice(a.values()).unwrap_or_default();
-        let outer = match walk {
-            MmWalk::Gather { outer: true, .. } | MmWalk::Scatter { outer: true, .. } => {
-                Some(a.crd(0).ok_or_else(|| {
-                    KernelError::Unsupported(format!("{}: arrays missing", self.desc))
-                })?)
-            }
-            _ => None,
-        };
         // SAFETY: the code was generated for `SpmmEntry`'s signature and this kernel's
         // description, which `a` matches (checked above).
         let entry: SpmmEntry = unsafe { std::mem::transmute(self.code.entry()) };
@@ -812,13 +846,15 @@ impl Kernel {
         };
         // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
         // kernel's format and widths (positions ascend and end at the entry count,
-        // coordinates are below their level sizes, DCSR/DCSC outer coordinates too); X is
-        // `cols x k` and Y `rows x k`, row-major (checked and arranged above). A call reads
-        // `pos[begin..=end]`, the entries between (and their outer coordinates), and the X
-        // rows of their columns below `cols`.
+        // coordinates are below their level sizes, DCSR/DCSC outer coordinates and COO's
+        // row coordinates too; ELL has K * rows slots); X is `cols x k` and Y `rows x k`,
+        // row-major (checked and arranged above). A call reads `pos[begin..=end]` and the
+        // entries between (and their outer coordinates; ELL: the slots `s * rows + i` of
+        // its rows; COO: the entries `begin..end`), and the X rows of their columns below
+        // `cols`.
         match walk {
-            MmWalk::Csr | MmWalk::Gather { .. } => {
-                if let Some(oc) = outer {
+            MmWalk::Csr | MmWalk::Gather { .. } | MmWalk::Ell(_) => {
+                if let (Some(oc), MmWalk::Gather { .. }) = (outer, walk) {
                     // DCSR: the rows not stored get what the reference gives a row with no
                     // entries, alpha * 0 (+ beta * Y); the kernel computes the stored ones.
                     let mut stored = vec![false; rows];
@@ -838,7 +874,11 @@ impl Kernel {
                         }
                     }
                 }
-                let bounds = chunk_range(pos, range, CHUNKS);
+                let bounds = match walk {
+                    // Every row has K slots: equal row ranges are equal work.
+                    MmWalk::Ell(_) => chunk_entries(rows, CHUNKS),
+                    _ => chunk_range(pos, range, CHUNKS),
+                };
                 // The kernel writes row i at `i * k` from the pointer: shifted back by the
                 // view's first row, those land in `y_rm` (wrapping arithmetic: the shifted
                 // pointer itself is never dereferenced).
@@ -883,6 +923,30 @@ impl Kernel {
                         let part = unsafe { std::slice::from_raw_parts_mut(out, part_len) };
                         scatter_edge((pos, crd), vals, x_rm, part, e, (r, c), (cols, k));
                     }
+                });
+                combine(
+                    y_rm,
+                    &partials,
+                    (rows * k, part_len),
+                    (alpha, beta),
+                    threads,
+                );
+            }
+            MmWalk::Entries { .. } => {
+                // 8 fixed chunks of entries, each adding into its own partial, added in
+                // chunk order.
+                let part_len = rows * k;
+                let bounds = chunk_entries(n_outer, SCATTER_CHUNKS);
+                let mut partials = vec![T::ZERO; bounds.len() * part_len];
+                let base = SendPtr(partials.as_mut_ptr());
+                run_chunks(&bounds, threads, |ch, range| {
+                    // SAFETY: ch < bounds.len(), so the partial lies inside `partials`.
+                    let out = unsafe { base.get().add(ch * part_len) };
+                    let args = args(range, out, (alpha, beta));
+                    // SAFETY: as stated above the match; the call reads the coordinates
+                    // and values of the entries `begin..end` (below the entry count) and
+                    // the X rows of their columns, and writes its own partial at their rows.
+                    unsafe { entry(&args) };
                 });
                 combine(
                     y_rm,

@@ -1,10 +1,11 @@
 //! Generated SpMM off CSR against the reference: random matrices (empty rows, one long row,
 //! sizes no multiple of any block or vector width) in BSR and BSC of several block shapes
-//! (more than 12 block rows or columns included), DCSR, CSC and DCSC, for f32 and f64, every
+//! (more than 12 block rows or columns included), DCSR, ELL, CSC, DCSC and COO (both
+//! layouts), for f32 and f64, every
 //! index width and instruction set this CPU has; k around the vector and tile widths, both
 //! orders of X and Y, alpha and beta, X rows of Inf or NaN (padding must keep them out),
-//! 1, 2 and 3 threads. Gathers (BSR, DCSR) match the reference bit for bit on every
-//! instruction set; scatters (CSC, DCSC, BSC) add 8 partials and stay within the summation
+//! 1, 2 and 3 threads. Gathers (BSR, DCSR, ELL) match the reference bit for bit on every
+//! instruction set; scatters (CSC, DCSC, BSC, COO) add 8 partials and stay within the summation
 //! bound, and every kernel gives the same bits on any thread count. `REQUIRE_ISA` and
 //! `SPTK_JIT_CASES` work as in `generated.rs`.
 
@@ -279,7 +280,7 @@ fn run_case<T: RealValue + Into<f64> + From<f32>>(
             "{desc} k={k}: {threads} threads"
         );
     }
-    let exact = format.starts_with("BSR") || format == "DCSR";
+    let exact = format.starts_with("BSR") || format == "DCSR" || format == "ELL";
     check(
         &a,
         &x,
@@ -293,9 +294,9 @@ fn run_case<T: RealValue + Into<f64> + From<f32>>(
     );
 }
 
-const FORMATS: [&str; 12] = [
-    "BSR:2x3", "BSR:4x4", "BSR:3x1", "BSR:1x5", "BSR:13x2", "DCSR", "CSC", "DCSC", "BSC:3x2",
-    "BSC:4x4", "BSC:1x3", "BSC:2x14",
+const FORMATS: [&str; 15] = [
+    "BSR:2x3", "BSR:4x4", "BSR:3x1", "BSR:1x5", "BSR:13x2", "DCSR", "ELL", "CSC", "DCSC",
+    "BSC:3x2", "BSC:4x4", "BSC:1x3", "BSC:2x14", "COO", "COO:soa",
 ];
 
 #[test]
@@ -393,6 +394,45 @@ fn block_padding_never_multiplies_and_edges_stay_inside() {
     }
 }
 
+#[test]
+fn ell_padding_slots_point_at_column_0_and_never_multiply() {
+    // 37 rows, K = 2: most rows have one entry, so their second slot is padding (value 0,
+    // column 0), and X row 0 is Inf; row 36 really uses column 0.
+    let mut e: Vec<(u64, u64, f64)> = (0..36).map(|r| (r, 1 + r % 3, 1.0 + r as f64)).collect();
+    e.extend((0..36).step_by(5).map(|r| (r, 3, 0.5)));
+    e.push((36, 0, 5.0));
+    for isa in isas() {
+        let a = matrix::<f64>(37, 4, &e, "ELL");
+        let kern = kernel(&Desc::for_tensor(Op::Spmm, &a, isa).unwrap()).unwrap();
+        for k in [1usize, 4, 19] {
+            let x: Vec<f64> = (0..4 * k)
+                .map(|n| match n / k {
+                    0 => f64::INFINITY,
+                    j => (1 << j) as f64 / 2.0 + (n % k) as f64,
+                })
+                .collect();
+            for threads in [1, 2] {
+                let y0 = vec![f64::NAN; 37 * k];
+                let orders = (Order::RowMajor, Order::RowMajor);
+                let y = run(&kern, &a, &x, &y0, orders, k, (1.0, 0.0), threads);
+                for r in 0..37usize {
+                    for c in 0..k {
+                        let xj = |j: usize| x[j * k + c];
+                        let want = match r {
+                            36 => f64::INFINITY,
+                            _ => {
+                                (1.0 + r as f64) * xj(1 + r % 3)
+                                    + if r % 5 == 0 { 0.5 * xj(3) } else { 0.0 }
+                            }
+                        };
+                        assert_eq!(y[r * k + c], want, "{isa:?} k={k}: ({r}, {c})");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Every instruction of a kernel, decoded.
 fn decode(k: &Kernel) -> Vec<iced_x86::Instruction> {
     let mut d = Decoder::with_ip(64, k.code(), 0, DecoderOptions::NONE);
@@ -409,7 +449,9 @@ fn decode(k: &Kernel) -> Vec<iced_x86::Instruction> {
 fn spmm_kernels_use_the_isas_registers_and_the_value_types_instructions() {
     for isa in isas() {
         for value in ["f64", "f32"] {
-            for format in ["bsr4x4", "bsr2x3", "dcsr", "csc", "dcsc", "bsc3x2"] {
+            for format in [
+                "bsr4x4", "bsr2x3", "dcsr", "ell3", "csc", "dcsc", "bsc3x2", "coo", "coo:soa",
+            ] {
                 let d: Desc = format!("spmm {format} {value} pos32 crd16 {}", isa.name())
                     .parse()
                     .unwrap();

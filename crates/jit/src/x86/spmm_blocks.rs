@@ -3,13 +3,15 @@
 //!
 //! - [`spmm_gather`]: sums per output row, kept in registers: BSR (`R x C` blocks, both
 //!   constants, every block's products unrolled) and DCSR (1 x 1 blocks whose output row is
-//!   the stored outer coordinate). For each block row and tile of columns, the blocks are
+//!   the stored outer coordinate), and ELL ([`spmm_ell`]: 1 x 1 blocks, row `i`'s K slots
+//!   at `s * rows + i`). For each block row and tile of columns, the blocks are
 //!   walked once: per block column `t` the X row is found, per block row `o` the value is
 //!   broadcast and multiplied with the tile's X segment into the row's sums.
 //! - [`spmm_scatter`]: products scattered into the caller's partial: CSC, DCSC and BSC. Per
 //!   outer (block) column and tile, the X segments of its `C` rows are loaded once; each
 //!   stored block adds `val[o, t] * X[j + t, tile]` into the partial's rows `i + o`, read
-//!   and written once per block row `o`. The caller adds the partials in chunk order.
+//!   and written once per block row `o`. [`spmm_coo`] does the same per COO entry. The
+//!   caller adds the partials in chunk order.
 //!
 //! Every product is rounded before it is added (a multiply, then an add: no fused
 //! multiply-add), in the reference's order (blocks ascending, then `t`), so a gather's
@@ -127,6 +129,24 @@ pub(crate) fn spmm_gather(
     (r, c): (u32, u32),
     outer: bool,
 ) -> Result<Vec<u8>, KernelError> {
+    gather(d, (r, c), outer, Option::None)
+}
+
+/// The machine code of an ELL SpMM kernel: a gather whose row `i` has the `slots` entries
+/// `s * rows + i` (padding: value 0 at column 0, skipped).
+pub(crate) fn spmm_ell(d: &Desc, slots: u32) -> Result<Vec<u8>, KernelError> {
+    if i32::try_from(slots).is_err() {
+        return Err(KernelError::Unsupported(format!("{d}: too many slots")));
+    }
+    gather(d, (1, 1), false, Some(slots))
+}
+
+fn gather(
+    d: &Desc,
+    (r, c): (u32, u32),
+    outer: bool,
+    slots: Option<u32>,
+) -> Result<Vec<u8>, KernelError> {
     if r == 0 || c == 0 {
         return Err(KernelError::Unsupported(format!("{d}: empty blocks")));
     }
@@ -145,9 +165,12 @@ pub(crate) fn spmm_gather(
             (gp::R15, at::K),
         ],
     );
-    dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs ; mov r14, QWORD [rdi + at::END]);
-    // The call's end block: blocks before it may be prefetched.
-    load_index(&mut a, d.pos, gp::R14, gp::R8, gp::R14, 0)?;
+    dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
+    if prefetches(d, r, c) {
+        // The call's end block: blocks before it may be prefetched.
+        dynasm!(a.ops ; .arch x64 ; mov r14, QWORD [rdi + at::END]);
+        load_index(&mut a, d.pos, gp::R14, gp::R8, gp::R14, 0)?;
+    }
     let (row_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
     dynasm!(a.ops
         ; .arch x64
@@ -167,6 +190,7 @@ pub(crate) fn spmm_gather(
                 rows: (g0, g1),
                 padded,
                 outer,
+                slots,
             };
             gather_tiles(&mut a, d, &f, u, &sh)?;
         }
@@ -186,6 +210,13 @@ struct Gather {
     rows: (u32, u32),
     padded: bool,
     outer: bool,
+    /// ELL: the slots per row (entries `s * rows + i` of row `i`) instead of positions.
+    slots: Option<u32>,
+}
+
+/// True if a gather kernel prefetches X rows: vector tiles of blocks larger than 1 x 1.
+fn prefetches(d: &Desc, r: u32, c: u32) -> bool {
+    d.isa != Isa::Scalar && r * c > 1
 }
 
 /// Columns from `r13` on, in tiles of `u` vectors of `f` while a whole tile fits in `k`,
@@ -222,8 +253,19 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
             zero(a, f, acc(o, v))?;
         }
     }
-    load_index(a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
-    load_index(a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
+    match sh.slots {
+        Option::None => {
+            load_index(a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
+            load_index(a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
+        }
+        Some(slots) => dynasm!(a.ops
+            ; .arch x64
+            ; mov rax, rcx
+            ; mov rbx, QWORD [rdi + at::ROWS]
+            ; imul rbx, rbx, slots as i32
+            ; add rbx, rcx
+        ),
+    }
     let block_bytes = (sh.r * sh.c * vs) as i32;
     dynasm!(a.ops ; .arch x64 ; =>entry ; cmp rax, rbx ; jae =>entries_done);
     load_index(a, d.crd, gp::RBP, gp::R9, gp::RAX, 0)?;
@@ -231,7 +273,7 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
         dynasm!(a.ops ; .arch x64 ; imul rbp, rbp, sh.c as i32);
     }
     dynasm!(a.ops ; .arch x64 ; imul rdx, rax, block_bytes);
-    if f.lanes > 1 && sh.r * sh.c > 1 {
+    if f.lanes > 1 && prefetches(d, sh.r, sh.c) {
         prefetch_ahead(a, d, sh.c, (width as u32) * vs)?;
     }
     for t in 0..sh.c {
@@ -269,7 +311,11 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
         }
         dynasm!(a.ops ; .arch x64 ; =>skip_t);
     }
-    dynasm!(a.ops ; .arch x64 ; inc rax ; jmp =>entry ; =>entries_done);
+    match sh.slots {
+        Option::None => dynasm!(a.ops ; .arch x64 ; inc rax),
+        Some(_) => dynasm!(a.ops ; .arch x64 ; add rax, QWORD [rdi + at::ROWS]),
+    }
+    dynasm!(a.ops ; .arch x64 ; jmp =>entry ; =>entries_done);
     // The group's first output row in rsi, its Y row in rdx.
     if sh.outer {
         dynasm!(a.ops ; .arch x64 ; mov rsi, QWORD [rdi + at::MM_OUTER]);
@@ -519,6 +565,105 @@ fn scatter_tiles(
         if o + 1 < sh.r {
             dynasm!(a.ops ; .arch x64 ; add r12, r15);
         }
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; inc rax
+        ; jmp =>entry
+        ; =>entries_done
+        ; add r13, width
+        ; jmp =>tile
+        ; =>tiles_done
+    );
+    Ok(())
+}
+
+/// The machine code of a COO SpMM kernel: each entry of `[begin, end)` adds
+/// `val * X[j, :]` into the partial's row `i`, coordinates interleaved (`i0, j0, i1, ...` in
+/// `crd`) or in two arrays (`crd` and `outer`, `soa`). The caller adds the partials.
+#[allow(clippy::useless_conversion)]
+pub(crate) fn spmm_coo(d: &Desc, soa: bool) -> Result<Vec<u8>, KernelError> {
+    let vs = d.value.size() as i32;
+    let mut a = Asm::new();
+    enter(&mut a, &SAVED);
+    load_args(
+        &mut a,
+        &[
+            (gp::R9, at::CRD),
+            (gp::R8, at::MM_OUTER),
+            (gp::R10, at::VAL),
+            (gp::R11, at::X),
+            (gp::RSI, at::Y),
+            (gp::R15, at::K),
+        ],
+    );
+    dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs ; xor r13, r13);
+    for (f, u) in kinds(d, 1) {
+        coo_tiles(&mut a, d, &f, u, soa)?;
+    }
+    if d.isa != Isa::Scalar {
+        a.ins(C::VEX_Vzeroupper, &[])?;
+    }
+    leave(a, &SAVED)
+}
+
+/// Columns from `r13` on, in tiles of `u` vectors of `f` while a whole tile fits in `k`:
+/// every entry once per tile.
+#[allow(clippy::useless_conversion)]
+fn coo_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, soa: bool) -> Result<(), KernelError> {
+    let width = (u * f.lanes) as i32;
+    let vs = d.value.size() as u32;
+    let (bcast, prod) = (vreg(f, u), vreg(f, u + 1));
+    let (tile, tiles_done, entry, entries_done) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>tile
+        ; lea rax, [r13 + width]
+        ; cmp rax, QWORD [rdi + at::K]
+        ; ja =>tiles_done
+        ; mov rax, QWORD [rdi + at::BEGIN]
+        ; =>entry
+        ; cmp rax, QWORD [rdi + at::END]
+        ; jae =>entries_done
+    );
+    // r12: the partial's row i, r14: X's row j.
+    if soa {
+        load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+        load_index(a, d.crd, gp::R14, gp::R8, gp::RAX, 0)?;
+    } else {
+        dynasm!(a.ops ; .arch x64 ; lea rbx, [rax + rax]);
+        load_index(a, d.crd, gp::R12, gp::R9, gp::RBX, 0)?;
+        load_index(a, d.crd, gp::R14, gp::R9, gp::RBX, 1)?;
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; imul r12, r15
+        ; add r12, rsi
+        ; imul r14, r15
+        ; add r14, r11
+    );
+    let val = Arg::M(R10, RAX, vs, 0);
+    if f.lanes > 1 {
+        a.ins(f.broadcast, &[R(bcast), val])?;
+    }
+    for v in 0..u {
+        let off = i64::from(v * f.lanes * vs);
+        let (p_at, x_at) = (Arg::M(R12, R13, vs, off), Arg::M(R14, R13, vs, off));
+        let s = vreg(f, v);
+        if f.lanes == 1 {
+            a.ins(f.load, &[R(prod), val])?;
+            f.op(a, f.mul, prod, prod, x_at)?;
+        } else {
+            f.op(a, f.mul, prod, bcast, x_at)?;
+        }
+        a.ins(f.load, &[R(s), p_at])?;
+        f.op(a, f.add, s, s, R(prod))?;
+        a.ins(f.store, &[p_at, R(s)])?;
     }
     dynasm!(a.ops
         ; .arch x64
