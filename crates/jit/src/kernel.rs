@@ -176,6 +176,7 @@ impl Kernel {
                     crate::x86::spmm_scatter(desc, (r, c), outer)?
                 }
                 Some(MmWalk::Ell(k)) => crate::x86::spmm_ell(desc, k)?,
+                Some(MmWalk::Nm(n, m)) => crate::x86::spmm_nm(desc, n, m)?,
                 Some(MmWalk::Entries { soa }) => crate::x86::spmm_coo(desc, soa)?,
                 None => {
                     return Err(KernelError::Unsupported(format!(
@@ -624,8 +625,10 @@ struct SpmmArgs {
     /// A's rows and columns: edge blocks stop at them.
     rows: u64,
     cols: u64,
-    /// The outer level's coordinates (DCSR, DCSC), or null.
+    /// The outer level's coordinates (DCSR, DCSC; COO:soa's second array), or null.
     outer: *const u8,
+    /// n:m: slots per row.
+    stride: u64,
 }
 
 /// How a generated SpMM walks the matrix.
@@ -640,6 +643,8 @@ enum MmWalk {
     Scatter { r: u32, c: u32, outer: bool },
     /// ELL rows of K slots, a gather per row.
     Ell(u32),
+    /// n:m rows: n slots per group of m columns, a gather per row.
+    Nm(u32, u32),
     /// COO entries scattered into 8 partials; `soa` for coordinates in two arrays.
     Entries { soa: bool },
 }
@@ -668,9 +673,9 @@ fn mm_walk(desc: &Desc) -> Option<MmWalk> {
         },
         Format::Bsc(r, c) => MmWalk::Scatter { r, c, outer: false },
         Format::Ell(k) => MmWalk::Ell(k),
+        Format::Nm(n, m) => MmWalk::Nm(n, m),
         Format::Coo => MmWalk::Entries { soa: false },
         Format::CooSoa => MmWalk::Entries { soa: true },
-        _ => return None,
     })
 }
 
@@ -732,7 +737,7 @@ impl Kernel {
         // for nothing there and is never read); COO reads its coordinates from `crd` (and
         // `outer`, the second array of SoA), its positions only size it.
         let (pos, crd, outer) = match walk {
-            MmWalk::Ell(_) => (
+            MmWalk::Ell(_) | MmWalk::Nm(..) => (
                 a.crd(2).ok_or_else(missing)?,
                 a.crd(2).ok_or_else(missing)?,
                 None,
@@ -764,7 +769,7 @@ impl Kernel {
         let vals = T::slice(a.values()).unwrap_or_default();
         // Outer positions: rows (ELL), entries (COO), else the positions' outer level.
         let n_outer = match walk {
-            MmWalk::Ell(_) => rows,
+            MmWalk::Ell(_) | MmWalk::Nm(..) => rows,
             MmWalk::Entries { .. } => vals.len(),
             _ => pos.len().saturating_sub(1),
         };
@@ -843,6 +848,10 @@ impl Kernel {
             rows: rows as u64,
             cols: cols as u64,
             outer: outer.map_or(std::ptr::null(), index_ptr),
+            stride: match walk {
+                MmWalk::Nm(n, m) => (cols.div_ceil(m as usize) * n as usize) as u64,
+                _ => 0,
+            },
         };
         // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
         // kernel's format and widths (positions ascend and end at the entry count,
@@ -853,7 +862,7 @@ impl Kernel {
         // its rows; COO: the entries `begin..end`), and the X rows of their columns below
         // `cols`.
         match walk {
-            MmWalk::Csr | MmWalk::Gather { .. } | MmWalk::Ell(_) => {
+            MmWalk::Csr | MmWalk::Gather { .. } | MmWalk::Ell(_) | MmWalk::Nm(..) => {
                 if let (Some(oc), MmWalk::Gather { .. }) = (outer, walk) {
                     // DCSR: the rows not stored get what the reference gives a row with no
                     // entries, alpha * 0 (+ beta * Y); the kernel computes the stored ones.
@@ -876,7 +885,7 @@ impl Kernel {
                 }
                 let bounds = match walk {
                     // Every row has K slots: equal row ranges are equal work.
-                    MmWalk::Ell(_) => chunk_entries(rows, CHUNKS),
+                    MmWalk::Ell(_) | MmWalk::Nm(..) => chunk_entries(rows, CHUNKS),
                     _ => chunk_range(pos, range, CHUNKS),
                 };
                 // The kernel writes row i at `i * k` from the pointer: shifted back by the

@@ -1,10 +1,10 @@
 //! Generated SpMM off CSR against the reference: random matrices (empty rows, one long row,
 //! sizes no multiple of any block or vector width) in BSR and BSC of several block shapes
-//! (more than 12 block rows or columns included), DCSR, ELL, CSC, DCSC and COO (both
-//! layouts), for f32 and f64, every
+//! (more than 12 block rows or columns included), DCSR, ELL, 2:4 (offsets in 2 bits too),
+//! CSC, DCSC and COO (both layouts), for f32 and f64, every
 //! index width and instruction set this CPU has; k around the vector and tile widths, both
 //! orders of X and Y, alpha and beta, X rows of Inf or NaN (padding must keep them out),
-//! 1, 2 and 3 threads. Gathers (BSR, DCSR, ELL) match the reference bit for bit on every
+//! 1, 2 and 3 threads. Gathers (BSR, DCSR, ELL, n:m) match the reference bit for bit on every
 //! instruction set; scatters (CSC, DCSC, BSC, COO) add 8 partials and stay within the summation
 //! bound, and every kernel gives the same bits on any thread count. `REQUIRE_ISA` and
 //! `SPTK_JIT_CASES` work as in `generated.rs`.
@@ -90,13 +90,21 @@ fn random_matrix(rng: &mut Rng, f64s: bool, (pos, crd): (u8, u8), format: &str) 
         values,
     )
     .unwrap();
+    // n:m formats prune overfull groups (the reference then sees the pruned matrix);
+    // "2:4 packed" stores the offsets in 2 bits.
+    let (format, crd) = match format.strip_suffix(" packed") {
+        Some(f) => (f, 2),
+        None => (format, crd),
+    };
     let target = resolve_target(format, 2)
         .unwrap()
         .with_widths(Some(pos), Some(crd))
         .unwrap();
-    convert(&entries, &target, &ConvertOptions::default())
-        .unwrap()
-        .tensor
+    let opts = ConvertOptions {
+        prune: format.starts_with("2:4"),
+        ..ConvertOptions::default()
+    };
+    convert(&entries, &target, &opts).unwrap().tensor
 }
 
 fn at(order: Order, rows: usize, cols: usize, i: usize, j: usize) -> usize {
@@ -280,7 +288,10 @@ fn run_case<T: RealValue + Into<f64> + From<f32>>(
             "{desc} k={k}: {threads} threads"
         );
     }
-    let exact = format.starts_with("BSR") || format == "DCSR" || format == "ELL";
+    let exact = format.starts_with("BSR")
+        || format.starts_with("2:4")
+        || format == "DCSR"
+        || format == "ELL";
     check(
         &a,
         &x,
@@ -294,9 +305,24 @@ fn run_case<T: RealValue + Into<f64> + From<f32>>(
     );
 }
 
-const FORMATS: [&str; 15] = [
-    "BSR:2x3", "BSR:4x4", "BSR:3x1", "BSR:1x5", "BSR:13x2", "DCSR", "ELL", "CSC", "DCSC",
-    "BSC:3x2", "BSC:4x4", "BSC:1x3", "BSC:2x14", "COO", "COO:soa",
+const FORMATS: [&str; 17] = [
+    "BSR:2x3",
+    "BSR:4x4",
+    "BSR:3x1",
+    "BSR:1x5",
+    "BSR:13x2",
+    "DCSR",
+    "ELL",
+    "2:4",
+    "2:4 packed",
+    "CSC",
+    "DCSC",
+    "BSC:3x2",
+    "BSC:4x4",
+    "BSC:1x3",
+    "BSC:2x14",
+    "COO",
+    "COO:soa",
 ];
 
 #[test]
@@ -450,7 +476,8 @@ fn spmm_kernels_use_the_isas_registers_and_the_value_types_instructions() {
     for isa in isas() {
         for value in ["f64", "f32"] {
             for format in [
-                "bsr4x4", "bsr2x3", "dcsr", "ell3", "csc", "dcsc", "bsc3x2", "coo", "coo:soa",
+                "bsr4x4", "bsr2x3", "dcsr", "ell3", "2:4", "csc", "dcsc", "bsc3x2", "coo",
+                "coo:soa",
             ] {
                 let d: Desc = format!("spmm {format} {value} pos32 crd16 {}", isa.name())
                     .parse()
@@ -641,5 +668,53 @@ fn spmm_outer_views_compute_their_rows_of_the_whole_product() {
             err.to_string().contains("outer views run on CSR and BSR"),
             "{err}"
         );
+    }
+}
+
+#[test]
+fn n_m_padding_never_multiplies_and_the_last_group_stays_inside_x() {
+    // 2:4 over 5 columns: row 0's first group is all padding (offsets 0 and 1, under X row
+    // 1 = Inf), its second group holds column 4 and a padding offset past column 4.
+    let e = [(0, 4, 3.0), (1, 0, 2.0), (1, 1, 1.0)];
+    for packed in [false, true] {
+        let entries = Entries::from_parts(
+            vec![2, 5],
+            vec![
+                e.iter().map(|t| t.0).collect(),
+                e.iter().map(|t| t.1).collect(),
+            ],
+            ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into()),
+        )
+        .unwrap();
+        let target = resolve_target("2:4", 2)
+            .unwrap()
+            .with_widths(None, packed.then_some(2))
+            .unwrap();
+        let a = convert(&entries, &target, &ConvertOptions::default())
+            .unwrap()
+            .tensor;
+        for isa in isas() {
+            let kern = kernel(&Desc::for_tensor(Op::Spmm, &a, isa).unwrap()).unwrap();
+            for k in [1usize, 8, 21] {
+                // X row j: j + 1 + c, row 1 all Inf.
+                let x: Vec<f64> = (0..5 * k)
+                    .map(|n| match n / k {
+                        1 => f64::INFINITY,
+                        j => (j + 1 + n % k) as f64,
+                    })
+                    .collect();
+                let y0 = vec![f64::NAN; 2 * k];
+                let orders = (Order::RowMajor, Order::RowMajor);
+                let y = run(&kern, &a, &x, &y0, orders, k, (1.0, 0.0), 2);
+                for c in 0..k {
+                    assert_eq!(
+                        y[c],
+                        3.0 * (5 + c) as f64,
+                        "{isa:?} packed {packed}: (0, {c})"
+                    );
+                    assert_eq!(y[k + c], f64::INFINITY, "{isa:?} packed {packed}: (1, {c})");
+                }
+            }
+        }
     }
 }

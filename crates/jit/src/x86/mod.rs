@@ -17,7 +17,7 @@ pub(crate) use gather::spmv_gather;
 pub(crate) use nm::spmv_nm;
 pub(crate) use scatter::spmv_scatter;
 pub(crate) use spmm::spmm_csr;
-pub(crate) use spmm_blocks::{spmm_coo, spmm_ell, spmm_gather, spmm_scatter};
+pub(crate) use spmm_blocks::{spmm_coo, spmm_ell, spmm_gather, spmm_nm, spmm_scatter};
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
@@ -48,6 +48,7 @@ pub(crate) mod at {
     pub const ROWS: i32 = 88;
     pub const COLS: i32 = 96;
     pub const MM_OUTER: i32 = 104;
+    pub const MM_STRIDE: i32 = 112;
     pub const STRIDE: i32 = 88;
 }
 

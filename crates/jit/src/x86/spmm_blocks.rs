@@ -53,6 +53,18 @@ use Arg::R;
 /// The most vectors per tile.
 const MAX_TILE: u32 = 4;
 
+/// The most values per block: each is unrolled in every tile kind.
+pub(crate) const MAX_BLOCK: u32 = 1024;
+
+fn check_block(d: &Desc, r: u32, c: u32) -> Result<(), KernelError> {
+    if r == 0 || c == 0 || r.saturating_mul(c) > MAX_BLOCK {
+        return Err(KernelError::Unsupported(format!(
+            "no generated kernel for {d} yet: blocks of more than {MAX_BLOCK} values run the reference kernel"
+        )));
+    }
+    Ok(())
+}
+
 /// Block columns per group (scatter), one less block rows (gather): what the one-column
 /// steps can hold in 16 registers.
 const MAX_GROUP: u32 = 12;
@@ -147,9 +159,7 @@ fn gather(
     outer: bool,
     slots: Option<u32>,
 ) -> Result<Vec<u8>, KernelError> {
-    if r == 0 || c == 0 {
-        return Err(KernelError::Unsupported(format!("{d}: empty blocks")));
-    }
+    check_block(d, r, c)?;
     let padded = d.format.padded();
     let vs = d.value.size() as i32;
     let mut a = Asm::new();
@@ -410,9 +420,7 @@ pub(crate) fn spmm_scatter(
     (r, c): (u32, u32),
     outer: bool,
 ) -> Result<Vec<u8>, KernelError> {
-    if r == 0 || c == 0 {
-        return Err(KernelError::Unsupported(format!("{d}: empty blocks")));
-    }
+    check_block(d, r, c)?;
     let padded = d.format.padded();
     let vs = d.value.size() as i32;
     let mut a = Asm::new();
@@ -670,6 +678,183 @@ fn coo_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, soa: bool) -> Result<(), 
         ; inc rax
         ; jmp =>entry
         ; =>entries_done
+        ; add r13, width
+        ; jmp =>tile
+        ; =>tiles_done
+    );
+    Ok(())
+}
+
+/// The machine code of an n:m SpMM kernel: a gather whose row `i` has the `stride` slots
+/// from `i * stride` (an argument: `n` per group of `m` columns), each slot's coordinate an
+/// offset inside its group (2-bit packed, four per byte, or 8 to 64 bits). Padding slots
+/// (value 0) never multiply, and slots past the last column (the last group's padding)
+/// never read X.
+#[allow(clippy::useless_conversion)]
+pub(crate) fn spmm_nm(d: &Desc, n: u32, m: u32) -> Result<Vec<u8>, KernelError> {
+    if n == 0 || m == 0 || i32::try_from(m).is_err() || i32::try_from(n).is_err() {
+        return Err(KernelError::Unsupported(format!(
+            "{d}: groups out of range"
+        )));
+    }
+    let vs = d.value.size() as i32;
+    let mut a = Asm::new();
+    enter(&mut a, &SAVED);
+    load_args(
+        &mut a,
+        &[
+            (gp::R9, at::CRD),
+            (gp::R10, at::VAL),
+            (gp::R11, at::X),
+            (gp::R8, at::BEGIN),
+            (gp::R15, at::K),
+        ],
+    );
+    dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
+    let (row_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>row_loop
+        ; cmp r8, QWORD [rdi + at::END]
+        ; jae =>done
+        ; xor r13, r13
+    );
+    for (f, u) in kinds(d, 2) {
+        nm_tiles(&mut a, d, &f, u, (n, m))?;
+    }
+    dynasm!(a.ops ; .arch x64 ; inc r8 ; jmp =>row_loop ; =>done);
+    if d.isa != Isa::Scalar {
+        a.ins(C::VEX_Vzeroupper, &[])?;
+    }
+    leave(a, &SAVED)
+}
+
+/// Columns from `r13` on, in tiles of `u` vectors of `f` while a whole tile fits in `k`,
+/// for the row `r8`: `rax` the slot, `rbx` the row's end slot, `r14` the slot inside its
+/// group, `rdx` the group's first column, `r12` the offset, then the column, then its X
+/// row; `rcx` the shift of packed offsets, `rsi` scratch.
+#[allow(clippy::useless_conversion)]
+fn nm_tiles(
+    a: &mut Asm,
+    d: &Desc,
+    f: &Forms,
+    u: u32,
+    (n, m): (u32, u32),
+) -> Result<(), KernelError> {
+    let width = (u * f.lanes) as i32;
+    let vs = d.value.size() as u32;
+    let nreg = nregs(f);
+    let (bcast, prod, alpha, beta) = (
+        vreg(f, nreg - 4),
+        vreg(f, nreg - 3),
+        vreg(f, nreg - 2),
+        vreg(f, nreg - 1),
+    );
+    let (tile, tiles_done, slot, slots_done, skip, same_group) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>tile
+        ; lea rax, [r13 + width]
+        ; cmp rax, QWORD [rdi + at::K]
+        ; ja =>tiles_done
+    );
+    for v in 0..u {
+        zero(a, f, vreg(f, v))?;
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov rax, r8
+        ; imul rax, QWORD [rdi + at::MM_STRIDE]
+        ; mov rbx, rax
+        ; add rbx, QWORD [rdi + at::MM_STRIDE]
+        ; xor r14, r14
+        ; xor rdx, rdx
+        ; =>slot
+        ; cmp rax, rbx
+        ; jae =>slots_done
+    );
+    // Padding: a zero of either sign, tested on its bits.
+    if d.value == Real::F64 {
+        dynasm!(a.ops ; .arch x64 ; mov rsi, QWORD [r10 + rax * 8] ; add rsi, rsi ; jz =>skip);
+    } else {
+        dynasm!(a.ops ; .arch x64 ; mov esi, DWORD [r10 + rax * 4] ; add esi, esi ; jz =>skip);
+    }
+    if d.crd == sptk_tensor::IndexWidth::W2 {
+        // offset = (crd[slot / 4] >> (2 * (slot % 4))) & 3
+        dynasm!(a.ops
+            ; .arch x64
+            ; mov r12, rax
+            ; shr r12, 2
+            ; movzx r12d, BYTE [r9 + r12]
+            ; mov ecx, eax
+            ; and ecx, 3
+            ; add ecx, ecx
+            ; shr r12d, cl
+            ; and r12d, 3
+        );
+    } else {
+        load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; add r12, rdx
+        ; cmp r12, QWORD [rdi + at::COLS]
+        ; jae =>skip
+        ; imul r12, r15
+        ; add r12, r11
+    );
+    let val = Arg::M(R10, RAX, vs, 0);
+    if f.lanes == 1 {
+        a.ins(f.load, &[R(prod), val])?;
+        f.op(a, f.mul, prod, prod, Arg::M(R12, R13, vs, 0))?;
+        f.op(a, f.add, vreg(f, 0), vreg(f, 0), R(prod))?;
+    } else {
+        a.ins(f.broadcast, &[R(bcast), val])?;
+        for v in 0..u {
+            let x = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
+            f.op(a, f.mul, prod, bcast, x)?;
+            f.op(a, f.add, vreg(f, v), vreg(f, v), R(prod))?;
+        }
+    }
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>skip
+        ; inc rax
+        ; inc r14
+        ; cmp r14, n as i32
+        ; jb =>same_group
+        ; xor r14, r14
+        ; add rdx, m as i32
+        ; =>same_group
+        ; jmp =>slot
+        ; =>slots_done
+        ; mov rdx, r8
+        ; imul rdx, r15
+        ; add rdx, QWORD [rdi + at::Y]
+    );
+    a.ins(f.broadcast, &[R(alpha), Arg::M(RDI, None, 1, at::ALPHA)])?;
+    a.ins(f.broadcast, &[R(beta), Arg::M(RDI, None, 1, at::BETA)])?;
+    for v in 0..u {
+        let y_at = Arg::M(RDX, R13, vs, i64::from(v * f.lanes * vs));
+        let store = a.ops.new_dynamic_label();
+        let s = vreg(f, v);
+        f.op(a, f.mul, s, s, R(alpha))?;
+        dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store);
+        a.ins(f.load, &[R(prod), y_at])?;
+        f.op(a, f.mul, prod, prod, R(beta))?;
+        f.op(a, f.add, s, s, R(prod))?;
+        dynasm!(a.ops ; .arch x64 ; =>store);
+        a.ins(f.store, &[y_at, R(s)])?;
+    }
+    dynasm!(a.ops
+        ; .arch x64
         ; add r13, width
         ; jmp =>tile
         ; =>tiles_done
