@@ -245,7 +245,8 @@ fn run_case<T: RealValue + Into<f64> + From<f32>>(
     let f64s = std::mem::size_of::<T>() == 8;
     let a = random_matrix(rng, f64s, widths, format);
     let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
-    let k = [1, 3, 4, 5, 8, 12, 16, 17, 24, 33, 40, 64, 65][case % 13];
+    const KS: [usize; 14] = [1, 3, 4, 5, 8, 12, 16, 17, 24, 33, 40, 64, 65, 0];
+    let k = KS[rng.below(KS.len() as u64) as usize];
     let orders = [
         (Order::RowMajor, Order::RowMajor),
         (Order::ColMajor, Order::ColMajor),
@@ -715,6 +716,37 @@ fn n_m_padding_never_multiplies_and_the_last_group_stays_inside_x() {
                     assert_eq!(y[k + c], f64::INFINITY, "{isa:?} packed {packed}: (1, {c})");
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn scatters_give_the_same_bits_on_any_thread_count() {
+    // Large enough for all 8 chunks, with long columns and rows, k past a tile.
+    let mut rng = Rng(77);
+    let (rows, cols) = (900u64, 700u64);
+    let mut e: Vec<(u64, u64, f64)> = (0..6000)
+        .map(|_| (rng.below(rows), rng.below(cols), rng.value()))
+        .collect();
+    e.extend((0..rows).map(|i| (i, 5, rng.value())));
+    e.extend((0..cols).map(|j| (17, j, rng.value())));
+    for isa in isas() {
+        for format in ["CSC", "DCSC", "BSC:3x2", "COO", "COO:soa"] {
+            let a = matrix::<f64>(rows, cols, &e, format);
+            let kern = kernel(&Desc::for_tensor(Op::Spmm, &a, isa).unwrap()).unwrap();
+            let k = 37;
+            let x: Vec<f64> = (0..cols as usize * k).map(|_| rng.value()).collect();
+            let y0: Vec<f64> = (0..rows as usize * k).map(|_| rng.value()).collect();
+            let orders = (Order::RowMajor, Order::RowMajor);
+            let y1 = run(&kern, &a, &x, &y0, orders, k, (0.75, -1.25), 1);
+            for threads in [2, 4, 7, 8, 16] {
+                let yt = run(&kern, &a, &x, &y0, orders, k, (0.75, -1.25), threads);
+                assert!(
+                    y1.iter().zip(&yt).all(|(p, q)| p.to_bits() == q.to_bits()),
+                    "{format} {isa:?}: {threads} threads"
+                );
+            }
+            check(&a, &x, &y0, &y1, orders, k, (0.75, -1.25), false, format);
         }
     }
 }
