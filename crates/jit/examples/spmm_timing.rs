@@ -1,10 +1,12 @@
 //! Times SpMM with k right-hand sides on a block-structured matrix: the generated BSR
 //! kernel, the reference kernel (what `sparse-run` fell back to before BSR SpMM was
-//! generated) and the generated CSR kernel on the same matrix in CSR.
+//! generated) and the generated CSR, ELL and CSC kernels on the same matrix in those
+//! formats.
 //!
-//! `cargo run --release -p sptk-jit --example spmm_timing -- [N] [BLOCK] [NNZ] [K] [REPEAT]`
-//! (defaults 200000 4 5000000 64 7): an N x N f64 matrix of dense BLOCK x BLOCK blocks at
-//! random block columns, about NNZ stored values.
+//! `cargo run --release -p sptk-jit --example spmm_timing -- [N] [BLOCK] [NNZ] [K] [REPEAT]
+//! [ONLY]` (defaults 200000 4 5000000 64 7): an N x N f64 matrix of dense BLOCK x BLOCK
+//! blocks at random block columns, about NNZ stored values; ONLY runs the variants whose
+//! label contains it.
 
 use std::time::{Duration, Instant};
 
@@ -68,6 +70,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?
     .tensor;
     let csr = convert(&entries, &resolve_target("CSR", 2)?, &opts)?.tensor;
+    let csc = convert(&entries, &resolve_target("CSC", 2)?, &opts)?.tensor;
+    let ell = convert(&entries, &resolve_target("ELL", 2)?, &opts)?.tensor;
     drop(entries);
     let nu = n as usize;
     let x: Vec<f64> = (0..nu * k)
@@ -82,11 +86,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     // Round robin, so that load from elsewhere on the machine falls on every variant alike;
     // the reference (slow) in the first 3 rounds only.
-    let variants: [(&str, &Tensor, Option<usize>); 5] = [
+    let variants: [(&str, &Tensor, Option<usize>); 9] = [
         ("generated BSR, 1 thread", &bsr, Some(1)),
         ("generated BSR, 2 threads", &bsr, Some(2)),
         ("generated CSR, 1 thread", &csr, Some(1)),
         ("generated CSR, 2 threads", &csr, Some(2)),
+        ("generated ELL, 1 thread", &ell, Some(1)),
+        ("generated ELL, 2 threads", &ell, Some(2)),
+        ("generated CSC, 1 thread", &csc, Some(1)),
+        ("generated CSC, 2 threads", &csc, Some(2)),
         ("reference on BSR (the old fallback)", &bsr, None),
     ];
     let kernels: Vec<_> = variants
@@ -95,9 +103,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect::<Vec<_>>();
     let mut times = vec![Vec::new(); variants.len()];
     let mut sums = vec![0.0; variants.len()];
+    // An optional sixth argument: run only the variants whose label contains it.
+    let only = std::env::args().nth(6).unwrap_or_default();
     for round in 0..repeat {
-        for (v, (_, a, how)) in variants.iter().enumerate() {
-            if how.is_none() && round >= 3 {
+        for (v, (label, a, how)) in variants.iter().enumerate() {
+            if (how.is_none() && round >= 3) || !label.contains(&only) {
                 continue;
             }
             let xd = Dense {
@@ -125,6 +135,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for (v, (label, a, _)) in variants.iter().enumerate() {
         let runs = times[v].len();
+        if runs == 0 {
+            continue;
+        }
         let m = median(times[v].clone());
         let flops = 2.0 * a.nse() as f64 * k as f64;
         println!(

@@ -910,7 +910,7 @@ impl Kernel {
                 let part_len = rows.div_ceil(r) * r * k;
                 let edge = (cols % c != 0 && n_outer > 0).then(|| n_outer - 1);
                 let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
-                let mut partials = vec![T::ZERO; bounds.len() * part_len];
+                let mut partials = ZeroedPartials::<T>::new(bounds.len(), part_len)?;
                 let base = SendPtr(partials.as_mut_ptr());
                 run_chunks(&bounds, threads, |ch, (begin, end)| {
                     // SAFETY: ch < bounds.len(), so the partial lies inside `partials`.
@@ -935,7 +935,7 @@ impl Kernel {
                 });
                 combine(
                     y_rm,
-                    &partials,
+                    partials.as_slice(),
                     (rows * k, part_len),
                     (alpha, beta),
                     threads,
@@ -946,7 +946,7 @@ impl Kernel {
                 // chunk order.
                 let part_len = rows * k;
                 let bounds = chunk_entries(n_outer, SCATTER_CHUNKS);
-                let mut partials = vec![T::ZERO; bounds.len() * part_len];
+                let mut partials = ZeroedPartials::<T>::new(bounds.len(), part_len)?;
                 let base = SendPtr(partials.as_mut_ptr());
                 run_chunks(&bounds, threads, |ch, range| {
                     // SAFETY: ch < bounds.len(), so the partial lies inside `partials`.
@@ -959,7 +959,7 @@ impl Kernel {
                 });
                 combine(
                     y_rm,
-                    &partials,
+                    partials.as_slice(),
                     (rows * k, part_len),
                     (alpha, beta),
                     threads,
@@ -1005,6 +1005,60 @@ fn scatter_edge<T: RealValue>(
                     *p = *p + v * xv;
                 }
             }
+        }
+    }
+}
+
+/// The zeroed partials of an SpMM scatter, `chunks * len` values: a vector when small;
+/// when large, anonymous pages (zero pages handed out lazily, so the kernel's writes are
+/// the only pass) that the kernel backs with huge pages where it can: a scatter writes all
+/// over its partial, and 2 MiB pages cut the page faults and TLB misses of 4 KiB ones.
+enum ZeroedPartials<T> {
+    Small(Vec<T>),
+    Large(memmap2::MmapMut, usize),
+}
+
+impl<T: RealValue> ZeroedPartials<T> {
+    fn new(chunks: usize, len: usize) -> Result<ZeroedPartials<T>, KernelError> {
+        let n = chunks.checked_mul(len);
+        let bytes = n.and_then(|n| n.checked_mul(std::mem::size_of::<T>()));
+        let (Some(n), Some(bytes)) = (n, bytes) else {
+            return Err(KernelError::Unsupported(format!(
+                "{chunks} partials of {len} values cannot be allocated"
+            )));
+        };
+        if bytes < 8 << 20 {
+            return Ok(ZeroedPartials::Small(vec![T::ZERO; n]));
+        }
+        let map = memmap2::MmapMut::map_anon(bytes).map_err(|e| {
+            KernelError::Unsupported(format!(
+                "{chunks} partials of {len} values ({bytes} bytes) cannot be allocated: {e}"
+            ))
+        })?;
+        #[cfg(target_os = "linux")]
+        {
+            // Advice only: without huge pages the partials work the same.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
+        Ok(ZeroedPartials::Large(map, n))
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut T {
+        match self {
+            ZeroedPartials::Small(v) => v.as_mut_ptr(),
+            ZeroedPartials::Large(map, _) => map.as_mut_ptr().cast(),
+        }
+    }
+
+    fn as_slice(&self) -> &[T] {
+        match self {
+            ZeroedPartials::Small(v) => v,
+            // SAFETY: the map holds `n` values' bytes, page-aligned (so aligned for T), all
+            // of them valid f32 or f64 (zeros, or what the kernels wrote); no mutable
+            // borrow is alive while the slice is (`&self`).
+            ZeroedPartials::Large(map, n) => unsafe {
+                std::slice::from_raw_parts(map.as_ptr().cast(), *n)
+            },
         }
     }
 }

@@ -722,7 +722,8 @@ fn n_m_padding_never_multiplies_and_the_last_group_stays_inside_x() {
 
 #[test]
 fn scatters_give_the_same_bits_on_any_thread_count() {
-    // Large enough for all 8 chunks, with long columns and rows, k past a tile.
+    // Large enough for all 8 chunks, with long columns and rows, k past a tile; 8 partials
+    // of 900 x 160 f64 are 9 MB, past the size that takes them from huge pages.
     let mut rng = Rng(77);
     let (rows, cols) = (900u64, 700u64);
     let mut e: Vec<(u64, u64, f64)> = (0..6000)
@@ -734,7 +735,7 @@ fn scatters_give_the_same_bits_on_any_thread_count() {
         for format in ["CSC", "DCSC", "BSC:3x2", "COO", "COO:soa"] {
             let a = matrix::<f64>(rows, cols, &e, format);
             let kern = kernel(&Desc::for_tensor(Op::Spmm, &a, isa).unwrap()).unwrap();
-            let k = 37;
+            let k = 160;
             let x: Vec<f64> = (0..cols as usize * k).map(|_| rng.value()).collect();
             let y0: Vec<f64> = (0..rows as usize * k).map(|_| rng.value()).collect();
             let orders = (Order::RowMajor, Order::RowMajor);
