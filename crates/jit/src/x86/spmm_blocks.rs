@@ -284,7 +284,7 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
     }
     dynasm!(a.ops ; .arch x64 ; imul rdx, rax, block_bytes);
     if f.lanes > 1 && prefetches(d, sh.r, sh.c) {
-        prefetch_ahead(a, d, sh.c, (width as u32) * vs)?;
+        prefetch_ahead(a, d, sh.c, 2 * (width as u32) * vs)?;
     }
     for t in 0..sh.c {
         let skip_t = a.ops.new_dynamic_label();
@@ -380,9 +380,10 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
 /// Blocks between the one whose X rows are prefetched and the one being multiplied.
 const PREFETCH_BLOCKS: i32 = 4;
 
-/// Prefetches the tile's X segments (`bytes` from column `r13`) of the `c` X rows of the
-/// block `PREFETCH_BLOCKS` ahead of `rax`, if the block row has it: a block's products are
-/// many instructions, so without this few of the X rows' cache misses overlap.
+/// Prefetches `bytes` from column `r13` (the tile's X segments and the next tile's) of the
+/// `c` X rows of the block `PREFETCH_BLOCKS` ahead of `rax`, if the call has it: a block's
+/// products are many instructions, so without this few of the X rows' cache misses
+/// overlap.
 #[allow(clippy::useless_conversion)]
 fn prefetch_ahead(a: &mut Asm, d: &Desc, c: u32, bytes: u32) -> Result<(), KernelError> {
     let none = a.ops.new_dynamic_label();
