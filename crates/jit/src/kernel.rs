@@ -629,6 +629,8 @@ struct SpmmArgs {
     outer: *const u8,
     /// n:m: slots per row.
     stride: u64,
+    /// AVX-512: the lanes of the last, partial vector of a row of X or Y (`k % lanes` ones).
+    tail_mask: u64,
 }
 
 /// How a generated SpMM walks the matrix.
@@ -852,6 +854,7 @@ impl Kernel {
                 MmWalk::Nm(n, m) => (cols.div_ceil(m as usize) * n as usize) as u64,
                 _ => 0,
             },
+            tail_mask: (1u64 << (k % (64 / std::mem::size_of::<T>()))) - 1,
         };
         // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
         // kernel's format and widths (positions ascend and end at the entry count,

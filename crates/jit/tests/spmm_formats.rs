@@ -528,32 +528,38 @@ fn spmm_kernels_use_the_isas_registers_and_the_value_types_instructions() {
 #[test]
 fn spmm_block_loops_are_unrolled() {
     // BSR 4 x 4, f64: tiles of u vectors (AVX2: 2, 8 sums and 2 X values in 16 registers;
-    // AVX-512: 4), single vectors, single columns; each unrolls 16 products per block of u
-    // multiplies each, plus 4 u alpha and 4 u beta products at the stores.
+    // AVX-512: 4), single vectors, then the last columns: one vector under a tail mask with
+    // AVX-512, else single columns. Each kind unrolls 16 products per block of u multiplies
+    // each, plus 4 u alpha and 4 u beta products at the stores.
     for isa in isas() {
         let d: Desc = format!("spmm bsr4x4 f64 pos32 crd32 {}", isa.name())
             .parse()
             .unwrap();
         let ins = decode(&kernel(&d).unwrap());
-        let count = |m: Mnemonic| ins.iter().filter(|i| i.mnemonic() == m).count();
-        let tiles: &[u32] = match isa {
-            Isa::Scalar => &[1],
-            Isa::Avx2 => &[2, 1],
-            Isa::Avx512 => &[4, 1],
+        let count = |m: Mnemonic| ins.iter().filter(|i| i.mnemonic() == m).count() as u32;
+        let (vector, single): (&[u32], u32) = match isa {
+            Isa::Scalar => (&[], count(Mnemonic::Mulsd)),
+            Isa::Avx2 => (&[2, 1], count(Mnemonic::Vmulsd)),
+            Isa::Avx512 => (&[4, 1, 1], count(Mnemonic::Vmulsd)),
         };
-        let vec_muls: u32 = tiles.iter().map(|u| 16 * u + 8 * u).sum();
-        let (vm, sm) = match isa {
-            Isa::Scalar => (count(Mnemonic::Mulsd), 0),
-            _ => (count(Mnemonic::Vmulpd), count(Mnemonic::Vmulsd)),
-        };
-        if isa == Isa::Scalar {
-            assert_eq!(vm as u32, 16 + 8, "{d}");
+        let vec_muls: u32 = vector.iter().map(|u| 16 * u + 8 * u).sum();
+        assert_eq!(count(Mnemonic::Vmulpd), vec_muls, "{d}: vector products");
+        let want_single = if isa == Isa::Avx512 { 0 } else { 16 + 8 };
+        assert_eq!(single, want_single, "{d}: the one-column step");
+        // AVX-512: the tail mask, loaded once, on the last kind's X and Y accesses.
+        let masked = ins
+            .iter()
+            .filter(|i| i.op_mask() == iced_x86::Register::K1)
+            .count();
+        if isa == Isa::Avx512 {
+            assert_eq!(count(Mnemonic::Kmovw), 1, "{d}");
+            // 4 X loads per block, and per row a Y load and store.
+            assert_eq!(masked, 4 + 4 * 2, "{d}: masked accesses");
         } else {
-            assert_eq!(vm as u32, vec_muls, "{d}");
-            assert_eq!(sm, 16 + 8, "{d}: the one-column step");
+            assert_eq!(masked, 0, "{d}");
         }
         // One test of a value's bits per product: 16 per block per tile kind.
-        let kinds = tiles.len() + usize::from(isa != Isa::Scalar);
+        let kinds = vector.len() as u32 + u32::from(isa != Isa::Avx512);
         assert_eq!(count(Mnemonic::Je), 16 * kinds, "{d}: padding tests");
     }
 }
@@ -748,6 +754,70 @@ fn scatters_give_the_same_bits_on_any_thread_count() {
                 );
             }
             check(&a, &x, &y0, &y1, orders, k, (0.75, -1.25), false, format);
+        }
+    }
+}
+
+#[test]
+fn no_kernel_writes_past_y_or_uses_values_past_x() {
+    // X and Y end inside larger buffers: NaN past X (a product with it would show), a
+    // sentinel past Y (a store there would change it); k leaves partial vectors at the end.
+    let mut rng = Rng(31337);
+    for isa in isas() {
+        for format in [
+            "BSR:4x4", "BSR:3x2", "DCSR", "ELL", "2:4", "CSC", "DCSC", "BSC:2x3", "COO", "COO:soa",
+            "CSR",
+        ] {
+            let a = random_matrix(&mut rng, true, (32, 32), format);
+            let (rows, cols) = (a.dim_sizes()[0] as usize, a.dim_sizes()[1] as usize);
+            let kern = kernel(&Desc::for_tensor(Op::Spmm, &a, isa).unwrap()).unwrap();
+            for k in [1usize, 3, 9, 21] {
+                let mut xbuf: Vec<f64> = (0..cols * k).map(|_| rng.value()).collect();
+                xbuf.extend([f64::NAN; 64]);
+                let mut ybuf = vec![0.25f64; rows * k + 64];
+                let (x, tail) = (&xbuf[..cols * k], 7.5f64);
+                ybuf[rows * k..].fill(tail);
+                let y0 = ybuf[..rows * k].to_vec();
+                kern.spmm(
+                    &a,
+                    Dense {
+                        data: x,
+                        rows: cols,
+                        cols: k,
+                        order: Order::RowMajor,
+                    },
+                    DenseMut {
+                        data: &mut ybuf[..rows * k],
+                        rows,
+                        cols: k,
+                        order: Order::RowMajor,
+                    },
+                    (1.0, 1.0),
+                    2,
+                )
+                .unwrap();
+                assert!(
+                    ybuf[rows * k..].iter().all(|&v| v == tail),
+                    "{format} {isa:?} k={k}: wrote past Y"
+                );
+                let exact = !matches!(
+                    format,
+                    "CSC" | "DCSC" | "BSC:2x3" | "COO" | "COO:soa" | "CSR"
+                );
+                let orders = (Order::RowMajor, Order::RowMajor);
+                let what = format!("{format} {isa:?} k={k}");
+                check(
+                    &a,
+                    x,
+                    &y0,
+                    &ybuf[..rows * k],
+                    orders,
+                    k,
+                    (1.0, 1.0),
+                    exact,
+                    &what,
+                );
+            }
         }
     }
 }

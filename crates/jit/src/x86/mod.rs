@@ -49,6 +49,7 @@ pub(crate) mod at {
     pub const COLS: i32 = 96;
     pub const MM_OUTER: i32 = 104;
     pub const MM_STRIDE: i32 = 112;
+    pub const TAIL_MASK: i32 = 120;
     pub const STRIDE: i32 = 88;
 }
 

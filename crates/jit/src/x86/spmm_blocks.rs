@@ -37,7 +37,7 @@
 //! unrolled products are many instructions, so without that few X rows' cache misses would
 //! overlap); scatter: `rsi` the partial, `r12` its row, `r14` the X row.
 
-use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+use dynasmrt::{dynasm, DynamicLabel, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
 use iced_x86::Register::{self, *};
 
@@ -117,21 +117,72 @@ fn skip_padding(a: &mut Asm, d: &Desc, scratch: u8, off: i32, skip: dynasmrt::Dy
     }
 }
 
-/// The tile kinds of a kernel, in order: (forms, vectors per tile). `per_vector` is the
-/// registers a tile needs per vector (sums, and X values for scatters); 4 more are kept for
-/// the broadcast value, a product, alpha and beta.
-fn kinds(d: &Desc, per_vector: u32) -> Vec<(Forms, u32)> {
+/// The tile kinds of a kernel, in order: (forms, vectors per tile, masked). `per_vector` is
+/// the registers a tile needs per vector (sums, and X values for scatters); 4 more are kept
+/// for the broadcast value, a product, alpha and beta. The last columns (fewer than a
+/// vector) are one vector under the tail mask `k1` with AVX-512, else one column at a time.
+fn kinds(d: &Desc, per_vector: u32) -> Vec<(Forms, u32, bool)> {
     let mut out = Vec::new();
     if d.isa != Isa::Scalar {
         let f = forms(d, true);
         let u = ((nregs(&f) - 4) / per_vector).clamp(1, MAX_TILE);
-        out.push((f, u));
+        out.push((f, u, false));
         if u > 1 {
-            out.push((f, 1));
+            out.push((f, 1, false));
         }
     }
-    out.push((forms(d, false), 1));
+    if d.isa == Isa::Avx512 {
+        out.push((forms(d, true), 1, true));
+    } else {
+        out.push((forms(d, false), 1, false));
+    }
     out
+}
+
+/// An instruction that reads or writes X, Y or a partial: under the tail mask `k1` (when
+/// `masked`), a load zeroes the lanes past `k` and a store leaves them, and neither touches
+/// their memory.
+fn mem_ins(a: &mut Asm, code: C, args: &[Arg], masked: bool) -> Result<(), KernelError> {
+    if !masked {
+        return a.ins(code, args);
+    }
+    let store = matches!(args.first(), Some(Arg::M(..)));
+    a.ins_masked(code, args, Some((K1, !store)))
+}
+
+/// The start of a tile loop: jumps to `done` unless a whole tile of `width` columns from
+/// `r13` fits in `k` (masked: unless a column is left).
+fn tile_start(a: &mut Asm, width: i32, masked: bool, tile: DynamicLabel, done: DynamicLabel) {
+    if masked {
+        dynasm!(a.ops
+            ; .arch x64
+            ; =>tile
+            ; cmp r13, QWORD [rdi + at::K]
+            ; jae =>done
+        );
+    } else {
+        dynasm!(a.ops
+            ; .arch x64
+            ; =>tile
+            ; lea rax, [r13 + width]
+            ; cmp rax, QWORD [rdi + at::K]
+            ; ja =>done
+        );
+    }
+}
+
+/// AVX-512 kernels: the tail mask into `k1`, once.
+fn load_tail_mask(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
+    if d.isa == Isa::Avx512 {
+        a.ins(
+            C::VEX_Kmovw_kr_km16,
+            &[
+                R(K1),
+                Arg::M(RDI, Register::None, 1, i64::from(at::TAIL_MASK)),
+            ],
+        )?;
+    }
+    Ok(())
 }
 
 /// The machine code of a gather SpMM kernel: `r x c` blocks (1 x 1 for DCSR), `outer` if
@@ -176,6 +227,7 @@ fn gather(
         ],
     );
     dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
+    load_tail_mask(&mut a, d)?;
     if prefetches(d, r, c) {
         // The call's end block: blocks before it may be prefetched.
         dynasm!(a.ops ; .arch x64 ; mov r14, QWORD [rdi + at::END]);
@@ -193,7 +245,7 @@ fn gather(
         let g1 = (g0 + group).min(r);
         dynasm!(a.ops ; .arch x64 ; xor r13, r13);
         // A tile of u vectors holds (g1 - g0) * u sums and u X values.
-        for (f, u) in kinds(d, g1 - g0 + 1) {
+        for (f, u, masked) in kinds(d, g1 - g0 + 1) {
             let sh = Gather {
                 r,
                 c,
@@ -201,6 +253,7 @@ fn gather(
                 padded,
                 outer,
                 slots,
+                masked,
             };
             gather_tiles(&mut a, d, &f, u, &sh)?;
         }
@@ -222,6 +275,8 @@ struct Gather {
     outer: bool,
     /// ELL: the slots per row (entries `s * rows + i` of row `i`) instead of positions.
     slots: Option<u32>,
+    /// The tile is the last columns, under the tail mask.
+    masked: bool,
 }
 
 /// True if a gather kernel prefetches X rows: vector tiles of blocks larger than 1 x 1.
@@ -251,13 +306,7 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
         a.ops.new_dynamic_label(),
         a.ops.new_dynamic_label(),
     );
-    dynasm!(a.ops
-        ; .arch x64
-        ; =>tile
-        ; lea rax, [r13 + width]
-        ; cmp rax, QWORD [rdi + at::K]
-        ; ja =>tiles_done
-    );
+    tile_start(a, width, sh.masked, tile, tiles_done);
     for o in g0..g1 {
         for v in 0..u {
             zero(a, f, acc(o, v))?;
@@ -297,7 +346,7 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
         // The tile's X segment once per block column, for every block row of the group.
         for v in 0..u {
             let x = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
-            a.ins(f.load, &[R(xr(v)), x])?;
+            mem_ins(a, f.load, &[R(xr(v)), x], sh.masked)?;
         }
         for o in g0..g1 {
             let skip = a.ops.new_dynamic_label();
@@ -357,11 +406,11 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
             let s = acc(o, v);
             f.op(a, f.mul, s, s, R(alpha))?;
             dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store);
-            a.ins(f.load, &[R(prod), y_at])?;
+            mem_ins(a, f.load, &[R(prod), y_at], sh.masked)?;
             f.op(a, f.mul, prod, prod, R(beta))?;
             f.op(a, f.add, s, s, R(prod))?;
             dynasm!(a.ops ; .arch x64 ; =>store);
-            a.ins(f.store, &[y_at, R(s)])?;
+            mem_ins(a, f.store, &[y_at, R(s)], sh.masked)?;
         }
         if o + 1 < g1 {
             dynasm!(a.ops ; .arch x64 ; inc rsi ; add rdx, r15);
@@ -439,6 +488,7 @@ pub(crate) fn spmm_scatter(
         ],
     );
     dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
+    load_tail_mask(&mut a, d)?;
     let (outer_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
     dynasm!(a.ops
         ; .arch x64
@@ -451,13 +501,14 @@ pub(crate) fn spmm_scatter(
         let t1 = (t0 + group).min(c);
         dynasm!(a.ops ; .arch x64 ; xor r13, r13);
         // A tile of u vectors holds (t1 - t0) * u X values and u sums.
-        for (f, u) in kinds(d, t1 - t0 + 1) {
+        for (f, u, masked) in kinds(d, t1 - t0 + 1) {
             let sh = Scatter {
                 r,
                 c,
                 cols: (t0, t1),
                 padded,
                 outer,
+                masked,
             };
             scatter_tiles(&mut a, d, &f, u, &sh)?;
         }
@@ -477,6 +528,8 @@ struct Scatter {
     cols: (u32, u32),
     padded: bool,
     outer: bool,
+    /// The tile is the last columns, under the tail mask.
+    masked: bool,
 }
 
 /// Columns from `r13` on, in tiles of `u` vectors of `f` while a whole tile fits in `k`,
@@ -501,13 +554,7 @@ fn scatter_tiles(
         a.ops.new_dynamic_label(),
         a.ops.new_dynamic_label(),
     );
-    dynasm!(a.ops
-        ; .arch x64
-        ; =>tile
-        ; lea rax, [r13 + width]
-        ; cmp rax, QWORD [rdi + at::K]
-        ; ja =>tiles_done
-    );
+    tile_start(a, width, sh.masked, tile, tiles_done);
     // The X rows of the group's block columns, once per tile.
     if sh.outer {
         dynasm!(a.ops ; .arch x64 ; mov r14, QWORD [rdi + at::MM_OUTER]);
@@ -522,7 +569,7 @@ fn scatter_tiles(
     for t in t0..t1 {
         for v in 0..u {
             let x = Arg::M(R14, R13, vs, i64::from(v * f.lanes * vs));
-            a.ins(f.load, &[R(xr(t, v)), x])?;
+            mem_ins(a, f.load, &[R(xr(t, v)), x], sh.masked)?;
         }
         if t + 1 < t1 {
             dynasm!(a.ops ; .arch x64 ; add r14, r15);
@@ -545,7 +592,7 @@ fn scatter_tiles(
     for o in 0..sh.r {
         for v in 0..u {
             let p_at = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
-            a.ins(f.load, &[R(acc(v)), p_at])?;
+            mem_ins(a, f.load, &[R(acc(v)), p_at], sh.masked)?;
         }
         for t in t0..t1 {
             let skip = a.ops.new_dynamic_label();
@@ -569,7 +616,7 @@ fn scatter_tiles(
         }
         for v in 0..u {
             let p_at = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
-            a.ins(f.store, &[p_at, R(acc(v))])?;
+            mem_ins(a, f.store, &[p_at, R(acc(v))], sh.masked)?;
         }
         if o + 1 < sh.r {
             dynasm!(a.ops ; .arch x64 ; add r12, r15);
@@ -607,8 +654,9 @@ pub(crate) fn spmm_coo(d: &Desc, soa: bool) -> Result<Vec<u8>, KernelError> {
         ],
     );
     dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs ; xor r13, r13);
-    for (f, u) in kinds(d, 1) {
-        coo_tiles(&mut a, d, &f, u, soa)?;
+    load_tail_mask(&mut a, d)?;
+    for (f, u, masked) in kinds(d, 1) {
+        coo_tiles(&mut a, d, &f, (u, masked), soa)?;
     }
     if d.isa != Isa::Scalar {
         a.ins(C::VEX_Vzeroupper, &[])?;
@@ -619,7 +667,13 @@ pub(crate) fn spmm_coo(d: &Desc, soa: bool) -> Result<Vec<u8>, KernelError> {
 /// Columns from `r13` on, in tiles of `u` vectors of `f` while a whole tile fits in `k`:
 /// every entry once per tile.
 #[allow(clippy::useless_conversion)]
-fn coo_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, soa: bool) -> Result<(), KernelError> {
+fn coo_tiles(
+    a: &mut Asm,
+    d: &Desc,
+    f: &Forms,
+    (u, masked): (u32, bool),
+    soa: bool,
+) -> Result<(), KernelError> {
     let width = (u * f.lanes) as i32;
     let vs = d.value.size() as u32;
     let (bcast, prod) = (vreg(f, u), vreg(f, u + 1));
@@ -629,12 +683,9 @@ fn coo_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, soa: bool) -> Result<(), 
         a.ops.new_dynamic_label(),
         a.ops.new_dynamic_label(),
     );
+    tile_start(a, width, masked, tile, tiles_done);
     dynasm!(a.ops
         ; .arch x64
-        ; =>tile
-        ; lea rax, [r13 + width]
-        ; cmp rax, QWORD [rdi + at::K]
-        ; ja =>tiles_done
         ; mov rax, QWORD [rdi + at::BEGIN]
         ; =>entry
         ; cmp rax, QWORD [rdi + at::END]
@@ -668,11 +719,11 @@ fn coo_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, soa: bool) -> Result<(), 
             a.ins(f.load, &[R(prod), val])?;
             f.op(a, f.mul, prod, prod, x_at)?;
         } else {
-            f.op(a, f.mul, prod, bcast, x_at)?;
+            mem_ins(a, f.mul, &[R(prod), R(bcast), x_at], masked)?;
         }
-        a.ins(f.load, &[R(s), p_at])?;
+        mem_ins(a, f.load, &[R(s), p_at], masked)?;
         f.op(a, f.add, s, s, R(prod))?;
-        a.ins(f.store, &[p_at, R(s)])?;
+        mem_ins(a, f.store, &[p_at, R(s)], masked)?;
     }
     dynasm!(a.ops
         ; .arch x64
@@ -712,6 +763,7 @@ pub(crate) fn spmm_nm(d: &Desc, n: u32, m: u32) -> Result<Vec<u8>, KernelError> 
         ],
     );
     dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
+    load_tail_mask(&mut a, d)?;
     let (row_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
     dynasm!(a.ops
         ; .arch x64
@@ -720,8 +772,8 @@ pub(crate) fn spmm_nm(d: &Desc, n: u32, m: u32) -> Result<Vec<u8>, KernelError> 
         ; jae =>done
         ; xor r13, r13
     );
-    for (f, u) in kinds(d, 2) {
-        nm_tiles(&mut a, d, &f, u, (n, m))?;
+    for (f, u, masked) in kinds(d, 2) {
+        nm_tiles(&mut a, d, &f, (u, masked), (n, m))?;
     }
     dynasm!(a.ops ; .arch x64 ; inc r8 ; jmp =>row_loop ; =>done);
     if d.isa != Isa::Scalar {
@@ -739,7 +791,7 @@ fn nm_tiles(
     a: &mut Asm,
     d: &Desc,
     f: &Forms,
-    u: u32,
+    (u, masked): (u32, bool),
     (n, m): (u32, u32),
 ) -> Result<(), KernelError> {
     let width = (u * f.lanes) as i32;
@@ -759,13 +811,7 @@ fn nm_tiles(
         a.ops.new_dynamic_label(),
         a.ops.new_dynamic_label(),
     );
-    dynasm!(a.ops
-        ; .arch x64
-        ; =>tile
-        ; lea rax, [r13 + width]
-        ; cmp rax, QWORD [rdi + at::K]
-        ; ja =>tiles_done
-    );
+    tile_start(a, width, masked, tile, tiles_done);
     for v in 0..u {
         zero(a, f, vreg(f, v))?;
     }
@@ -820,7 +866,7 @@ fn nm_tiles(
         a.ins(f.broadcast, &[R(bcast), val])?;
         for v in 0..u {
             let x = Arg::M(R12, R13, vs, i64::from(v * f.lanes * vs));
-            f.op(a, f.mul, prod, bcast, x)?;
+            mem_ins(a, f.mul, &[R(prod), R(bcast), x], masked)?;
             f.op(a, f.add, vreg(f, v), vreg(f, v), R(prod))?;
         }
     }
@@ -848,11 +894,11 @@ fn nm_tiles(
         let s = vreg(f, v);
         f.op(a, f.mul, s, s, R(alpha))?;
         dynasm!(a.ops ; .arch x64 ; cmp QWORD [rdi + at::BETA_ZERO], 0 ; jne =>store);
-        a.ins(f.load, &[R(prod), y_at])?;
+        mem_ins(a, f.load, &[R(prod), y_at], masked)?;
         f.op(a, f.mul, prod, prod, R(beta))?;
         f.op(a, f.add, s, s, R(prod))?;
         dynasm!(a.ops ; .arch x64 ; =>store);
-        a.ins(f.store, &[y_at, R(s)])?;
+        mem_ins(a, f.store, &[y_at, R(s)], masked)?;
     }
     dynasm!(a.ops
         ; .arch x64
