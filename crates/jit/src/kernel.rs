@@ -907,17 +907,14 @@ impl Kernel {
             }
             MmWalk::Scatter { r, c, .. } => {
                 // 8 fixed chunks of outer positions, each adding into its own partial (whole
-                // block rows long), added in chunk order. The last block column of BSC,
-                // where it reaches past X, is added by `scatter_edge` (same order).
+                // block rows long), the partials added in chunk order (`scatter_sum`). The
+                // last block column of BSC, where it reaches past X, is added by
+                // `scatter_edge` (same order).
                 let (r, c) = (r as usize, c as usize);
                 let part_len = rows.div_ceil(r) * r * k;
                 let edge = (cols % c != 0 && n_outer > 0).then(|| n_outer - 1);
                 let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
-                let mut partials = ZeroedPartials::<T>::new(bounds.len(), part_len)?;
-                let base = SendPtr(partials.as_mut_ptr());
-                run_chunks(&bounds, threads, |ch, (begin, end)| {
-                    // SAFETY: ch < bounds.len(), so the partial lies inside `partials`.
-                    let out = unsafe { base.get().add(ch * part_len) };
+                let sum = scatter_sum(&bounds, part_len, threads, |_, (begin, end), out| {
                     let stop = match edge {
                         Some(e) if e < end => e,
                         _ => end,
@@ -926,19 +923,21 @@ impl Kernel {
                         let args = args((begin, stop), out, (alpha, beta));
                         // SAFETY: as stated above the match; the call reads the X rows
                         // `b * c + t` of its outer positions b (all below `cols`: the edge
-                        // column is left out) and writes its own partial at rows below
-                        // `part_len / k` (block rows are below the block row count).
+                        // column is left out) and writes its own partial, `part_len` long,
+                        // at rows below `part_len / k` (block rows are below the block row
+                        // count).
                         unsafe { entry(&args) };
                     }
                     if let Some(e) = edge.filter(|&e| begin <= e && e < end) {
-                        // SAFETY: the chunk's own partial, written by nobody else.
+                        // SAFETY: the chunk's own partial, `part_len` long, written by
+                        // nobody else while the chunk runs.
                         let part = unsafe { std::slice::from_raw_parts_mut(out, part_len) };
                         scatter_edge((pos, crd), vals, x_rm, part, e, (r, c), (cols, k));
                     }
-                });
+                })?;
                 combine(
                     y_rm,
-                    partials.as_slice(),
+                    sum.as_slice(),
                     (rows * k, part_len),
                     (alpha, beta),
                     threads,
@@ -949,20 +948,17 @@ impl Kernel {
                 // chunk order.
                 let part_len = rows * k;
                 let bounds = chunk_entries(n_outer, SCATTER_CHUNKS);
-                let mut partials = ZeroedPartials::<T>::new(bounds.len(), part_len)?;
-                let base = SendPtr(partials.as_mut_ptr());
-                run_chunks(&bounds, threads, |ch, range| {
-                    // SAFETY: ch < bounds.len(), so the partial lies inside `partials`.
-                    let out = unsafe { base.get().add(ch * part_len) };
+                let sum = scatter_sum(&bounds, part_len, threads, |_, range, out| {
                     let args = args(range, out, (alpha, beta));
                     // SAFETY: as stated above the match; the call reads the coordinates
                     // and values of the entries `begin..end` (below the entry count) and
-                    // the X rows of their columns, and writes its own partial at their rows.
+                    // the X rows of their columns, and writes its own partial (`rows * k`
+                    // long) at their rows.
                     unsafe { entry(&args) };
-                });
+                })?;
                 combine(
                     y_rm,
-                    partials.as_slice(),
+                    sum.as_slice(),
                     (rows * k, part_len),
                     (alpha, beta),
                     threads,
@@ -1012,6 +1008,68 @@ fn scatter_edge<T: RealValue>(
     }
 }
 
+/// The sum `p_0 + p_1 + ...` of the partials of an SpMM scatter's chunks (`bounds`, at
+/// most [`SCATTER_CHUNKS`]), added in chunk order as [`combine`] adds partials, so its bits
+/// do not depend on `threads`; `work(chunk, range, out)` adds the chunk's products into its
+/// zeroed partial `out` of `len` values. The chunks run in waves of `threads`, each into
+/// its own buffer, folded into the sum after the wave (the first chunk writes the sum
+/// itself): `threads + 1` buffers at most instead of one per chunk, and buffers used again
+/// are warm memory.
+fn scatter_sum<T: RealValue>(
+    bounds: &[(usize, usize)],
+    len: usize,
+    threads: usize,
+    work: impl Fn(usize, (usize, usize), *mut T) + Sync,
+) -> Result<ZeroedPartials<T>, KernelError> {
+    if bounds.is_empty() {
+        return Ok(ZeroedPartials::Small(Vec::new()));
+    }
+    let t = threads.clamp(1, bounds.len());
+    let mut sum = ZeroedPartials::<T>::new(1, len)?;
+    let mut bufs: Vec<(ZeroedPartials<T>, bool)> = Vec::new();
+    for (w, wave) in bounds.chunks(t).enumerate() {
+        let own = usize::from(w == 0);
+        while bufs.len() < wave.len() - own {
+            bufs.push((ZeroedPartials::new(1, len)?, false));
+        }
+        // (the chunk's partial, whether it must be zeroed first: a buffer used before)
+        let outs: Vec<(SendPtr<T>, bool)> = (0..wave.len())
+            .map(|i| match i.checked_sub(own) {
+                None => (SendPtr(sum.as_mut_ptr()), false),
+                Some(b) => (SendPtr(bufs[b].0.as_mut_ptr()), bufs[b].1),
+            })
+            .collect();
+        run_chunks(wave, t, |i, range| {
+            let (out, dirty) = (outs[i].0.get(), outs[i].1);
+            if dirty {
+                // SAFETY: the chunk's own buffer of `len` values, which nobody else
+                // touches while the wave runs.
+                unsafe { std::ptr::write_bytes(out, 0, len) };
+            }
+            work(w * t + i, range, out);
+        });
+        for (b, used) in bufs.iter_mut().take(wave.len() - own) {
+            *used = true;
+            fold(sum.as_mut_slice(), b.as_slice(), threads);
+        }
+    }
+    Ok(sum)
+}
+
+/// `acc += part`, element by element, on `threads` threads over ranges.
+fn fold<T: RealValue>(acc: &mut [T], part: &[T], threads: usize) {
+    let step = acc.len().div_ceil(threads.max(1)).max(4096);
+    std::thread::scope(|s| {
+        for (a, p) in acc.chunks_mut(step).zip(part.chunks(step)) {
+            s.spawn(move || {
+                for (x, &y) in a.iter_mut().zip(p) {
+                    *x = *x + y;
+                }
+            });
+        }
+    });
+}
+
 /// The zeroed partials of an SpMM scatter, `chunks * len` values: a vector when small;
 /// when large, anonymous pages (zero pages handed out lazily, so the kernel's writes are
 /// the only pass) that the kernel backs with huge pages where it can: a scatter writes all
@@ -1050,6 +1108,16 @@ impl<T: RealValue> ZeroedPartials<T> {
         match self {
             ZeroedPartials::Small(v) => v.as_mut_ptr(),
             ZeroedPartials::Large(map, _) => map.as_mut_ptr().cast(),
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            ZeroedPartials::Small(v) => v,
+            // SAFETY: as in `as_slice`; `&mut self` is the only borrow.
+            ZeroedPartials::Large(map, n) => unsafe {
+                std::slice::from_raw_parts_mut(map.as_mut_ptr().cast(), *n)
+            },
         }
     }
 

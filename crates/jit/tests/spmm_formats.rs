@@ -821,3 +821,31 @@ fn no_kernel_writes_past_y_or_uses_values_past_x() {
         }
     }
 }
+
+#[test]
+fn scatters_with_partials_on_huge_pages_match_across_threads_and_the_reference() {
+    // 1100 x 1000 f64 partials are 8.8 MB each, past the size that maps them (and may back
+    // them with huge pages); thread counts that reuse buffers across waves, and all 8 at once.
+    let mut rng = Rng(5);
+    let (rows, cols, k) = (1100u64, 300u64, 1000usize);
+    let e: Vec<(u64, u64, f64)> = (0..3000)
+        .map(|_| (rng.below(rows), rng.below(cols), rng.value()))
+        .collect();
+    let isa = *isas().last().unwrap();
+    for format in ["CSC", "COO"] {
+        let a = matrix::<f64>(rows, cols, &e, format);
+        let kern = kernel(&Desc::for_tensor(Op::Spmm, &a, isa).unwrap()).unwrap();
+        let x: Vec<f64> = (0..cols as usize * k).map(|_| rng.value()).collect();
+        let y0: Vec<f64> = (0..rows as usize * k).map(|_| rng.value()).collect();
+        let orders = (Order::RowMajor, Order::RowMajor);
+        let y1 = run(&kern, &a, &x, &y0, orders, k, (1.5, 0.5), 1);
+        for threads in [3, 8] {
+            let yt = run(&kern, &a, &x, &y0, orders, k, (1.5, 0.5), threads);
+            assert!(
+                y1.iter().zip(&yt).all(|(p, q)| p.to_bits() == q.to_bits()),
+                "{format} {isa:?}: {threads} threads"
+            );
+        }
+        check(&a, &x, &y0, &y1, orders, k, (1.5, 0.5), false, format);
+    }
+}
