@@ -5,8 +5,9 @@
 //!   constants, every block's products unrolled) and DCSR (1 x 1 blocks whose output row is
 //!   the stored outer coordinate), and ELL ([`spmm_ell`]: 1 x 1 blocks, row `i`'s K slots
 //!   at `s * rows + i`). For each block row and tile of columns, the blocks are
-//!   walked once: per block column `t` the X row is found, per block row `o` the value is
-//!   broadcast and multiplied with the tile's X segment into the row's sums.
+//!   walked once: per block column `t` the tile's X segment is loaded into registers, per
+//!   block row `o` the value is broadcast and multiplied with it into the row's sums.
+//!   [`spmm_nm`] is the n:m gather (slots of offsets inside groups of `m` columns).
 //! - [`spmm_scatter`]: products scattered into the caller's partial: CSC, DCSC and BSC. Per
 //!   outer (block) column and tile, the X segments of its `C` rows are loaded once; each
 //!   stored block adds `val[o, t] * X[j + t, tile]` into the partial's rows `i + o`, read
@@ -19,7 +20,9 @@
 //! reference's sum over its chunk's entries.
 //!
 //! Columns are taken in tiles of `u` vectors (as many as fit the registers, at most 4), then
-//! single vectors, then one column at a time (SSE2 for the scalar instruction set). Blocks
+//! single vectors, then the last `k % lanes` columns: with AVX-512 one vector under the
+//! tail mask `k1` (an argument; masked loads and stores never touch the lanes past `k`),
+//! else one column at a time (SSE2 for the scalar instruction set). Blocks
 //! with more rows (gather) or columns (scatter) than the registers hold are done in groups
 //! of rows or columns, the entries walked once per group; the order of the additions into
 //! each output element stays the same.
@@ -27,8 +30,9 @@
 //! Padding (blocks): a stored zero (either sign) is tested on its bits and never
 //! multiplies, so an `Inf` or `NaN` in X under it stays out of Y. A gather skips the block
 //! columns past the last column of X (they are never loaded) and never writes the rows past
-//! the last row of Y (`rows` and `cols` are arguments). A scatter's caller pads its partials
-//! to whole block rows, and computes the last block column itself when it reaches past X.
+//! the last row of Y (`rows` and `cols` are arguments); n:m skips slots past the last
+//! column. A scatter's caller pads its partials to whole block rows, and computes the last
+//! block column itself when it reaches past X.
 //!
 //! Registers: `rdi` the arguments, `r8` pos, `r9` crd, `r10` values, `r11` X, `r15` bytes per
 //! row of X and Y, `rcx` the outer position, `rax` the block, `rbx` the end block, `r13` the
