@@ -264,6 +264,72 @@ fn spmm_takes_either_order_and_writes_y_in_the_order_of_y0() {
     assert!(!ok && err.contains("spmm needs a 2-D array"), "{err}");
 }
 
+#[test]
+fn spmm_runs_generated_code_on_blocks_and_columns_and_notes_the_fallback() {
+    let dir = tempfile::tempdir().unwrap();
+    // 50 x 41: no multiple of the 4 x 4 blocks either way.
+    let xs: Vec<f64> = (0..41 * 7).map(|n| (n % 11) as f64 - 5.0).collect();
+    let xp = dir.path().join("x.npy");
+    sptk_npy::write(&xp, &[41, 7], Order::C, &xs).unwrap();
+    for (target, desc) in [
+        ("BSR:4x4", Some("spmm bsr4x4 f64")),
+        ("BSC:2x3", Some("spmm bsc2x3 f64")),
+        ("CSC", Some("spmm csc f64")),
+        ("DCSR", Some("spmm dcsr f64")),
+        ("ELL", Some("spmm ell6 f64")),
+        ("COO", Some("spmm coo f64")),
+        ("Dense", None),
+    ] {
+        let ap = dir.path().join("a.spt");
+        let a = matrix(&ap, 50, 41, target);
+        let yp = dir.path().join("y.npy");
+        let (ok, out, err) = run(&[
+            "spmm",
+            s(&ap),
+            "--x",
+            s(&xp),
+            "-o",
+            s(&yp),
+            "--threads",
+            "2",
+            "--stats",
+        ]);
+        assert!(ok, "{target}: {err}");
+        match desc {
+            Some(d) => {
+                assert!(!err.contains("reference kernel"), "{target}: {err}");
+                assert!(
+                    out.contains(d) && out.contains("generated"),
+                    "{target}: {out}"
+                );
+            }
+            None => assert!(
+                err.contains("running the reference kernel"),
+                "{target}: {err}"
+            ),
+        }
+        let mut want = vec![0.0; 50 * 7];
+        reference::spmm(
+            &a,
+            Dense {
+                data: &xs,
+                rows: 41,
+                cols: 7,
+                order: sptk_jit::Order::RowMajor,
+            },
+            DenseMut {
+                data: &mut want,
+                rows: 50,
+                cols: 7,
+                order: sptk_jit::Order::RowMajor,
+            },
+            (1.0, 0.0),
+        )
+        .unwrap();
+        close(&Npy::open(&yp).unwrap().to_floats::<f64>().unwrap(), &want);
+    }
+}
+
 /// A Python with NumPy and SciPy: `$SPTK_PYTHON` or `~/.cache/sptk-venv/bin/python`; the
 /// SciPy comparison is skipped without one unless `SPTK_REQUIRE_PYTHON` is set (CI).
 fn scipy_python() -> Option<std::path::PathBuf> {

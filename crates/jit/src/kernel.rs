@@ -167,7 +167,24 @@ impl Kernel {
         let start = Instant::now();
         let bytes = match walk(desc) {
             #[cfg(target_arch = "x86_64")]
-            _ if desc.op == Op::Spmm && desc.format == Format::Csr => crate::x86::spmm_csr(desc)?,
+            _ if desc.op == Op::Spmm => match mm_walk(desc) {
+                Some(MmWalk::Csr) => crate::x86::spmm_csr(desc)?,
+                Some(MmWalk::Gather { r, c, outer }) => {
+                    crate::x86::spmm_gather(desc, (r, c), outer)?
+                }
+                Some(MmWalk::Scatter { r, c, outer }) => {
+                    crate::x86::spmm_scatter(desc, (r, c), outer)?
+                }
+                Some(MmWalk::Ell(k)) => crate::x86::spmm_ell(desc, k)?,
+                Some(MmWalk::Nm(n, m)) => crate::x86::spmm_nm(desc, n, m)?,
+                Some(MmWalk::Entries { soa }) => crate::x86::spmm_coo(desc, soa)?,
+                None => {
+                    return Err(KernelError::Unsupported(format!(
+                        "no generated kernel for {desc} yet: the reference kernels \
+                         (sptk_jit::reference) compute it"
+                    )))
+                }
+            },
             #[cfg(target_arch = "x86_64")]
             Some(Walk::Gather(outer)) => crate::x86::spmv_gather(desc, outer)?,
             #[cfg(target_arch = "x86_64")]
@@ -605,6 +622,63 @@ struct SpmmArgs {
     beta: u64,
     beta_zero: u64,
     k: u64,
+    /// A's rows and columns: edge blocks stop at them.
+    rows: u64,
+    cols: u64,
+    /// The outer level's coordinates (DCSR, DCSC; COO:soa's second array), or null.
+    outer: *const u8,
+    /// n:m: slots per row.
+    stride: u64,
+    /// AVX-512: the lanes of the last, partial vector of a row of X or Y (`k % lanes` ones).
+    tail_mask: u64,
+}
+
+/// How a generated SpMM walks the matrix.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MmWalk {
+    /// CSR, a row at a time (`x86::spmm`).
+    Csr,
+    /// Sums per output row in registers: BSR (`r x c` blocks) and DCSR (1 x 1, `outer`:
+    /// the output row is the stored outer coordinate).
+    Gather { r: u32, c: u32, outer: bool },
+    /// Products scattered into 8 partials: CSC and DCSC (1 x 1, `outer` for DCSC), BSC.
+    Scatter { r: u32, c: u32, outer: bool },
+    /// ELL rows of K slots, a gather per row.
+    Ell(u32),
+    /// n:m rows: n slots per group of m columns, a gather per row.
+    Nm(u32, u32),
+    /// COO entries scattered into 8 partials; `soa` for coordinates in two arrays.
+    Entries { soa: bool },
+}
+
+fn mm_walk(desc: &Desc) -> Option<MmWalk> {
+    if desc.op != Op::Spmm {
+        return None;
+    }
+    Some(match desc.format {
+        Format::Csr => MmWalk::Csr,
+        Format::Dcsr => MmWalk::Gather {
+            r: 1,
+            c: 1,
+            outer: true,
+        },
+        Format::Bsr(r, c) => MmWalk::Gather { r, c, outer: false },
+        Format::Csc => MmWalk::Scatter {
+            r: 1,
+            c: 1,
+            outer: false,
+        },
+        Format::Dcsc => MmWalk::Scatter {
+            r: 1,
+            c: 1,
+            outer: true,
+        },
+        Format::Bsc(r, c) => MmWalk::Scatter { r, c, outer: false },
+        Format::Ell(k) => MmWalk::Ell(k),
+        Format::Nm(n, m) => MmWalk::Nm(n, m),
+        Format::Coo => MmWalk::Entries { soa: false },
+        Format::CooSoa => MmWalk::Entries { soa: true },
+    })
 }
 
 type SpmmEntry = unsafe extern "sysv64" fn(*const SpmmArgs);
@@ -625,23 +699,118 @@ impl Kernel {
         (alpha, beta): (T, T),
         threads: usize,
     ) -> Result<(), KernelError> {
+        self.spmm_rows(a, None, x, y, (alpha, beta), threads)
+    }
+
+    /// The rows of the outer range `outer` only (a row view): `Y = alpha A[outer] X + beta
+    /// Y` for CSR and BSR `spmm` kernels (`outer` in rows, or block rows: Y then holds those
+    /// blocks' rows that exist), as [`Kernel::spmv_outer`] for SpMV. Nothing is copied
+    /// from A: the kernel runs on the parent tensor's arrays.
+    ///
+    /// # Errors
+    /// The kernel is of another format, `outer` is past the outer level, or X / Y do not
+    /// fit.
+    pub fn spmm_outer<T: RealValue>(
+        &self,
+        a: &Tensor,
+        outer: std::ops::Range<usize>,
+        x: Dense<'_, T>,
+        y: DenseMut<'_, T>,
+        (alpha, beta): (T, T),
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        self.spmm_rows(a, Some(outer), x, y, (alpha, beta), threads)
+    }
+
+    fn spmm_rows<T: RealValue>(
+        &self,
+        a: &Tensor,
+        view: Option<std::ops::Range<usize>>,
+        x: Dense<'_, T>,
+        y: DenseMut<'_, T>,
+        (alpha, beta): (T, T),
+        threads: usize,
+    ) -> Result<(), KernelError> {
         let (rows, cols) = self.fits::<T>(a)?;
+        let walk =
+            mm_walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
+        let missing = || KernelError::Unsupported(format!("{}: arrays missing", self.desc));
+        // The arrays each walk reads: (pos, crd, outer). ELL has no positions (`pos` stands
+        // for nothing there and is never read); COO reads its coordinates from `crd` (and
+        // `outer`, the second array of SoA), its positions only size it.
+        let (pos, crd, outer) = match walk {
+            MmWalk::Ell(_) | MmWalk::Nm(..) => (
+                a.crd(2).ok_or_else(missing)?,
+                a.crd(2).ok_or_else(missing)?,
+                None,
+            ),
+            MmWalk::Entries { soa } => (
+                a.pos(0).ok_or_else(missing)?,
+                a.crd(0).ok_or_else(missing)?,
+                if soa {
+                    Some(a.crd(1).ok_or_else(missing)?)
+                } else {
+                    None
+                },
+            ),
+            MmWalk::Gather { outer, .. } | MmWalk::Scatter { outer, .. } => (
+                a.pos(1).ok_or_else(missing)?,
+                a.crd(1).ok_or_else(missing)?,
+                if outer {
+                    Some(a.crd(0).ok_or_else(missing)?)
+                } else {
+                    None
+                },
+            ),
+            MmWalk::Csr => (
+                a.pos(1).ok_or_else(missing)?,
+                a.crd(1).ok_or_else(missing)?,
+                None,
+            ),
+        };
+        let vals = T::slice(a.values()).unwrap_or_default();
+        // Outer positions: rows (ELL), entries (COO), else the positions' outer level.
+        let n_outer = match walk {
+            MmWalk::Ell(_) | MmWalk::Nm(..) => rows,
+            MmWalk::Entries { .. } => vals.len(),
+            _ => pos.len().saturating_sub(1),
+        };
+        // The outer positions to run and the rows of Y they cover: `first..first + y_rows`.
+        let (range, first, y_rows) = match (view, walk) {
+            (None, _) => (0..n_outer, 0, rows),
+            (Some(range), MmWalk::Csr | MmWalk::Gather { outer: false, .. }) => {
+                if range.start > range.end || range.end > n_outer {
+                    return Err(KernelError::Shape {
+                        operand: "the outer range",
+                        expected: format!("a range within 0..{n_outer}"),
+                        found: format!("{}..{}", range.start, range.end),
+                    });
+                }
+                let p = match walk {
+                    MmWalk::Gather { r, .. } => r as usize,
+                    _ => 1,
+                };
+                let first = range.start * p;
+                let covered = (range.end * p).min(rows).saturating_sub(first);
+                (range, first, covered)
+            }
+            (Some(_), _) => {
+                return Err(KernelError::Unsupported(format!(
+                    "{}: outer views run on CSR and BSR SpMM kernels",
+                    self.desc
+                )))
+            }
+        };
         crate::dense::check_len("X", x.data.len(), x.rows, x.cols)?;
         crate::dense::check_len("Y", y.data.len(), y.rows, y.cols)?;
-        if x.rows != cols || y.rows != rows || y.cols != x.cols {
+        if x.rows != cols || y.rows != y_rows || y.cols != x.cols {
             return Err(KernelError::Shape {
                 operand: "X and Y",
-                expected: format!("{cols} x k and {rows} x k for A of {rows} x {cols}"),
+                expected: format!("{cols} x k and {y_rows} x k for A of {rows} x {cols}"),
                 found: format!("{} x {} and {} x {}", x.rows, x.cols, y.rows, y.cols),
             });
         }
         let k = x.cols;
-        let (Some(pos), Some(crd)) = (a.pos(1), a.crd(1)) else {
-            return Err(KernelError::Unsupported(format!(
-                "{}: arrays missing",
-                self.desc
-            )));
-        };
         let x_rows: Vec<T>;
         let x_rm: &[T] = match x.order {
             Order::RowMajor => x.data,
@@ -650,53 +819,318 @@ impl Kernel {
                 &x_rows
             }
         };
-        let mut y_rows: Vec<T> = Vec::new();
+        let mut y_rows_rm: Vec<T> = Vec::new();
         let y_order = y.order;
         let y_rm: &mut [T] = match y_order {
             Order::RowMajor => &mut *y.data,
             Order::ColMajor => {
-                y_rows = if beta == T::ZERO {
-                    vec![T::ZERO; rows * k]
+                y_rows_rm = if beta == T::ZERO {
+                    vec![T::ZERO; y_rows * k]
                 } else {
-                    to_row_major(y.data, rows, k)
+                    to_row_major(y.data, y_rows, k)
                 };
-                &mut y_rows
+                &mut y_rows_rm
             }
         };
-        let vals = T::slice(a.values()).unwrap_or_default();
         // SAFETY: the code was generated for `SpmmEntry`'s signature and this kernel's
         // description, which `a` matches (checked above).
         let entry: SpmmEntry = unsafe { std::mem::transmute(self.code.entry()) };
-        let bounds = chunk_rows(pos, rows, CHUNKS);
-        let y_ptr = SendPtr(y_rm.as_mut_ptr());
-        run_chunks(&bounds, threads, |_, (begin, end)| {
-            let args = SpmmArgs {
-                pos: index_ptr(pos),
-                crd: index_ptr(crd),
-                val: vals.as_ptr().cast(),
-                x: x_rm.as_ptr().cast(),
-                y: y_ptr.get().cast(),
-                begin: begin as u64,
-                end: end as u64,
-                alpha: bits(alpha),
-                beta: bits(beta),
-                beta_zero: u64::from(beta == T::ZERO),
-                k: k as u64,
-            };
-            // SAFETY: `a` is a validated CSR tensor of the kernel's widths; X is `cols x k`
-            // and Y `rows x k`, row-major (checked and arranged above). A call reads
-            // `pos[begin..=end]`, the entries between and the X rows of their coordinates,
-            // and writes the Y rows `begin..end`: chunks are disjoint row ranges.
-            unsafe { entry(&args) };
-        });
+        let args = |(begin, end): (usize, usize), out: *mut T, (alpha, beta): (T, T)| SpmmArgs {
+            pos: index_ptr(pos),
+            crd: index_ptr(crd),
+            val: vals.as_ptr().cast(),
+            x: x_rm.as_ptr().cast(),
+            y: out.cast(),
+            begin: begin as u64,
+            end: end as u64,
+            alpha: bits(alpha),
+            beta: bits(beta),
+            beta_zero: u64::from(beta == T::ZERO),
+            k: k as u64,
+            rows: rows as u64,
+            cols: cols as u64,
+            outer: outer.map_or(std::ptr::null(), index_ptr),
+            stride: match walk {
+                MmWalk::Nm(n, m) => (cols.div_ceil(m as usize) * n as usize) as u64,
+                _ => 0,
+            },
+            tail_mask: (1u64 << (k % (64 / std::mem::size_of::<T>()))) - 1,
+        };
+        // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
+        // kernel's format and widths (positions ascend and end at the entry count,
+        // coordinates are below their level sizes, DCSR/DCSC outer coordinates and COO's
+        // row coordinates too; ELL has K * rows slots); X is `cols x k` and Y `rows x k`,
+        // row-major (checked and arranged above). A call reads `pos[begin..=end]` and the
+        // entries between (and their outer coordinates; ELL: the slots `s * rows + i` of
+        // its rows; COO: the entries `begin..end`), and the X rows of their columns below
+        // `cols`.
+        match walk {
+            MmWalk::Csr | MmWalk::Gather { .. } | MmWalk::Ell(_) | MmWalk::Nm(..) => {
+                if let (Some(oc), MmWalk::Gather { .. }) = (outer, walk) {
+                    // DCSR: the rows not stored get what the reference gives a row with no
+                    // entries, alpha * 0 (+ beta * Y); the kernel computes the stored ones.
+                    let mut stored = vec![false; rows];
+                    for q in 0..oc.len() {
+                        if let Some(s) = stored.get_mut(oc.get(q).unwrap_or(0) as usize) {
+                            *s = true;
+                        }
+                    }
+                    let empty = alpha * T::ZERO;
+                    for (row, _) in y_rm.chunks_mut(k.max(1)).zip(&stored).filter(|r| !*r.1) {
+                        for v in row {
+                            *v = if beta == T::ZERO {
+                                empty
+                            } else {
+                                empty + beta * *v
+                            };
+                        }
+                    }
+                }
+                let bounds = match walk {
+                    // Every row has K slots: equal row ranges are equal work.
+                    MmWalk::Ell(_) | MmWalk::Nm(..) => chunk_entries(rows, CHUNKS),
+                    _ => chunk_range(pos, range, CHUNKS),
+                };
+                // The kernel writes row i at `i * k` from the pointer: shifted back by the
+                // view's first row, those land in `y_rm` (wrapping arithmetic: the shifted
+                // pointer itself is never dereferenced).
+                let y_ptr = SendPtr(y_rm.as_mut_ptr().wrapping_sub(first * k));
+                run_chunks(&bounds, threads, |_, range| {
+                    let args = args(range, y_ptr.get(), (alpha, beta));
+                    // SAFETY: as stated above the match; the call writes the Y rows of the
+                    // outer positions `begin..end` (block rows: their rows below `rows`;
+                    // DCSR: the stored outer coordinates), disjoint across chunks; in a
+                    // view, those are rows first..first + y_rows, inside `y_rm` after the
+                    // shift.
+                    unsafe { entry(&args) };
+                });
+            }
+            MmWalk::Scatter { r, c, .. } => {
+                // 8 fixed chunks of outer positions, each adding into its own partial (whole
+                // block rows long), the partials added in chunk order (`scatter_sum`). The
+                // last block column of BSC, where it reaches past X, is added by
+                // `scatter_edge` (same order).
+                let (r, c) = (r as usize, c as usize);
+                let part_len = rows.div_ceil(r) * r * k;
+                let edge = (cols % c != 0 && n_outer > 0).then(|| n_outer - 1);
+                let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
+                let sum = scatter_sum(&bounds, part_len, threads, |_, (begin, end), out| {
+                    let stop = match edge {
+                        Some(e) if e < end => e,
+                        _ => end,
+                    };
+                    if stop > begin {
+                        let args = args((begin, stop), out, (alpha, beta));
+                        // SAFETY: as stated above the match; the call reads the X rows
+                        // `b * c + t` of its outer positions b (all below `cols`: the edge
+                        // column is left out) and writes its own partial, `part_len` long,
+                        // at rows below `part_len / k` (block rows are below the block row
+                        // count).
+                        unsafe { entry(&args) };
+                    }
+                    if let Some(e) = edge.filter(|&e| begin <= e && e < end) {
+                        // SAFETY: the chunk's own partial, `part_len` long, written by
+                        // nobody else while the chunk runs.
+                        let part = unsafe { std::slice::from_raw_parts_mut(out, part_len) };
+                        scatter_edge((pos, crd), vals, x_rm, part, e, (r, c), (cols, k));
+                    }
+                })?;
+                combine(
+                    y_rm,
+                    sum.as_slice(),
+                    (rows * k, part_len),
+                    (alpha, beta),
+                    threads,
+                );
+            }
+            MmWalk::Entries { .. } => {
+                // 8 fixed chunks of entries, each adding into its own partial, added in
+                // chunk order.
+                let part_len = rows * k;
+                let bounds = chunk_entries(n_outer, SCATTER_CHUNKS);
+                let sum = scatter_sum(&bounds, part_len, threads, |_, range, out| {
+                    let args = args(range, out, (alpha, beta));
+                    // SAFETY: as stated above the match; the call reads the coordinates
+                    // and values of the entries `begin..end` (below the entry count) and
+                    // the X rows of their columns, and writes its own partial (`rows * k`
+                    // long) at their rows.
+                    unsafe { entry(&args) };
+                })?;
+                combine(
+                    y_rm,
+                    sum.as_slice(),
+                    (rows * k, part_len),
+                    (alpha, beta),
+                    threads,
+                );
+            }
+        }
         if y_order == Order::ColMajor {
-            for i in 0..rows {
+            for i in 0..y_rows {
                 for c in 0..k {
-                    y.data[c * rows + i] = y_rows[i * k + c];
+                    y.data[c * y_rows + i] = y_rows_rm[i * k + c];
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// What the scatter SpMM kernel adds for the block column `b` into `part`, for the last
+/// block column of BSC, which reaches past X's last row: the same products in the same
+/// order and rounding, the columns past `cols` and padding zeros left out.
+fn scatter_edge<T: RealValue>(
+    (pos, crd): (&IndexVec, &IndexVec),
+    vals: &[T],
+    x: &[T],
+    part: &mut [T],
+    b: usize,
+    (r, c): (usize, usize),
+    (cols, k): (usize, usize),
+) {
+    let at = |v: &IndexVec, i: usize| v.get(i).unwrap_or(0) as usize;
+    for e in at(pos, b)..at(pos, b + 1) {
+        let br = at(crd, e);
+        for o in 0..r {
+            let i = br * r + o;
+            for t in 0..c {
+                let j = b * c + t;
+                let v = vals[(e * r + o) * c + t];
+                if j >= cols || v == T::ZERO {
+                    continue;
+                }
+                let (row, xj) = (&mut part[i * k..(i + 1) * k], &x[j * k..(j + 1) * k]);
+                for (p, &xv) in row.iter_mut().zip(xj) {
+                    *p = *p + v * xv;
+                }
+            }
+        }
+    }
+}
+
+/// The sum `p_0 + p_1 + ...` of the partials of an SpMM scatter's chunks (`bounds`, at
+/// most [`SCATTER_CHUNKS`]), added in chunk order as [`combine`] adds partials, so its bits
+/// do not depend on `threads`; `work(chunk, range, out)` adds the chunk's products into its
+/// zeroed partial `out` of `len` values. The chunks run in waves of `threads`, each into
+/// its own buffer, folded into the sum after the wave (the first chunk writes the sum
+/// itself): `threads + 1` buffers at most instead of one per chunk, and buffers used again
+/// are warm memory.
+fn scatter_sum<T: RealValue>(
+    bounds: &[(usize, usize)],
+    len: usize,
+    threads: usize,
+    work: impl Fn(usize, (usize, usize), *mut T) + Sync,
+) -> Result<ZeroedPartials<T>, KernelError> {
+    if bounds.is_empty() {
+        return Ok(ZeroedPartials::Small(Vec::new()));
+    }
+    let t = threads.clamp(1, bounds.len());
+    let mut sum = ZeroedPartials::<T>::new(1, len)?;
+    let mut bufs: Vec<(ZeroedPartials<T>, bool)> = Vec::new();
+    for (w, wave) in bounds.chunks(t).enumerate() {
+        let own = usize::from(w == 0);
+        while bufs.len() < wave.len() - own {
+            bufs.push((ZeroedPartials::new(1, len)?, false));
+        }
+        // (the chunk's partial, whether it must be zeroed first: a buffer used before)
+        let outs: Vec<(SendPtr<T>, bool)> = (0..wave.len())
+            .map(|i| match i.checked_sub(own) {
+                None => (SendPtr(sum.as_mut_ptr()), false),
+                Some(b) => (SendPtr(bufs[b].0.as_mut_ptr()), bufs[b].1),
+            })
+            .collect();
+        run_chunks(wave, t, |i, range| {
+            let (out, dirty) = (outs[i].0.get(), outs[i].1);
+            if dirty {
+                // SAFETY: the chunk's own buffer of `len` values, which nobody else
+                // touches while the wave runs.
+                unsafe { std::ptr::write_bytes(out, 0, len) };
+            }
+            work(w * t + i, range, out);
+        });
+        for (b, used) in bufs.iter_mut().take(wave.len() - own) {
+            *used = true;
+            fold(sum.as_mut_slice(), b.as_slice(), threads);
+        }
+    }
+    Ok(sum)
+}
+
+/// `acc += part`, element by element, on `threads` threads over ranges.
+fn fold<T: RealValue>(acc: &mut [T], part: &[T], threads: usize) {
+    let step = acc.len().div_ceil(threads.max(1)).max(4096);
+    std::thread::scope(|s| {
+        for (a, p) in acc.chunks_mut(step).zip(part.chunks(step)) {
+            s.spawn(move || {
+                for (x, &y) in a.iter_mut().zip(p) {
+                    *x = *x + y;
+                }
+            });
+        }
+    });
+}
+
+/// The zeroed partials of an SpMM scatter, `chunks * len` values: a vector when small;
+/// when large, anonymous pages (zero pages handed out lazily, so the kernel's writes are
+/// the only pass) that the kernel backs with huge pages where it can: a scatter writes all
+/// over its partial, and 2 MiB pages cut the page faults and TLB misses of 4 KiB ones.
+enum ZeroedPartials<T> {
+    Small(Vec<T>),
+    Large(memmap2::MmapMut, usize),
+}
+
+impl<T: RealValue> ZeroedPartials<T> {
+    fn new(chunks: usize, len: usize) -> Result<ZeroedPartials<T>, KernelError> {
+        let n = chunks.checked_mul(len);
+        let bytes = n.and_then(|n| n.checked_mul(std::mem::size_of::<T>()));
+        let (Some(n), Some(bytes)) = (n, bytes) else {
+            return Err(KernelError::Unsupported(format!(
+                "{chunks} partials of {len} values cannot be allocated"
+            )));
+        };
+        if bytes < 8 << 20 {
+            return Ok(ZeroedPartials::Small(vec![T::ZERO; n]));
+        }
+        let map = memmap2::MmapMut::map_anon(bytes).map_err(|e| {
+            KernelError::Unsupported(format!(
+                "{chunks} partials of {len} values ({bytes} bytes) cannot be allocated: {e}"
+            ))
+        })?;
+        #[cfg(target_os = "linux")]
+        {
+            // Advice only: without huge pages the partials work the same.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
+        Ok(ZeroedPartials::Large(map, n))
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut T {
+        match self {
+            ZeroedPartials::Small(v) => v.as_mut_ptr(),
+            ZeroedPartials::Large(map, _) => map.as_mut_ptr().cast(),
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            ZeroedPartials::Small(v) => v,
+            // SAFETY: as in `as_slice`; `&mut self` is the only borrow.
+            ZeroedPartials::Large(map, n) => unsafe {
+                std::slice::from_raw_parts_mut(map.as_mut_ptr().cast(), *n)
+            },
+        }
+    }
+
+    fn as_slice(&self) -> &[T] {
+        match self {
+            ZeroedPartials::Small(v) => v,
+            // SAFETY: the map holds `n` values' bytes, page-aligned (so aligned for T), all
+            // of them valid f32 or f64 (zeros, or what the kernels wrote); no mutable
+            // borrow is alive while the slice is (`&self`).
+            ZeroedPartials::Large(map, n) => unsafe {
+                std::slice::from_raw_parts(map.as_ptr().cast(), *n)
+            },
+        }
     }
 }
 

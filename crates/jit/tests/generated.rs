@@ -319,10 +319,11 @@ fn kernels_refuse_what_they_were_not_made_for() {
         )
         .unwrap_err();
     assert!(err.to_string().contains("f32"), "{err}");
-    let err = Kernel::compile(&"spmm bsr2x2 f64 pos64 crd64 scalar".parse().unwrap()).unwrap_err();
+    let err =
+        Kernel::compile(&"spmm bsr64x64 f64 pos64 crd64 scalar".parse().unwrap()).unwrap_err();
     assert!(
         err.to_string()
-            .contains("no generated kernel for spmm bsr2x2"),
+            .contains("no generated kernel for spmm bsr64x64"),
         "{err}"
     );
 }

@@ -8,6 +8,7 @@ mod gather;
 mod nm;
 mod scatter;
 mod spmm;
+mod spmm_blocks;
 
 pub(crate) use blocks::{spmv_block_scatter, spmv_blocks};
 pub(crate) use coo::spmv_coo;
@@ -16,6 +17,7 @@ pub(crate) use gather::spmv_gather;
 pub(crate) use nm::spmv_nm;
 pub(crate) use scatter::spmv_scatter;
 pub(crate) use spmm::spmm_csr;
+pub(crate) use spmm_blocks::{spmm_coo, spmm_ell, spmm_gather, spmm_nm, spmm_scatter};
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
@@ -28,7 +30,8 @@ use asm::{Arg, Asm};
 use Arg::R;
 
 /// Byte offsets of the argument structs' fields (`SpmvArgs`, and `SpmmArgs`, which shares
-/// the first ten and has `k` at 80), as the generated code reads them from `rdi`.
+/// the first ten and has `k`, the rows, the columns and the outer coordinates from 80 on),
+/// as the generated code reads them from `rdi`.
 pub(crate) mod at {
     pub const POS: i32 = 0;
     pub const CRD: i32 = 8;
@@ -42,6 +45,11 @@ pub(crate) mod at {
     pub const BETA_ZERO: i32 = 72;
     pub const OUTER: i32 = 80;
     pub const K: i32 = 80;
+    pub const ROWS: i32 = 88;
+    pub const COLS: i32 = 96;
+    pub const MM_OUTER: i32 = 104;
+    pub const MM_STRIDE: i32 = 112;
+    pub const TAIL_MASK: i32 = 120;
     pub const STRIDE: i32 = 88;
 }
 

@@ -26,26 +26,26 @@ use Arg::R;
 
 /// Instruction forms of one width (vector or scalar) and value type.
 #[derive(Clone, Copy)]
-struct Forms {
+pub(super) struct Forms {
     /// Elements per register.
-    lanes: u32,
-    regs: [Register; 6],
-    alpha: Register,
-    beta: Register,
-    broadcast: C,
-    load: C,
-    store: C,
-    fma: C,
-    mul: C,
-    add: C,
-    zero: C,
+    pub(super) lanes: u32,
+    pub(super) regs: [Register; 6],
+    pub(super) alpha: Register,
+    pub(super) beta: Register,
+    pub(super) broadcast: C,
+    pub(super) load: C,
+    pub(super) store: C,
+    pub(super) fma: C,
+    pub(super) mul: C,
+    pub(super) add: C,
+    pub(super) zero: C,
     /// VEX three-operand forms; otherwise SSE2 two-operand forms (the scalar ISA).
-    vex: bool,
+    pub(super) vex: bool,
 }
 
 impl Forms {
     /// `dst = a op b`; the SSE2 forms need `dst == a`.
-    fn op(
+    pub(super) fn op(
         &self,
         asm: &mut Asm,
         code: C,
@@ -62,7 +62,7 @@ impl Forms {
     }
 }
 
-fn forms(d: &Desc, vector: bool) -> Forms {
+pub(super) fn forms(d: &Desc, vector: bool) -> Forms {
     let f64s = d.value == Real::F64;
     let avx512 = d.isa == Isa::Avx512;
     let x = [XMM0, XMM1, XMM2, XMM3, XMM4, XMM5];
