@@ -343,11 +343,25 @@ impl Kernel {
         match walk {
             Walk::Gather(_) => {
                 let mut beta_k = beta;
-                if compressed {
-                    // Outer coordinates with no entries get beta * y (0 when beta is 0); the
-                    // kernel then adds alpha * sum to the scaled y of the stored ones.
-                    for v in y.iter_mut() {
-                        *v = if beta == T::ZERO { T::ZERO } else { beta * *v };
+                if let (true, Some(oc)) = (compressed, outer) {
+                    // Outer coordinates with no entries get what the reference gives an
+                    // empty row, alpha * 0 (+ beta * y): -0 for a negative alpha, NaN for
+                    // an infinite one. The stored ones get beta * y, to which the kernel
+                    // adds alpha * sum.
+                    let mut stored = vec![false; y.len()];
+                    for q in 0..oc.len() {
+                        if let Some(s) = stored.get_mut(oc.get(q).unwrap_or(0) as usize) {
+                            *s = true;
+                        }
+                    }
+                    let empty = alpha * T::ZERO;
+                    for (v, &st) in y.iter_mut().zip(&stored) {
+                        *v = match (st, beta == T::ZERO) {
+                            (false, true) => empty,
+                            (false, false) => empty + beta * *v,
+                            (true, true) => T::ZERO,
+                            (true, false) => beta * *v,
+                        };
                     }
                     if beta != T::ZERO {
                         beta_k = T::ONE;

@@ -612,3 +612,58 @@ fn a_row_never_reads_the_next_rows_entries() {
         }
     }
 }
+
+/// DCSR and DCSC^T: the rows they do not store get exactly what the reference gives an
+/// empty row, `alpha * 0 (+ beta * y)`: -0 for a negative alpha, NaN for an infinite one.
+#[test]
+fn rows_a_doubly_compressed_matrix_does_not_store_match_the_reference_bits() {
+    let mut e = Entries::new(vec![6, 5], sptk_tensor::ValueType::F64);
+    for (i, j, v) in [(1u64, 0u64, 2.0), (1, 3, -1.0), (4, 2, 0.5)] {
+        e.push(&[i, j], v).unwrap();
+    }
+    for (format, op) in [("DCSR", Op::Spmv), ("DCSC", Op::SpmvT)] {
+        let a = if format == "DCSR" {
+            convert(
+                &e,
+                &resolve_target("DCSR", 2).unwrap(),
+                &ConvertOptions::default(),
+            )
+        } else {
+            // The transpose of `e` by columns: A^T x walks it like DCSR's rows.
+            let (dims, mut coords, values) = e.clone().into_parts();
+            coords.swap(0, 1);
+            let t = Entries::from_checked_arrays(vec![dims[1], dims[0]], coords, values).unwrap();
+            convert(
+                &t,
+                &resolve_target("DCSC", 2).unwrap(),
+                &ConvertOptions::default(),
+            )
+        }
+        .unwrap()
+        .tensor;
+        let transpose = op == Op::SpmvT;
+        let x = vec![1.0f64, -2.0, 0.25, 3.0, 1.5];
+        for isa in isas() {
+            let text = format!(
+                "{} {} f64 pos64 crd64 {}",
+                if transpose { "spmvt" } else { "spmv" },
+                format.to_lowercase(),
+                isa.name()
+            );
+            let k = kernel(&text.parse::<Desc>().unwrap()).unwrap();
+            for (alpha, beta) in [(-1.5, 0.0), (f64::INFINITY, 0.5), (2.0, -0.0), (-1.0, 2.0)] {
+                let y0 = vec![0.0f64, -0.0, 1.0, -3.0, 0.0, 7.0];
+                let mut want = y0.clone();
+                reference::spmv(&a, &x, &mut want, transpose, (alpha, beta)).unwrap();
+                let mut got = y0.clone();
+                k.spmv(&a, &x, &mut got, (alpha, beta), 2).unwrap();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{text} alpha {alpha} beta {beta}: {got:?} vs {want:?}"
+                );
+            }
+        }
+    }
+}
