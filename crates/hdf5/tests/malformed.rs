@@ -543,3 +543,53 @@ fn damaged_array_bytes_never_panic() {
     }
     assert!(errors > 0, "some damage must be noticed");
 }
+
+#[test]
+fn matlab_struct_fields_are_read_by_dotted_name() {
+    use hdf5::types::FixedAscii;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.mat");
+    {
+        let f = hdf5::File::create(&p).unwrap();
+        let s = f.create_group("S").unwrap();
+        let class = FixedAscii::<6>::from_ascii(b"struct").unwrap();
+        s.new_attr::<FixedAscii<6>>()
+            .create("MATLAB_class")
+            .unwrap()
+            .write_scalar(&class)
+            .unwrap();
+        let w = s.create_group("W").unwrap();
+        let double = FixedAscii::<6>::from_ascii(b"double").unwrap();
+        w.new_attr::<FixedAscii<6>>()
+            .create("MATLAB_class")
+            .unwrap()
+            .write_scalar(&double)
+            .unwrap();
+        w.new_attr::<u64>()
+            .create("MATLAB_sparse")
+            .unwrap()
+            .write_scalar(&4u64)
+            .unwrap();
+        ds(&w, "jc", &[0u64, 2, 3]);
+        ds(&w, "ir", &[0u64, 3, 1]);
+        ds(&w, "data", &[1.5f64, -2.0, 4.0]);
+    }
+    let m = read(
+        &p,
+        Some(sptk_hdf5::Kind::Matlab),
+        Some("S.W"),
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(m.dim_sizes(), &[4, 2]);
+    assert_eq!(m.layout, "sparse double");
+    // Without a name, the only sparse variable (inside the struct) is read.
+    let m = read(
+        &p,
+        Some(sptk_hdf5::Kind::Matlab),
+        None,
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(m.object, "/S/W");
+}
