@@ -168,7 +168,6 @@ impl Kernel {
         let bytes = match walk(desc) {
             #[cfg(target_arch = "x86_64")]
             _ if desc.op == Op::Spmm => match mm_walk(desc) {
-                Some(MmWalk::Csr) => crate::x86::spmm_csr(desc)?,
                 Some(MmWalk::Gather { r, c, outer }) => {
                     crate::x86::spmm_gather(desc, (r, c), outer)?
                 }
@@ -650,10 +649,9 @@ struct SpmmArgs {
 /// How a generated SpMM walks the matrix.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum MmWalk {
-    /// CSR, a row at a time (`x86::spmm`).
-    Csr,
-    /// Sums per output row in registers: BSR (`r x c` blocks) and DCSR (1 x 1, `outer`:
-    /// the output row is the stored outer coordinate).
+    /// Sums per output row in registers, in the reference's order: CSR and BSR (`r x c`
+    /// blocks; 1 x 1 for CSR) and DCSR (1 x 1, `outer`: the output row is the stored outer
+    /// coordinate).
     Gather { r: u32, c: u32, outer: bool },
     /// Products scattered into 8 partials: CSC and DCSC (1 x 1, `outer` for DCSC), BSC.
     Scatter { r: u32, c: u32, outer: bool },
@@ -670,7 +668,11 @@ fn mm_walk(desc: &Desc) -> Option<MmWalk> {
         return None;
     }
     Some(match desc.format {
-        Format::Csr => MmWalk::Csr,
+        Format::Csr => MmWalk::Gather {
+            r: 1,
+            c: 1,
+            outer: false,
+        },
         Format::Dcsr => MmWalk::Gather {
             r: 1,
             c: 1,
@@ -776,11 +778,6 @@ impl Kernel {
                     None
                 },
             ),
-            MmWalk::Csr => (
-                a.pos(1).ok_or_else(missing)?,
-                a.crd(1).ok_or_else(missing)?,
-                None,
-            ),
         };
         let vals = T::slice(a.values()).unwrap_or_default();
         // Outer positions: rows (ELL), entries (COO), else the positions' outer level.
@@ -792,7 +789,7 @@ impl Kernel {
         // The outer positions to run and the rows of Y they cover: `first..first + y_rows`.
         let (range, first, y_rows) = match (view, walk) {
             (None, _) => (0..n_outer, 0, rows),
-            (Some(range), MmWalk::Csr | MmWalk::Gather { outer: false, .. }) => {
+            (Some(range), MmWalk::Gather { outer: false, .. }) => {
                 if range.start > range.end || range.end > n_outer {
                     return Err(KernelError::Shape {
                         operand: "the outer range",
@@ -879,7 +876,7 @@ impl Kernel {
         // its rows; COO: the entries `begin..end`), and the X rows of their columns below
         // `cols`.
         match walk {
-            MmWalk::Csr | MmWalk::Gather { .. } | MmWalk::Ell(_) | MmWalk::Nm(..) => {
+            MmWalk::Gather { .. } | MmWalk::Ell(_) | MmWalk::Nm(..) => {
                 if let (Some(oc), MmWalk::Gather { .. }) = (outer, walk) {
                     // DCSR: the rows not stored get what the reference gives a row with no
                     // entries, alpha * 0 (+ beta * Y); the kernel computes the stored ones.

@@ -16,7 +16,6 @@ pub(crate) use ell::{spmv_ell, spmv_ell_scatter};
 pub(crate) use gather::spmv_gather;
 pub(crate) use nm::spmv_nm;
 pub(crate) use scatter::spmv_scatter;
-pub(crate) use spmm::spmm_csr;
 pub(crate) use spmm_blocks::{spmm_coo, spmm_ell, spmm_gather, spmm_nm, spmm_scatter};
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
