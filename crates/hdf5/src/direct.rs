@@ -17,7 +17,7 @@ use crate::h5::H5;
 
 /// A primitive number: every bit pattern valid, no padding, so its memory can be filled
 /// from bytes.
-pub(crate) trait Plain: Copy + Default + Send + Sync + 'static {}
+pub(crate) trait Plain: sptk_tensor::Value {}
 impl Plain for u8 {}
 impl Plain for u16 {}
 impl Plain for u32 {}
@@ -92,7 +92,9 @@ pub(crate) fn read<T: Plain>(
     let n = ds.size();
     let file = std::fs::File::open(h.at.file).map_err(|e| h.at.err(object, e.to_string()))?;
     let file_len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut out = vec![T::default(); n];
+    // Zeroed lazily and on huge pages: the reads below are the only pass over it.
+    let mut out: Vec<T> =
+        sptk_tensor::big_zeroed(n).map_err(|e| h.at.err(object, e.to_string()))?;
     if let Some(addr) = ds.offset() {
         let bytes = bytes_of(&mut out);
         if addr

@@ -47,8 +47,8 @@ unsafe impl Zeroed for [u64; 2] {}
 
 /// `n` zero elements, on huge pages when large: the pages are faulted in by whichever
 /// thread writes them first. An array the machine cannot allocate is an error naming its
-/// size, never an abort.
-pub(crate) fn big_zeroed<T: Zeroed>(n: usize) -> Result<Vec<T>, ConvertError> {
+/// size, never an abort. (Readers that fill arrays from files use it too.)
+pub fn big_zeroed<T: Zeroed>(n: usize) -> Result<Vec<T>, ConvertError> {
     let too_large = || {
         ConvertError::TooLarge(format!(
             "an array of {n} elements ({} bytes) cannot be allocated on this machine",

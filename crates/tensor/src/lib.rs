@@ -33,6 +33,7 @@ mod value;
 mod view;
 mod walk;
 
+pub use alloc::big_zeroed;
 pub use budget::default_memory_limit;
 
 /// A progress callback, called with a count of bytes done so far (input bytes read, or
