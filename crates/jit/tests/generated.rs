@@ -8,7 +8,7 @@ use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
 use sptk_encoding::resolve_target;
 mod common;
 
-use common::{matrix, Rng};
+use common::{matrix, typed_matrix, Rng};
 use sptk_jit::reference::{self, RealValue};
 use sptk_jit::{kernel, Desc, Isa, Kernel, Op};
 use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
@@ -67,35 +67,7 @@ fn random_matrix(rng: &mut Rng, f64s: bool, pos: u8, crd: u8, format: &str) -> T
         let long = (max_nnz - n).min(cols).min(200);
         e.extend((0..long).map(|j| (r, j, rng.value())));
     }
-    let values = if f64s {
-        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into())
-    } else {
-        ValueVec::F32(e.iter().map(|t| t.2 as f32).collect::<Vec<_>>().into())
-    };
-    let entries = Entries::from_parts(
-        vec![rows, cols],
-        vec![
-            e.iter().map(|t| t.0).collect(),
-            e.iter().map(|t| t.1).collect(),
-        ],
-        values,
-    )
-    .unwrap();
-    // n:m formats prune overfull groups (the reference then sees the pruned matrix);
-    // "2:4 packed" stores the offsets in 2 bits.
-    let (format, crd) = match format.strip_suffix(" packed") {
-        Some(f) => (f, 2),
-        None => (format, crd),
-    };
-    let target = resolve_target(format, 2)
-        .unwrap()
-        .with_widths(Some(pos), Some(crd))
-        .unwrap();
-    let opts = ConvertOptions {
-        prune: format.starts_with("2:4"),
-        ..ConvertOptions::default()
-    };
-    convert(&entries, &target, &opts).unwrap().tensor
+    typed_matrix((rows, cols), &e, f64s, (pos, crd), format)
 }
 
 /// Checks `got` against the reference within the summation error bound

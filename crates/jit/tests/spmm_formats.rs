@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::Rng;
+use common::{typed_matrix, Rng};
 use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
 use sptk_encoding::resolve_target;
 use sptk_jit::reference::{self, RealValue};
@@ -75,36 +75,7 @@ fn random_matrix(rng: &mut Rng, f64s: bool, (pos, crd): (u8, u8), format: &str) 
             e.extend((0..long).map(|i| (i, r, rng.value())));
         }
     }
-    // Blocked formats at 8-bit positions: few entries, few blocks.
-    let values = if f64s {
-        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into())
-    } else {
-        ValueVec::F32(e.iter().map(|t| t.2 as f32).collect::<Vec<_>>().into())
-    };
-    let entries = Entries::from_parts(
-        vec![rows, cols],
-        vec![
-            e.iter().map(|t| t.0).collect(),
-            e.iter().map(|t| t.1).collect(),
-        ],
-        values,
-    )
-    .unwrap();
-    // n:m formats prune overfull groups (the reference then sees the pruned matrix);
-    // "2:4 packed" stores the offsets in 2 bits.
-    let (format, crd) = match format.strip_suffix(" packed") {
-        Some(f) => (f, 2),
-        None => (format, crd),
-    };
-    let target = resolve_target(format, 2)
-        .unwrap()
-        .with_widths(Some(pos), Some(crd))
-        .unwrap();
-    let opts = ConvertOptions {
-        prune: format.starts_with("2:4"),
-        ..ConvertOptions::default()
-    };
-    convert(&entries, &target, &opts).unwrap().tensor
+    typed_matrix((rows, cols), &e, f64s, (pos, crd), format)
 }
 
 fn at(order: Order, rows: usize, cols: usize, i: usize, j: usize) -> usize {
