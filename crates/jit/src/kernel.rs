@@ -465,7 +465,7 @@ impl Kernel {
                     _ => (yn, rows),
                 };
                 let bounds = chunk_entries(rows, SCATTER_CHUNKS);
-                let mut partials = vec![T::ZERO; bounds.len() * part_len];
+                let mut partials = ZeroedPartials::<T>::new(bounds.len(), part_len)?;
                 let base = SendPtr(partials.as_mut_ptr());
                 run_chunks(&bounds, threads, |c, range| {
                     // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
@@ -479,7 +479,13 @@ impl Kernel {
                     // own partial at columns below `part_len`.
                     unsafe { entry(&a) };
                 });
-                combine(y, &partials, (yn, part_len), (alpha, beta), threads);
+                combine(
+                    y,
+                    partials.as_slice(),
+                    (yn, part_len),
+                    (alpha, beta),
+                    threads,
+                );
             }
             Walk::BlockScatter { p, q, .. } => {
                 // x padded to whole outer blocks, each partial to whole inner blocks, so the
@@ -489,7 +495,7 @@ impl Kernel {
                 let x_in = zero_padded(x, x_len.max(xn));
                 let part_len = yn.div_ceil(p) * p;
                 let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
-                let mut partials = vec![T::ZERO; bounds.len() * part_len];
+                let mut partials = ZeroedPartials::<T>::new(bounds.len(), part_len)?;
                 let base = SendPtr(partials.as_mut_ptr());
                 run_chunks(&bounds, threads, |c, range| {
                     // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
@@ -503,14 +509,20 @@ impl Kernel {
                     // blocks long (block coordinates are below the inner block count).
                     unsafe { entry(&a) };
                 });
-                combine(y, &partials, (yn, part_len), (alpha, beta), threads);
+                combine(
+                    y,
+                    partials.as_slice(),
+                    (yn, part_len),
+                    (alpha, beta),
+                    threads,
+                );
             }
             Walk::Scatter(_) | Walk::Entries(_) => {
                 let bounds = match walk {
                     Walk::Entries(_) => chunk_entries(vals.len(), SCATTER_CHUNKS),
                     _ => chunk_rows(pos, n_outer, SCATTER_CHUNKS),
                 };
-                let mut partials = vec![T::ZERO; bounds.len() * yn];
+                let mut partials = ZeroedPartials::<T>::new(bounds.len(), yn)?;
                 let base = SendPtr(partials.as_mut_ptr());
                 // Chunk c adds into its own partial, elements c * yn .. (c + 1) * yn.
                 run_chunks(&bounds, threads, |c, range| {
@@ -520,7 +532,7 @@ impl Kernel {
                     // SAFETY: as stated above the match.
                     unsafe { entry(&a) };
                 });
-                combine(y, &partials, (yn, yn), (alpha, beta), threads);
+                combine(y, partials.as_slice(), (yn, yn), (alpha, beta), threads);
             }
         }
         Ok(())
@@ -1081,7 +1093,7 @@ fn fold<T: RealValue>(acc: &mut [T], part: &[T], threads: usize) {
     });
 }
 
-/// The zeroed partials of an SpMM scatter, `chunks * len` values: a vector when small;
+/// The zeroed partials of a scatter (SpMV or SpMM), `chunks * len` values: a vector when small;
 /// when large, anonymous pages (zero pages handed out lazily, so the kernel's writes are
 /// the only pass) that the kernel backs with huge pages where it can: a scatter writes all
 /// over its partial, and 2 MiB pages cut the page faults and TLB misses of 4 KiB ones.
