@@ -153,7 +153,19 @@ pub(crate) fn compressed(
         "{crd_name}: indices are not sorted within each of the {outer_words}, or repeat; they were sorted and repeated ones summed"
     ));
     let outer_crd = expand(&pos, coord_width_for(outer));
-    let inner_crd = widen(c.crd, coord_width_for(inner));
+    // Moved when it has the width already; every coordinate was checked to be below
+    // `inner`, which the width holds.
+    let width = coord_width_for(inner);
+    let inner_crd = if c.crd.width() == width {
+        c.crd
+    } else {
+        c.crd.to_width(width).map_err(|o| {
+            h.at.err(
+                crd_name,
+                format!("{} does not fit {} bits", o.value, o.width.bits()),
+            )
+        })?
+    };
     let coords = if c.by_rows {
         vec![outer_crd, inner_crd]
     } else {
@@ -264,24 +276,6 @@ pub(crate) fn expand(pos: &[u64], width: IndexWidth) -> IndexVec {
         }
     }
     out
-}
-
-/// `v` at `width` (no copy when it has that width already); the caller has checked that
-/// every element fits.
-pub(crate) fn widen(v: IndexVec, width: IndexWidth) -> IndexVec {
-    if v.width() == width {
-        return v;
-    }
-    match width {
-        IndexWidth::W64 => IndexVec::U64(v.to_u64_vec().into()),
-        _ => {
-            let mut out = IndexVec::with_capacity(width, v.len());
-            for x in v.iter() {
-                out.push_unchecked(x);
-            }
-            out
-        }
-    }
 }
 
 /// A matrix read from a container: what it holds and the names of its dimensions.
