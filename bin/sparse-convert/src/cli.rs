@@ -25,7 +25,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Describe a tensor file (and its layout in an encoding): a table, or JSON.
-    Info(InfoArgs),
+    Info(Box<InfoArgs>),
     /// Parse an encoding or preset: its canonical text and a table of levels.
     Encoding(EncodingArgs),
     /// Check a `.spt` file completely: every checksum, then every array invariant.
@@ -45,13 +45,15 @@ pub struct VerifyArgs {
 /// Options shared by every command that reads an input.
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
-    /// Input: a file (`.mtx`, `.mtx.gz`, `.tns`, `.spt`; the content decides, then the
-    /// name), a 10x Genomics MEX folder, `FILE:MEMBER` inside a container, several files
+    /// Input: a file (`.mtx`, `.mtx.gz`, `.tns`, `.spt`, `.parquet`, `.arrow`, ...; the
+    /// content decides, then the name), a 10x Genomics MEX folder, a folder of Parquet
+    /// partitions, `FILE:MEMBER` inside a container, several files
     /// of one shape read as one tensor, or `-` for standard input.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Input format when neither the content nor the name says it (or to override it):
-    /// mtx, tns, spt, mex, and with HDF5 support binsparse, h5ad, 10x, mat, hdf5.
+    /// mtx, tns, spt, mex, parquet, arrow, arrows, and with HDF5 support binsparse, h5ad,
+    /// 10x, mat, hdf5.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
     /// The matrix inside a container file (`layers/counts`, `/matrix`, a binsparse
@@ -74,6 +76,25 @@ pub struct InputArgs {
     /// invalid gets through, but a damaged value or coordinate that stays valid does).
     #[arg(long)]
     pub no_verify: bool,
+    /// Table input (Arrow, Parquet): the coordinate columns, one per dimension (default
+    /// `row`,`col` or `i`,`j`,`k`,...).
+    #[arg(long, value_name = "C1,C2,...", value_delimiter = ',')]
+    pub columns: Option<Vec<String>>,
+    /// Table input: the value column, or `none` for a pattern (default `value`, `val`,
+    /// `data`, ..., or the one column left).
+    #[arg(long, value_name = "NAME")]
+    pub value_column: Option<String>,
+    /// Table input: dimension sizes, where the file's metadata has no `shape` (default:
+    /// the largest coordinates + 1).
+    #[arg(long, value_name = "N1,N2,...", value_delimiter = ',')]
+    pub shape: Option<Vec<u64>>,
+    /// Table input: the number coordinates count from.
+    #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1))]
+    pub index_base: u64,
+    /// Table input: map integer coordinates (sparse ids) to dense indices in order of
+    /// first appearance, as text coordinates always are; the ids become labels.
+    #[arg(long)]
+    pub relabel: bool,
     /// Worker threads (0: one per core; at most 4 per core). Output is identical for any
     /// value.
     #[arg(long, default_value_t = 0)]

@@ -30,6 +30,18 @@ pub enum Format {
     /// MATLAB v7.3 (`.mat`).
     #[cfg(feature = "hdf5")]
     Mat,
+    /// A Parquet COO table (`.parquet`).
+    #[cfg(feature = "table")]
+    Parquet,
+    /// An Arrow IPC file COO table (`.arrow`, `.feather`).
+    #[cfg(feature = "table")]
+    Arrow,
+    /// An Arrow IPC stream COO table (`.arrows`).
+    #[cfg(feature = "table")]
+    ArrowStream,
+    /// The exact arrays as a folder of Parquet files (`NAME.levels`).
+    #[cfg(feature = "table")]
+    Levels,
 }
 
 impl Format {
@@ -44,7 +56,15 @@ impl Format {
             "h5ad" | "anndata" => Ok(Format::H5ad),
             #[cfg(feature = "hdf5")]
             "mat" | "matlab" => Ok(Format::Mat),
-            other => bail!("unknown format `{other}` (expected {})", Format::KEYS),
+            #[cfg(feature = "table")]
+            "parquet" | "pq" => Ok(Format::Parquet),
+            #[cfg(feature = "table")]
+            "arrow" | "feather" | "ipc" => Ok(Format::Arrow),
+            #[cfg(feature = "table")]
+            "arrows" | "arrow-stream" => Ok(Format::ArrowStream),
+            #[cfg(feature = "table")]
+            "levels" => Ok(Format::Levels),
+            other => bail!("unknown format `{other}` (expected {})", Format::keys()),
         }
     }
 
@@ -59,15 +79,53 @@ impl Format {
         } else if name.ends_with(".spt") {
             Some(Format::Spt)
         } else {
-            Format::hdf5_from_name(name)
+            Format::hdf5_from_name(name).or_else(|| Format::table_from_name(name))
         }
     }
 
     /// The keys `--format` takes.
-    #[cfg(feature = "hdf5")]
-    const KEYS: &'static str = "mtx, tns, spt, binsparse, h5ad or mat";
-    #[cfg(not(feature = "hdf5"))]
-    const KEYS: &'static str = "mtx, tns or spt";
+    fn keys() -> String {
+        let mut keys = vec!["mtx", "tns", "spt"];
+        if cfg!(feature = "hdf5") {
+            keys.extend(["binsparse", "h5ad", "mat"]);
+        }
+        if cfg!(feature = "table") {
+            keys.extend(["parquet", "arrow", "arrows", "levels"]);
+        }
+        keys.join(", ")
+    }
+
+    #[cfg(feature = "table")]
+    fn table_from_name(name: &str) -> Option<Format> {
+        if name.ends_with(".parquet") || name.ends_with(".pq") {
+            Some(Format::Parquet)
+        } else if name.ends_with(".arrow") || name.ends_with(".feather") || name.ends_with(".ipc") {
+            Some(Format::Arrow)
+        } else if name.ends_with(".arrows") {
+            Some(Format::ArrowStream)
+        } else if name.ends_with(".levels") {
+            Some(Format::Levels)
+        } else {
+            None
+        }
+    }
+
+    #[cfg(not(feature = "table"))]
+    fn table_from_name(_name: &str) -> Option<Format> {
+        None
+    }
+
+    /// The table kind of a table output.
+    #[cfg(feature = "table")]
+    fn table_kind(self) -> Option<sptk_table::TableKind> {
+        use sptk_table::TableKind;
+        match self {
+            Format::Parquet | Format::Levels => Some(TableKind::Parquet),
+            Format::Arrow => Some(TableKind::ArrowFile),
+            Format::ArrowStream => Some(TableKind::ArrowStream),
+            _ => None,
+        }
+    }
 
     #[cfg(feature = "hdf5")]
     fn hdf5_from_name(name: &str) -> Option<Format> {
@@ -99,6 +157,14 @@ impl Format {
             Format::H5ad => "AnnData .h5ad",
             #[cfg(feature = "hdf5")]
             Format::Mat => "MATLAB v7.3 .mat",
+            #[cfg(feature = "table")]
+            Format::Parquet => "Parquet (COO table)",
+            #[cfg(feature = "table")]
+            Format::Arrow => "Arrow IPC file (COO table)",
+            #[cfg(feature = "table")]
+            Format::ArrowStream => "Arrow IPC stream (COO table)",
+            #[cfg(feature = "table")]
+            Format::Levels => "levels folder (Parquet, exact arrays)",
         }
     }
 }
@@ -138,9 +204,10 @@ fn output_format(path: &Path, flag: &Option<String>) -> Result<Format> {
             bail!("the output is standard output: say its format with --format")
         }
         (None, None) => bail!(
-            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz, .tns{}, or --format)",
+            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz, .tns{}{}, or --format)",
             path.display(),
-            if cfg!(feature = "hdf5") { ", .h5, .h5ad, .mat" } else { "" }
+            if cfg!(feature = "hdf5") { ", .h5, .h5ad, .mat" } else { "" },
+            if cfg!(feature = "table") { ", .parquet, .arrow, .arrows, .levels" } else { "" }
         ),
     }
 }
@@ -185,6 +252,13 @@ fn read_options(
         progress: Some(Arc::new(move |done: u64| tick.set_position(done))),
         mmap: !args.no_mmap,
         checksums: !args.no_verify,
+        columns: sptk_input::ColumnOptions {
+            coordinates: args.columns.clone(),
+            value: args.value_column.clone(),
+            shape: args.shape.clone(),
+            index_base: args.index_base,
+            relabel: args.relabel,
+        },
     };
     (opts, bar)
 }
@@ -251,6 +325,10 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
     if matches!(format, Format::Binsparse | Format::H5ad | Format::Mat) {
         return write_hdf5(path, format, tensor, args);
     }
+    #[cfg(feature = "table")]
+    if let Some(kind) = format.table_kind() {
+        return write_table(path, format, kind, tensor, args);
+    }
     let labelled = tensor.all_labels().iter().filter(|l| l.is_some()).count();
     if labelled > 0 && !args.input.quiet {
         eprintln!(
@@ -296,6 +374,10 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
         Format::Spt | Format::Binsparse | Format::H5ad | Format::Mat => {
             unreachable!("handled above")
         }
+        #[cfg(feature = "table")]
+        Format::Parquet | Format::Arrow | Format::ArrowStream | Format::Levels => {
+            unreachable!("handled above")
+        }
         #[cfg(not(feature = "hdf5"))]
         Format::Spt => unreachable!("handled above"),
     }
@@ -335,6 +417,41 @@ fn write_hdf5(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) 
         Format::H5ad => sptk_hdf5::write_h5ad(path, tensor, &opts)?,
         _ => sptk_hdf5::write_mat(path, tensor, &opts)?,
     };
+    if !args.input.quiet {
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+    }
+    Ok(())
+}
+
+/// Writes a COO table (Parquet, Arrow IPC) or a levels folder.
+#[cfg(feature = "table")]
+fn write_table(
+    path: &Path,
+    format: Format,
+    kind: sptk_table::TableKind,
+    tensor: &Tensor,
+    args: &ConvertArgs,
+) -> Result<()> {
+    if path.as_os_str() == "-" {
+        bail!(
+            "{} is written to a file, not standard output",
+            format.name()
+        );
+    }
+    if args.symmetry.is_some() || args.output_var.is_some() {
+        bail!(
+            "--symmetry and --output-var do not apply to {}",
+            format.name()
+        );
+    }
+    let opts = sptk_table::WriteOptions::default();
+    if format == Format::Levels {
+        sptk_table::write_levels(path, tensor, &opts)?;
+        return Ok(());
+    }
+    let notes = sptk_table::write_table(path, tensor, kind, &opts)?;
     if !args.input.quiet {
         for n in notes {
             eprintln!("note: {n}");

@@ -126,7 +126,7 @@ fn run(mut cli: Cli) -> Result<()> {
             .context("--threads")?;
     }
     match cli.command {
-        Some(Command::Info(args)) => info(args),
+        Some(Command::Info(args)) => info(*args),
         Some(Command::Encoding(args)) => encoding(args),
         Some(Command::Verify(args)) => verify(args),
         None => convert(cli.convert),

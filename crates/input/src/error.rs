@@ -62,6 +62,9 @@ pub enum InputError {
     /// An HDF5 input's error (located by file and dataset or attribute).
     #[cfg(feature = "hdf5")]
     Hdf5(sptk_hdf5::H5Error),
+    /// An Arrow IPC or Parquet input's error (located by file, column and row).
+    #[cfg(feature = "table")]
+    Table(sptk_table::TableError),
     /// Converting what was read into the target failed.
     Convert {
         /// Whether the input numbers its coordinates from 1 (messages may add the file's
@@ -124,6 +127,8 @@ impl fmt::Display for InputError {
             InputError::Store(e) => e.fmt(f),
             #[cfg(feature = "hdf5")]
             InputError::Hdf5(e) => e.fmt(f),
+            #[cfg(feature = "table")]
+            InputError::Table(e) => e.fmt(f),
             InputError::Convert { error, .. } => error.fmt(f),
         }
     }
@@ -137,6 +142,8 @@ impl std::error::Error for InputError {
             InputError::Store(e) => Some(e),
             #[cfg(feature = "hdf5")]
             InputError::Hdf5(e) => Some(e),
+            #[cfg(feature = "table")]
+            InputError::Table(e) => Some(e),
             InputError::Convert { error, .. } => Some(error),
             _ => None,
         }
@@ -165,5 +172,18 @@ impl From<StoreError> for InputError {
 impl From<sptk_hdf5::H5Error> for InputError {
     fn from(e: sptk_hdf5::H5Error) -> Self {
         InputError::Hdf5(e)
+    }
+}
+
+#[cfg(feature = "table")]
+impl From<sptk_table::TableError> for InputError {
+    fn from(e: sptk_table::TableError) -> Self {
+        match e {
+            sptk_table::TableError::Convert { error, .. } => InputError::Convert {
+                one_based: false,
+                error,
+            },
+            other => InputError::Table(other),
+        }
     }
 }

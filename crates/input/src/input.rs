@@ -28,6 +28,25 @@ pub struct ReadOptions {
     pub mmap: bool,
     /// Check a storage file's chunk checksums when it is validated (true by default).
     pub checksums: bool,
+    /// How a table's columns make a tensor (Arrow IPC and Parquet inputs).
+    pub columns: ColumnOptions,
+}
+
+/// How the columns of a table (Arrow IPC, Parquet) make a tensor.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnOptions {
+    /// The coordinate columns, one per dimension (default: `row`, `col` or `i`, `j`, ...).
+    pub coordinates: Option<Vec<String>>,
+    /// The value column; `none` for a pattern (default: `value`, `val`, ... or the one
+    /// column left).
+    pub value: Option<String>,
+    /// Dimension sizes where the file's metadata has no `shape`.
+    pub shape: Option<Vec<u64>>,
+    /// The number coordinates count from (0 or 1).
+    pub index_base: u64,
+    /// Map integer coordinates to dense indices in order of first appearance (text
+    /// coordinates always are); the mapping becomes the labels.
+    pub relabel: bool,
 }
 
 impl Default for ReadOptions {
@@ -38,6 +57,7 @@ impl Default for ReadOptions {
             progress: None,
             mmap: true,
             checksums: true,
+            columns: ColumnOptions::default(),
         }
     }
 }
@@ -50,6 +70,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("progress", &self.progress.is_some())
             .field("mmap", &self.mmap)
             .field("checksums", &self.checksums)
+            .field("columns", &self.columns)
             .finish()
     }
 }

@@ -106,6 +106,14 @@ pub fn readers() -> &'static [&'static dyn Reader] {
         &formats::hdf5::Hdf5(sptk_hdf5::Kind::TenX),
         #[cfg(feature = "hdf5")]
         &formats::hdf5::Hdf5(sptk_hdf5::Kind::Plain),
+        #[cfg(feature = "table")]
+        &formats::table::Levels,
+        #[cfg(feature = "table")]
+        &formats::table::Tables(sptk_table::TableKind::Parquet),
+        #[cfg(feature = "table")]
+        &formats::table::Tables(sptk_table::TableKind::ArrowFile),
+        #[cfg(feature = "table")]
+        &formats::table::Tables(sptk_table::TableKind::ArrowStream),
     ];
     READERS
 }

@@ -12,13 +12,17 @@ mod columns;
 mod direct;
 mod error;
 mod files;
+mod levels;
 mod open;
 mod read;
 mod table;
+mod write;
 
 pub use direct::TableConverted;
 pub use error::TableError;
 pub use files::{files_in, is_table_name, PartitionFile};
+pub use levels::{is_levels_folder, read_levels, write_levels};
 pub use open::TableKind;
 pub use read::TableEntries;
 pub use table::{Table, TableOptions, ValueColumn};
+pub use write::{coordinate_names, write_table, WriteOptions};

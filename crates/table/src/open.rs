@@ -114,7 +114,12 @@ impl TableFile {
                     (Data::Path, Some(f)) => ArrowReaderMetadata::load(f, opts),
                     (Data::Path, None) => unreachable!("a path source comes with its file"),
                 }
-                .map_err(|e| err(&e))?;
+                .map_err(|e| {
+                    TableError::format(
+                        path,
+                        format!("not a readable Parquet file (truncated or damaged?): {e}"),
+                    )
+                })?;
                 let parts = meta
                     .metadata()
                     .row_groups()

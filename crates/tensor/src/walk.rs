@@ -6,7 +6,7 @@ use sptk_encoding::{LevelExpr, LevelFormat};
 use crate::entries::Entries;
 use crate::index::IndexVec;
 use crate::tensor::Tensor;
-use crate::value::{Value, ValueVecAccess};
+use crate::value::{Value, ValueVec, ValueVecAccess};
 use crate::with_values;
 
 impl Tensor {
@@ -121,16 +121,33 @@ impl Tensor {
         with_values!(self.values(), v => self.to_entries_typed(v))
     }
 
-    fn to_entries_typed<V: Value + ValueVecAccess>(&self, vals: &[V]) -> Entries {
+    /// Calls `f(coordinates per dimension, values)` with the entries [`Tensor::to_entries`]
+    /// gives, in chunks of at most `max` (so a writer holds one chunk, not a copy of the
+    /// tensor); stops early when `f` returns false.
+    pub fn for_each_entry_chunk(
+        &self,
+        max: usize,
+        f: &mut dyn FnMut(Vec<Vec<u64>>, ValueVec) -> bool,
+    ) {
+        with_values!(self.values(), v => self.chunks_typed(v, max.max(1), f))
+    }
+
+    fn chunks_typed<V: Value + ValueVecAccess>(
+        &self,
+        vals: &[V],
+        max: usize,
+        f: &mut dyn FnMut(Vec<Vec<u64>>, ValueVec) -> bool,
+    ) {
         let dims = self.dim_sizes().to_vec();
         let rank = dims.len();
         let mut coords: Vec<Vec<u64>> = vec![Vec::new(); rank];
         let mut out_vals: Vec<V> = Vec::new();
         let mut dc = vec![0u64; rank];
         let padded = self.layout.padded;
+        let mut going = true;
         self.for_each_stored(|lvl, q| {
             let v = vals.get(q).copied().unwrap_or_default();
-            if padded && v.is_zero() {
+            if !going || (padded && v.is_zero()) {
                 return;
             }
             self.dim_coords(lvl, &mut dc);
@@ -141,9 +158,26 @@ impl Tensor {
                 arr.push(c);
             }
             out_vals.push(v);
+            if out_vals.len() == max {
+                let full = std::mem::replace(&mut coords, vec![Vec::new(); rank]);
+                going = f(full, V::wrap(std::mem::take(&mut out_vals)));
+            }
         });
-        // In bounds by the check above.
-        Entries::from_parts(dims, coords, V::wrap(out_vals))
-            .unwrap_or_else(|_| Entries::new(self.dim_sizes().to_vec(), V::TYPE))
+        if going && !out_vals.is_empty() {
+            f(coords, V::wrap(out_vals));
+        }
+    }
+
+    fn to_entries_typed<V: Value + ValueVecAccess>(&self, vals: &[V]) -> Entries {
+        let dims = self.dim_sizes().to_vec();
+        let mut all = Entries::new(dims.clone(), V::TYPE);
+        self.chunks_typed(vals, usize::MAX, &mut |coords, values| {
+            // In bounds: the walk skips coordinates past the dimension sizes.
+            if let Ok(e) = Entries::from_parts(dims.clone(), coords, values) {
+                all = e;
+            }
+            false
+        });
+        all
     }
 }

@@ -6,6 +6,8 @@ pub mod hdf5;
 pub mod mex;
 pub mod mtx;
 pub mod spt;
+#[cfg(feature = "table")]
+pub mod table;
 pub mod tns;
 
 use crate::input::{Progress, ReadOptions};

@@ -1,0 +1,228 @@
+//! Arrow IPC (file and stream formats) and Parquet tables through `sptk_table`: a COO
+//! table in one file, several files, or a folder of partitions; standard input is
+//! buffered within the memory budget. Two-dimensional tables go straight into CSR / CSC
+//! (and what the planner reaches from them) without a coordinate list.
+
+use std::path::Path;
+
+use sptk_encoding::Target;
+use sptk_table::{Table, TableKind, TableOptions, ValueColumn};
+use sptk_tensor::ConvertOptions;
+
+use crate::error::InputError;
+use crate::input::{Content, Input, ReadConverted, ReadOptions};
+use crate::probe::{Match, Probe};
+use crate::reader::{Accepts, Reader};
+use crate::source::Source;
+use crate::spec::Origin;
+
+/// Reads one kind of table file (and folders of partitions, for Parquet).
+pub struct Tables(pub TableKind);
+
+impl Tables {
+    fn options(opts: &ReadOptions) -> TableOptions {
+        let c = &opts.columns;
+        TableOptions {
+            columns: c.coordinates.clone(),
+            value_column: match c.value.as_deref() {
+                None => ValueColumn::Auto,
+                Some(v) if v.eq_ignore_ascii_case("none") => ValueColumn::Pattern,
+                Some(v) => ValueColumn::Named(v.to_string()),
+            },
+            shape: c.shape.clone(),
+            index_base: c.index_base,
+            relabel: c.relabel,
+            memory_limit: opts.memory_limit,
+            ..TableOptions::default()
+        }
+    }
+
+    fn open(&self, source: &mut Source, opts: &ReadOptions) -> Result<Table, InputError> {
+        let topts = Self::options(opts);
+        let table = match &source.spec().origin {
+            Origin::Stdin => {
+                let bytes = source.buffer_stream(opts.memory_limit, self.name())?;
+                Table::from_bytes(Path::new("-"), bytes, &topts)?
+            }
+            Origin::Folder(dir) => Table::open(sptk_table::files_in(dir)?, &topts)?,
+            Origin::File(_) | Origin::Files(_) => Table::open(
+                source
+                    .files()
+                    .iter()
+                    .map(|p| (p.clone(), Default::default()))
+                    .collect(),
+                &topts,
+            )?,
+        };
+        Ok(table)
+    }
+
+    fn header(table: &Table) -> String {
+        let value = match table.value_column() {
+            Some(v) => format!("`{v}` ({})", table.value_type()),
+            None => "none (pattern)".into(),
+        };
+        let files = match table.file_count() {
+            1 => String::new(),
+            n => format!(", {n} files"),
+        };
+        format!(
+            "COO table: coordinates {}, values {value}, {} part{}{files}",
+            table
+                .coordinate_columns()
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            table.part_count(),
+            if table.part_count() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+impl Reader for Tables {
+    fn name(&self) -> &'static str {
+        match self.0 {
+            TableKind::Parquet => "Parquet",
+            TableKind::ArrowFile => "Arrow IPC file",
+            TableKind::ArrowStream => "Arrow IPC stream",
+        }
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        match self.0 {
+            TableKind::Parquet => &["parquet", "pq"],
+            TableKind::ArrowFile => &["arrow", "feather", "ipc"],
+            TableKind::ArrowStream => &["arrows", "arrow-stream"],
+        }
+    }
+
+    fn detect(&self, probe: &Probe) -> Match {
+        if let Some(files) = &probe.folder {
+            // A folder of partitions: table files, or `key=value` folders of them.
+            let partitions = files.iter().any(|f| {
+                sptk_table::is_table_name(Path::new(f)) || (f.contains('=') && !f.starts_with('.'))
+            });
+            return if self.0 == TableKind::Parquet && partitions && !probe.name.ends_with(".levels")
+            {
+                Match::Content
+            } else {
+                Match::No
+            };
+        }
+        let kind = TableKind::of(&probe.head);
+        let footer_ok =
+            self.0 != TableKind::Parquet || probe.tail.is_none() || probe.tail == Some(*b"PAR1");
+        if !probe.gzip && kind == Some(self.0) && footer_ok {
+            Match::Content
+        } else {
+            Match::No
+        }
+    }
+
+    fn accepts(&self) -> Accepts {
+        Accepts {
+            stream: true,
+            files: true,
+            folder: self.0 == TableKind::Parquet,
+            members: false,
+            file: true,
+        }
+    }
+
+    fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
+        let table = self.open(source, opts)?;
+        let header = Self::header(&table);
+        let read = table.read_entries()?;
+        Ok(Input {
+            name: source.spec().to_string(),
+            format: self.name(),
+            header,
+            field: None,
+            one_based: opts.columns.index_base == 1,
+            content: Content::Entries {
+                entries: read.entries,
+                labels: read.labels,
+            },
+            notes: read.notes,
+        })
+    }
+
+    fn read_converted(
+        &self,
+        source: &mut Source,
+        target: &Target,
+        convert: &ConvertOptions,
+        opts: &ReadOptions,
+    ) -> Result<Option<ReadConverted>, InputError> {
+        if source.spec().origin == Origin::Stdin {
+            return Ok(None);
+        }
+        let table = self.open(source, opts)?;
+        let Some(d) = table.read_converted(target, convert)? else {
+            return Ok(None);
+        };
+        let t = &d.converted.tensor;
+        Ok(Some(ReadConverted {
+            input: Input {
+                name: source.spec().to_string(),
+                format: self.name(),
+                header: Self::header(&table),
+                field: None,
+                one_based: opts.columns.index_base == 1,
+                content: Content::Streamed {
+                    dims: t.dim_sizes().to_vec(),
+                    value_type: table.value_type(),
+                    entries: table.rows().unwrap_or(0),
+                },
+                notes: table.notes().to_vec(),
+            },
+            converted: d.converted,
+            convert_time: d.convert_time,
+        }))
+    }
+}
+
+/// Reads a levels folder (`NAME.levels/`, written by `sparse-convert -o NAME.levels`): the
+/// exact arrays of an encoding, checked into a tensor.
+pub struct Levels;
+
+impl Reader for Levels {
+    fn name(&self) -> &'static str {
+        "levels folder (Parquet)"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["levels"]
+    }
+
+    fn detect(&self, probe: &Probe) -> Match {
+        match probe.holds(&["values.parquet"]) {
+            Some(_) if probe.folder.is_some() => Match::Content,
+            _ => Match::No,
+        }
+    }
+
+    fn accepts(&self) -> Accepts {
+        Accepts {
+            folder: true,
+            ..Accepts::default()
+        }
+    }
+
+    fn read(&self, source: &mut Source, _opts: &ReadOptions) -> Result<Input, InputError> {
+        let dir = source.folder().ok_or_else(|| {
+            InputError::Source(format!("{}: a levels input is a folder", source.spec()))
+        })?;
+        let tensor = sptk_table::read_levels(dir)?;
+        Ok(Input {
+            name: source.spec().to_string(),
+            format: self.name(),
+            header: tensor.encoding().to_string(),
+            field: None,
+            one_based: false,
+            content: Content::Tensor(tensor),
+            notes: Vec::new(),
+        })
+    }
+}
