@@ -132,14 +132,16 @@ fn pyarrow_opens_the_tables_we_write() {
         t3.push(&[i, (i * 2) % 6, (i * 3) % 7], i as f64 + 0.25)
             .unwrap();
     }
-    let jobs: [(
-        &Entries,
-        &str,
+    // (entries, encoding, value type, file, kind, expected coordinate column types)
+    type Job<'a> = (
+        &'a Entries,
+        &'a str,
         Option<ValueType>,
-        &str,
+        &'a str,
         TableKind,
-        [&str; 3],
-    ); 6] = [
+        [&'a str; 3],
+    );
+    let jobs: [Job; 6] = [
         (
             &m,
             "CSR",
