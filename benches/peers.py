@@ -499,6 +499,13 @@ def main():
                 report(title, rows)
         except Exception as e:  # a benchmark reports; it never fails
             print(f"\ncase_hdf5: could not run: {e}")
+    if args.only in "case_tables" or "tables" in args.only:
+        try:
+            import peers_tables
+            for title, rows in peers_tables.cases(PY, DATA, RUNS, time_ours, time_peer, field, args, args.quick, args.only):
+                report(title, rows)
+        except Exception as e:  # a benchmark reports; it never fails
+            print(f"\ncase_tables: could not run: {e}")
 
 
 if __name__ == "__main__":

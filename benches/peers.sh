@@ -15,6 +15,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # The HDF5 peers: anndata and the binsparse reference implementation.
 "$venv/bin/python" -c "import anndata, binsparse" 2>/dev/null || "$venv/bin/pip" install --quiet anndata binsparse
+# The table peers: pyarrow.
+"$venv/bin/python" -c "import pyarrow" 2>/dev/null || "$venv/bin/pip" install --quiet pyarrow
 # MKL for the SpMV rows (a 200 MB wheel): installed once, skipped if it cannot be.
 if ! "$venv/bin/python" -c "import sparse_dot_mkl" 2>/dev/null; then
     "$venv/bin/pip" install --quiet mkl sparse_dot_mkl || echo "peers.sh: no MKL; the SpMV rows compare with SciPy only" >&2

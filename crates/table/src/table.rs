@@ -284,35 +284,32 @@ impl Table {
     fn declared_shape(&mut self) -> Result<Option<Vec<u64>>, TableError> {
         let f = &self.files[0];
         let rank = self.coords.len();
-        let from_meta = match f.schema.metadata().get("shape") {
-            Some(text) => Some(parse_shape(text, rank).map_err(|m| {
+        let from_meta = f.schema.metadata().get("shape").map(|text| {
+            parse_shape(text, rank).map_err(|m| {
                 TableError::invalid(&f.path, format!("schema metadata `shape` = {text:?}: {m}"))
-            })?),
-            None => None,
+            })
+        });
+        let Some(given) = &self.opts.shape else {
+            return from_meta.transpose();
         };
-        match (from_meta, &self.opts.shape) {
-            (Some(s), Some(given)) if &s != given => {
-                self.notes.push(format!(
-                    "--shape {given:?} used instead of the file's shape {s:?}"
-                ));
-                Ok(Some(given.clone()))
-            }
-            (Some(s), _) => Ok(Some(s)),
-            (None, Some(given)) => {
-                if given.len() != rank {
-                    return Err(TableError::invalid(
-                        &f.path,
-                        format!(
-                            "--shape has {} sizes, but there are {rank} coordinate columns ({})",
-                            given.len(),
-                            self.coords.join(", ")
-                        ),
-                    ));
-                }
-                Ok(Some(given.clone()))
-            }
-            (None, None) => Ok(None),
+        if given.len() != rank {
+            return Err(TableError::invalid(
+                &f.path,
+                format!(
+                    "--shape has {} sizes, but there are {rank} coordinate columns ({})",
+                    given.len(),
+                    self.coords.join(", ")
+                ),
+            ));
         }
+        match from_meta {
+            Some(Ok(s)) if &s != given => self.notes.push(format!(
+                "--shape {given:?} used instead of the file's shape {s:?}"
+            )),
+            Some(Err(e)) => self.notes.push(format!("--shape used: {e}")),
+            _ => {}
+        }
+        Ok(Some(given.clone()))
     }
 
     /// The shape from Parquet row-group statistics (largest coordinate + 1), when every
