@@ -20,6 +20,7 @@ mod header;
 mod npz;
 mod npz_write;
 mod read;
+mod safetensors;
 mod scipy;
 mod write;
 pub mod zip;
@@ -28,6 +29,7 @@ pub use header::{Header, Order};
 pub use npz::{MemberHeader, Npz};
 pub use npz_write::{write_npz, NpzOptions};
 pub use read::{Float, Npy};
+pub use safetensors::{SafeTensorsFile, TensorInfo};
 pub use scipy::{is_scipy, read_scipy, SciPyMatrix, Sparse, SCIPY_FORMATS};
 pub use write::{write, write_raw, NpyElement};
 

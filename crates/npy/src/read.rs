@@ -132,6 +132,25 @@ impl Npy {
             .unwrap_or_default()
     }
 
+    /// The nonzeros of the array, in row-major order whatever its storage order, counted
+    /// against `memory_limit` (the machine's default where `None`) before they are
+    /// allocated.
+    ///
+    /// # Errors
+    /// A 0-dimensional array, or nonzeros past the memory limit; the message names the
+    /// file.
+    pub fn to_entries(&self, memory_limit: Option<u64>) -> Result<sptk_tensor::Entries, NpyError> {
+        let a = sptk_tensor::DenseArray {
+            dtype: self.header.dtype,
+            shape: &self.header.shape,
+            fortran: self.header.order == Order::Fortran,
+            big_endian: self.header.big_endian,
+            bytes: self.data(),
+        };
+        sptk_tensor::dense_entries(&a, memory_limit)
+            .map_err(|e| NpyError::new(&self.path, e.to_string()))
+    }
+
     /// The elements in stored order as `T`: f64 and f32 arrays convert (f64 -> f32
     /// rounds to nearest), f16 widens exactly. Big-endian files are swapped.
     ///

@@ -3,6 +3,8 @@
 //! that needs them is skipped with a note when no such Python is found, unless
 //! `SPTK_REQUIRE_PYTHON` is set (CI sets it).
 
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
