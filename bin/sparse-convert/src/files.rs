@@ -21,6 +21,10 @@ pub enum Format {
     Tns,
     /// The `.spt` storage file.
     Spt,
+    /// SciPy's sparse `.npz` (`scipy.sparse.load_npz` reads it).
+    Npz,
+    /// A dense NumPy `.npy` array.
+    Npy,
     /// binsparse in HDF5 (`.h5`, `.bsp.h5`).
     #[cfg(feature = "hdf5")]
     Binsparse,
@@ -38,6 +42,8 @@ impl Format {
             "mtx" | "mm" | "matrix-market" => Ok(Format::Mtx),
             "tns" | "frostt" => Ok(Format::Tns),
             "spt" => Ok(Format::Spt),
+            "npz" | "scipy" => Ok(Format::Npz),
+            "npy" | "numpy" => Ok(Format::Npy),
             #[cfg(feature = "hdf5")]
             "binsparse" | "h5" | "bsp" => Ok(Format::Binsparse),
             #[cfg(feature = "hdf5")]
@@ -58,6 +64,10 @@ impl Format {
             Some(Format::Tns)
         } else if name.ends_with(".spt") {
             Some(Format::Spt)
+        } else if name.ends_with(".npz") {
+            Some(Format::Npz)
+        } else if name.ends_with(".npy") {
+            Some(Format::Npy)
         } else {
             Format::hdf5_from_name(name)
         }
@@ -65,9 +75,9 @@ impl Format {
 
     /// The keys `--format` takes.
     #[cfg(feature = "hdf5")]
-    const KEYS: &'static str = "mtx, tns, spt, binsparse, h5ad or mat";
+    const KEYS: &'static str = "mtx, tns, spt, npz, npy, binsparse, h5ad or mat";
     #[cfg(not(feature = "hdf5"))]
-    const KEYS: &'static str = "mtx, tns or spt";
+    const KEYS: &'static str = "mtx, tns, spt, npz or npy";
 
     #[cfg(feature = "hdf5")]
     fn hdf5_from_name(name: &str) -> Option<Format> {
@@ -93,6 +103,8 @@ impl Format {
             Format::Mtx => "Matrix Market",
             Format::Tns => "FROSTT .tns",
             Format::Spt => "sptk storage file (.spt)",
+            Format::Npz => "SciPy sparse .npz",
+            Format::Npy => "NumPy .npy (dense)",
             #[cfg(feature = "hdf5")]
             Format::Binsparse => "binsparse (HDF5)",
             #[cfg(feature = "hdf5")]
@@ -138,7 +150,7 @@ fn output_format(path: &Path, flag: &Option<String>) -> Result<Format> {
             bail!("the output is standard output: say its format with --format")
         }
         (None, None) => bail!(
-            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz, .tns{}, or --format)",
+            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz, .tns, .npz, .npy{}, or --format)",
             path.display(),
             if cfg!(feature = "hdf5") { ", .h5, .h5ad, .mat" } else { "" }
         ),
@@ -251,6 +263,9 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
     if matches!(format, Format::Binsparse | Format::H5ad | Format::Mat) {
         return write_hdf5(path, format, tensor, args);
     }
+    if matches!(format, Format::Npz | Format::Npy) {
+        return write_numpy(path, format, tensor, args);
+    }
     let labelled = tensor.all_labels().iter().filter(|l| l.is_some()).count();
     if labelled > 0 && !args.input.quiet {
         eprintln!(
@@ -293,11 +308,16 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
             sptk_mtx::write_tns_path(path, &tensor.to_entries(), &opts)?;
         }
         #[cfg(feature = "hdf5")]
-        Format::Spt | Format::Binsparse | Format::H5ad | Format::Mat => {
+        Format::Spt
+        | Format::Npz
+        | Format::Npy
+        | Format::Binsparse
+        | Format::H5ad
+        | Format::Mat => {
             unreachable!("handled above")
         }
         #[cfg(not(feature = "hdf5"))]
-        Format::Spt => unreachable!("handled above"),
+        Format::Spt | Format::Npz | Format::Npy => unreachable!("handled above"),
     }
     progress::finish(bar);
     Ok(())
@@ -334,6 +354,37 @@ fn write_hdf5(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) 
         Format::Binsparse => sptk_hdf5::write_binsparse(path, tensor, &opts)?,
         Format::H5ad => sptk_hdf5::write_h5ad(path, tensor, &opts)?,
         _ => sptk_hdf5::write_mat(path, tensor, &opts)?,
+    };
+    if !args.input.quiet {
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+    }
+    Ok(())
+}
+
+/// Writes a SciPy `.npz` (any matrix; CSR where SciPy has no format for the encoding) or
+/// a dense `.npy` (any rank, within the memory limit), printing the writer's notes.
+fn write_numpy(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) -> Result<()> {
+    if path.as_os_str() == "-" {
+        bail!(
+            "{} is written to a file, not standard output",
+            format.name()
+        );
+    }
+    if args.symmetry.is_some() {
+        bail!("--symmetry applies to Matrix Market and binsparse output only");
+    }
+    if args.uncompressed && format != Format::Npz {
+        bail!("--uncompressed applies to .npz output only");
+    }
+    let notes = if format == Format::Npz {
+        let opts = sptk_npy::NpzOptions {
+            compressed: !args.uncompressed,
+        };
+        sptk_npy::write_npz(path, tensor, &opts)?
+    } else {
+        sptk_npy::write_dense(path, tensor, args.target.memory_limit)?
     };
     if !args.input.quiet {
         for n in notes {

@@ -111,16 +111,16 @@ fn unknown_and_unsupported_inputs_are_named() {
         assert_eq!(
             e.to_string(),
             format!(
-                "{}: an AnnData .h5ad file (HDF5); this build of sptk cannot read this kind of input yet (it reads Matrix Market, FROSTT .tns, sptk storage file (.spt), 10x Genomics MEX folder)",
+                "{}: an AnnData .h5ad file (HDF5); this build of sptk cannot read this kind of input yet (it reads Matrix Market, FROSTT .tns, sptk storage file (.spt), 10x Genomics MEX folder, SciPy sparse .npz, NumPy .npy (dense), safetensors)",
                 h5.display()
             )
         );
     }
     let e = read(spec(&h5), Some("parquet"), &ReadOptions::default()).unwrap_err();
     let keys = if cfg!(feature = "hdf5") {
-        "mtx, tns, spt, mex, mat, binsparse, h5ad, 10x, hdf5"
+        "mtx, tns, spt, mex, npz, npy, safetensors, mat, binsparse, h5ad, 10x, hdf5"
     } else {
-        "mtx, tns, spt, mex"
+        "mtx, tns, spt, mex, npz, npy, safetensors"
     };
     assert_eq!(
         e.to_string(),

@@ -16,6 +16,7 @@
 //! `.safetensors` file) become coordinates through [`sptk_tensor::dense_entries`].
 
 mod bytes;
+mod dense_write;
 mod header;
 mod npz;
 mod npz_write;
@@ -25,6 +26,7 @@ mod scipy;
 mod write;
 pub mod zip;
 
+pub use dense_write::write_dense;
 pub use header::{Header, Order};
 pub use npz::{MemberHeader, Npz};
 pub use npz_write::{write_npz, NpzOptions};

@@ -206,7 +206,7 @@ fn index_bytes(v: &IndexVec, wide: bool) -> Cow<'_, [u8]> {
 
 /// The values in a type NumPy and SciPy hold: bfloat16 (which NumPy lacks) and float16
 /// (which SciPy's sparse arithmetic refuses) become float32, with a note.
-fn numpy_values(v: &ValueVec) -> (Cow<'_, ValueVec>, Option<String>) {
+pub(crate) fn numpy_values(v: &ValueVec) -> (Cow<'_, ValueVec>, Option<String>) {
     let widened: Vec<f32> = match v {
         ValueVec::F16(x) => x.iter().map(|h| h.to_f32()).collect(),
         ValueVec::BF16(x) => x.iter().map(|h| h.to_f32()).collect(),
@@ -225,7 +225,7 @@ fn numpy_values(v: &ValueVec) -> (Cow<'_, ValueVec>, Option<String>) {
 }
 
 /// The values' little-endian bytes (bools as 0 and 1).
-fn value_bytes(v: &ValueVec) -> &[u8] {
+pub(crate) fn value_bytes(v: &ValueVec) -> &[u8] {
     fn raw<V: Value>(x: &[V]) -> &[u8] {
         bytes_of(V::raw_slice(x))
     }
