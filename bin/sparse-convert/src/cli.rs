@@ -45,15 +45,15 @@ pub struct VerifyArgs {
 /// Options shared by every command that reads an input.
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
-    /// Input: a file (`.mtx`, `.mtx.gz`, `.tns`, `.spt`, `.parquet`, `.arrow`, ...; the
-    /// content decides, then the name), a 10x Genomics MEX folder, a folder of Parquet
-    /// partitions, `FILE:MEMBER` inside a container, several files
-    /// of one shape read as one tensor, or `-` for standard input.
+    /// Input: a file (`.mtx`, `.mtx.gz`, `.tns`, `.spt`, `.parquet`, `.arrow`, SciPy
+    /// `.npz`, dense `.npy`, `.safetensors`, ...; the content decides, then the name), a
+    /// 10x Genomics MEX folder, a folder of Parquet partitions, `FILE:MEMBER` inside a
+    /// container, several files of one shape read as one tensor, or `-` for standard input.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Input format when neither the content nor the name says it (or to override it):
-    /// mtx, tns, spt, mex, parquet, arrow, arrows, and with HDF5 support binsparse, h5ad,
-    /// 10x, mat, hdf5.
+    /// mtx, tns, spt, mex, npz, npy, safetensors, parquet, arrow, arrows, levels, and with
+    /// HDF5 support binsparse, h5ad, 10x, mat, hdf5.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
     /// The matrix inside a container file (`layers/counts`, `/matrix`, a binsparse
@@ -178,7 +178,7 @@ pub struct ConvertArgs {
     /// The target.
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Output file (`.spt`, `.mtx`, `.mtx.gz`, `.tns`, and with HDF5 support `.h5` /
+    /// Output file (`.spt`, `.mtx`, `.mtx.gz`, `.tns`, `.npz` (SciPy), `.npy` (dense), and with HDF5 support `.h5` /
     /// `.bsp.h5` binsparse, `.h5ad`, `.mat`); `-` writes standard output.
     #[arg(long, short, value_name = "OUT")]
     pub output: Option<PathBuf>,
@@ -188,6 +188,10 @@ pub struct ConvertArgs {
     /// Output format for `-o -`: mtx, tns or spt.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
+    /// `.npz` output: store the arrays uncompressed (SciPy's `compressed=False`): a larger
+    /// file, quicker to write and read. Deflated by default, as `save_npz` does.
+    #[arg(long)]
+    pub uncompressed: bool,
     /// `.mat` output: the name of the MATLAB variable written (`A` by default).
     #[arg(long, value_name = "NAME")]
     pub output_var: Option<String>,

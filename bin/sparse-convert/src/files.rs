@@ -21,6 +21,10 @@ pub enum Format {
     Tns,
     /// The `.spt` storage file.
     Spt,
+    /// SciPy's sparse `.npz` (`scipy.sparse.load_npz` reads it).
+    Npz,
+    /// A dense NumPy `.npy` array.
+    Npy,
     /// binsparse in HDF5 (`.h5`, `.bsp.h5`).
     #[cfg(feature = "hdf5")]
     Binsparse,
@@ -50,6 +54,8 @@ impl Format {
             "mtx" | "mm" | "matrix-market" => Ok(Format::Mtx),
             "tns" | "frostt" => Ok(Format::Tns),
             "spt" => Ok(Format::Spt),
+            "npz" | "scipy" => Ok(Format::Npz),
+            "npy" | "numpy" => Ok(Format::Npy),
             #[cfg(feature = "hdf5")]
             "binsparse" | "h5" | "bsp" => Ok(Format::Binsparse),
             #[cfg(feature = "hdf5")]
@@ -78,6 +84,10 @@ impl Format {
             Some(Format::Tns)
         } else if name.ends_with(".spt") {
             Some(Format::Spt)
+        } else if name.ends_with(".npz") {
+            Some(Format::Npz)
+        } else if name.ends_with(".npy") {
+            Some(Format::Npy)
         } else {
             Format::hdf5_from_name(name).or_else(|| Format::table_from_name(name))
         }
@@ -85,7 +95,7 @@ impl Format {
 
     /// The keys `--format` takes.
     fn keys() -> String {
-        let mut keys = vec!["mtx", "tns", "spt"];
+        let mut keys = vec!["mtx", "tns", "spt", "npz", "npy"];
         if cfg!(feature = "hdf5") {
             keys.extend(["binsparse", "h5ad", "mat"]);
         }
@@ -151,6 +161,8 @@ impl Format {
             Format::Mtx => "Matrix Market",
             Format::Tns => "FROSTT .tns",
             Format::Spt => "sptk storage file (.spt)",
+            Format::Npz => "SciPy sparse .npz",
+            Format::Npy => "NumPy .npy (dense)",
             #[cfg(feature = "hdf5")]
             Format::Binsparse => "binsparse (HDF5)",
             #[cfg(feature = "hdf5")]
@@ -204,7 +216,7 @@ fn output_format(path: &Path, flag: &Option<String>) -> Result<Format> {
             bail!("the output is standard output: say its format with --format")
         }
         (None, None) => bail!(
-            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz, .tns{}{}, or --format)",
+            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz, .tns, .npz, .npy{}{}, or --format)",
             path.display(),
             if cfg!(feature = "hdf5") { ", .h5, .h5ad, .mat" } else { "" },
             if cfg!(feature = "table") { ", .parquet, .arrow, .arrows, .levels" } else { "" }
@@ -329,6 +341,9 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
     if let Some(kind) = format.table_kind() {
         return write_table(path, format, kind, tensor, args);
     }
+    if matches!(format, Format::Npz | Format::Npy) {
+        return write_numpy(path, format, tensor, args);
+    }
     let labelled = tensor.all_labels().iter().filter(|l| l.is_some()).count();
     if labelled > 0 && !args.input.quiet {
         eprintln!(
@@ -371,7 +386,12 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
             sptk_mtx::write_tns_path(path, &tensor.to_entries(), &opts)?;
         }
         #[cfg(feature = "hdf5")]
-        Format::Spt | Format::Binsparse | Format::H5ad | Format::Mat => {
+        Format::Spt
+        | Format::Npz
+        | Format::Npy
+        | Format::Binsparse
+        | Format::H5ad
+        | Format::Mat => {
             unreachable!("handled above")
         }
         #[cfg(feature = "table")]
@@ -379,7 +399,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
             unreachable!("handled above")
         }
         #[cfg(not(feature = "hdf5"))]
-        Format::Spt => unreachable!("handled above"),
+        Format::Spt | Format::Npz | Format::Npy => unreachable!("handled above"),
     }
     progress::finish(bar);
     Ok(())
@@ -440,9 +460,9 @@ fn write_table(
             format.name()
         );
     }
-    if args.symmetry.is_some() || args.output_var.is_some() {
+    if args.symmetry.is_some() || args.output_var.is_some() || args.uncompressed {
         bail!(
-            "--symmetry and --output-var do not apply to {}",
+            "--symmetry, --output-var and --uncompressed do not apply to {}",
             format.name()
         );
     }
@@ -452,12 +472,44 @@ fn write_table(
         return Ok(());
     }
     let notes = sptk_table::write_table(path, tensor, kind, &opts)?;
+    print_notes(notes, args);
+    Ok(())
+}
+
+/// Writes a SciPy `.npz` (any matrix; CSR where SciPy has no format for the encoding) or
+/// a dense `.npy` (any rank, within the memory limit), printing the writer's notes.
+fn write_numpy(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) -> Result<()> {
+    if path.as_os_str() == "-" {
+        bail!(
+            "{} is written to a file, not standard output",
+            format.name()
+        );
+    }
+    if args.symmetry.is_some() {
+        bail!("--symmetry applies to Matrix Market and binsparse output only");
+    }
+    if args.uncompressed && format != Format::Npz {
+        bail!("--uncompressed applies to .npz output only");
+    }
+    let notes = if format == Format::Npz {
+        let opts = sptk_npy::NpzOptions {
+            compressed: !args.uncompressed,
+        };
+        sptk_npy::write_npz(path, tensor, &opts)?
+    } else {
+        sptk_npy::write_dense(path, tensor, args.target.memory_limit)?
+    };
+    print_notes(notes, args);
+    Ok(())
+}
+
+/// Prints a writer's notes unless `--quiet`.
+fn print_notes(notes: Vec<String>, args: &ConvertArgs) {
     if !args.input.quiet {
         for n in notes {
             eprintln!("note: {n}");
         }
     }
-    Ok(())
 }
 
 fn parse_symmetry(s: &str) -> Result<sptk_mtx::Symmetry> {

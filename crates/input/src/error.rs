@@ -59,6 +59,8 @@ pub enum InputError {
     Mtx(MtxError),
     /// A storage-file error (located by file and array).
     Store(StoreError),
+    /// A NumPy, SciPy `.npz` or safetensors error (located by file, and array or tensor).
+    Npy(sptk_npy::NpyError),
     /// An HDF5 input's error (located by file and dataset or attribute).
     #[cfg(feature = "hdf5")]
     Hdf5(sptk_hdf5::H5Error),
@@ -125,6 +127,7 @@ impl fmt::Display for InputError {
             ),
             InputError::Mtx(e) => e.fmt(f),
             InputError::Store(e) => e.fmt(f),
+            InputError::Npy(e) => e.fmt(f),
             #[cfg(feature = "hdf5")]
             InputError::Hdf5(e) => e.fmt(f),
             #[cfg(feature = "table")]
@@ -140,6 +143,7 @@ impl std::error::Error for InputError {
             InputError::Io { error, .. } => Some(error),
             InputError::Mtx(e) => Some(e),
             InputError::Store(e) => Some(e),
+            InputError::Npy(e) => Some(e),
             #[cfg(feature = "hdf5")]
             InputError::Hdf5(e) => Some(e),
             #[cfg(feature = "table")]
@@ -165,6 +169,12 @@ impl From<MtxError> for InputError {
 impl From<StoreError> for InputError {
     fn from(e: StoreError) -> Self {
         InputError::Store(e)
+    }
+}
+
+impl From<sptk_npy::NpyError> for InputError {
+    fn from(e: sptk_npy::NpyError) -> Self {
+        InputError::Npy(e)
     }
 }
 

@@ -96,6 +96,9 @@ pub fn readers() -> &'static [&'static dyn Reader] {
         &formats::tns::Tns,
         &formats::spt::Spt,
         &formats::mex::Mex,
+        &formats::npz::NpzReader,
+        &formats::npy::NpyReader,
+        &formats::safetensors::SafeTensorsReader,
         #[cfg(feature = "hdf5")]
         &formats::hdf5::Hdf5(sptk_hdf5::Kind::Matlab),
         #[cfg(feature = "hdf5")]

@@ -40,7 +40,8 @@ impl SourceSpec {
 
     /// Resolves names given on a command line: `-` (standard input), a file, a folder,
     /// `file:member` (when no file has the whole name and the part before the last `:`
-    /// that makes one is a file), or several plain files.
+    /// that makes one is a file), several plain files, or a quoted glob (`'parts/*.parquet'`:
+    /// `*` and `?` in the file name, the matching files in name order).
     ///
     /// # Errors
     /// [`InputError::Source`]: nothing named, a missing file (saying whether its folder is
@@ -50,7 +51,14 @@ impl SourceSpec {
             [] => Err(InputError::Source(
                 "no input given (a file, a folder, file:member, or - for standard input)".into(),
             )),
-            [one] => resolve_one(one.as_ref()),
+            [one] => match glob(one.as_ref())? {
+                Some(files) if files.len() == 1 => Ok(SourceSpec::file(&files[0])),
+                Some(files) => Ok(SourceSpec {
+                    origin: Origin::Files(files),
+                    member: None,
+                }),
+                None => resolve_one(one.as_ref()),
+            },
             several => {
                 let mut files = Vec::with_capacity(several.len());
                 for name in several {
@@ -146,6 +154,70 @@ fn resolve_one(path: &Path) -> Result<SourceSpec, InputError> {
     Err(missing(path))
 }
 
+/// The files a name with `*` or `?` in its last component matches, in name order; None
+/// when the name has no wildcard or is itself a file.
+fn glob(path: &Path) -> Result<Option<Vec<PathBuf>>, InputError> {
+    let Some(pattern) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(None);
+    };
+    if path.exists() || !pattern.contains(['*', '?']) {
+        return Ok(None);
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let entries = std::fs::read_dir(folder).map_err(|e| InputError::io(folder, e))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| wildcard(pattern.as_bytes(), n.as_bytes()))
+        })
+        .map(|e| match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.join(e.file_name()),
+            _ => PathBuf::from(e.file_name()),
+        })
+        .collect();
+    if files.is_empty() {
+        return Err(InputError::Source(format!(
+            "{}: no file matches",
+            path.display()
+        )));
+    }
+    files.sort();
+    Ok(Some(files))
+}
+
+/// Whether `name` matches `pattern` (`*` any run of bytes, `?` one byte).
+fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
 /// Says which part of a missing path is missing: the file, or the folder it would be in.
 fn missing(path: &Path) -> InputError {
     match path
@@ -201,6 +273,33 @@ mod tests {
         );
         let e = named(&format!("{}/no/such.mtx", dir.path().display())).unwrap_err();
         assert!(e.to_string().contains("the folder"), "{e}");
+    }
+
+    #[test]
+    fn a_glob_names_the_files_it_matches_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in [
+            "part-1.parquet",
+            "part-0.parquet",
+            "part-2.csv",
+            "other.parquet",
+        ] {
+            std::fs::write(dir.path().join(n), b"x").unwrap();
+        }
+        let pat = dir.path().join("part-*.parquet");
+        let spec = SourceSpec::resolve(&[&pat]).unwrap();
+        assert_eq!(
+            spec.origin,
+            Origin::Files(vec![
+                dir.path().join("part-0.parquet"),
+                dir.path().join("part-1.parquet")
+            ])
+        );
+        let one = SourceSpec::resolve(&[dir.path().join("o?her.*")]).unwrap();
+        assert_eq!(one, SourceSpec::file(dir.path().join("other.parquet")));
+        let e = SourceSpec::resolve(&[dir.path().join("*.tns")]).unwrap_err();
+        assert!(e.to_string().contains("no file matches"), "{e}");
+        assert!(wildcard(b"a*b*c", b"aXXbYc") && !wildcard(b"a*b", b"ab_") && wildcard(b"*", b""));
     }
 
     #[test]

@@ -62,9 +62,8 @@ impl Header {
     }
 }
 
-/// Splits a file's start into its header and the offset where the data begins.
-/// Errors are messages; the caller adds the file name.
-pub(crate) fn parse(bytes: &[u8]) -> Result<(Header, usize), String> {
+/// Parses the header leaving `descr` as text ([`RawHeader`]).
+pub(crate) fn parse_raw(bytes: &[u8]) -> Result<(RawHeader, usize), String> {
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err("not a .npy file (it does not start with \\x93NUMPY)".into());
     }
@@ -100,9 +99,30 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<(Header, usize), String> {
             "the header of a version {major}.{minor} file must be ASCII"
         ));
     }
-    let header = dict(text).map_err(|(at, m)| format!("header, byte {}: {m}", start + at))?;
-    Ok((header, end))
+    let (at, descr, header) =
+        dict(text).map_err(|(at, m)| format!("header, byte {}: {m}", start + at))?;
+    Ok(((start + at, descr, header), end))
 }
+
+/// Splits a file's start into its header and the offset where the data begins.
+/// Errors are messages; the caller adds the file name.
+pub(crate) fn parse(bytes: &[u8]) -> Result<(Header, usize), String> {
+    let ((descr_at, descr, raw), end) = parse_raw(bytes)?;
+    let (dtype, big_endian) =
+        element(&descr).map_err(|m| format!("header, byte {descr_at}: {m}"))?;
+    Ok((
+        Header {
+            dtype,
+            big_endian,
+            ..raw
+        },
+        end,
+    ))
+}
+
+/// A header with its `descr` as written (byte strings `|S3`, text `<U3` and every
+/// numeric type; the header's `dtype` is not set) and the byte where that value starts.
+pub(crate) type RawHeader = (usize, String, Header);
 
 /// A value of the header dict.
 enum Lit {
@@ -114,7 +134,7 @@ enum Lit {
 }
 
 /// Parses `{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }`.
-fn dict(text: &str) -> Result<Header, (usize, String)> {
+fn dict(text: &str) -> Result<RawHeader, (usize, String)> {
     let mut p = Parser {
         s: text.as_bytes(),
         at: 0,
@@ -175,16 +195,16 @@ fn dict(text: &str) -> Result<Header, (usize, String)> {
         return Err((p.at, "text after the header dict".into()));
     }
     let (descr_at, descr) = descr.ok_or((0, "the key 'descr' is missing".to_string()))?;
-    let (dtype, big_endian) = element(&descr).map_err(|m| (descr_at, m))?;
-    Ok(Header {
-        dtype,
-        big_endian,
+    let header = Header {
+        dtype: ValueType::U8,
+        big_endian: false,
         order: match fortran.ok_or((0, "the key 'fortran_order' is missing".to_string()))? {
             true => Order::Fortran,
             false => Order::C,
         },
         shape: shape.ok_or((0, "the key 'shape' is missing".to_string()))?,
-    })
+    };
+    Ok((descr_at, descr, header))
 }
 
 /// The element type of a `descr` such as `<f8`, `>i4`, `|b1`.

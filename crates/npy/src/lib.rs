@@ -7,16 +7,33 @@
 //! integer, boolean and complex arrays are refused there, with the file and the type in
 //! the message, because a kernel operand must be real.
 //!
-//! Writing ([`write`]) produces version 1.0 files (2.0 when the header needs it), little
-//! endian, through a temporary file renamed into place, so a failed write leaves nothing.
+//! Writing ([`write`], [`write_raw`]) produces version 1.0 files (2.0 when the header
+//! needs it), little endian, through a temporary file renamed into place, so a failed
+//! write leaves nothing.
+//!
+//! SciPy's sparse `.npz` archives ([`Npz`], [`read_scipy`], [`write_npz`]) sit on a small
+//! zip reader and writer of their own ([`zip`]); dense arrays (a `.npy`, a tensor in a
+//! `.safetensors` file) become coordinates through [`sptk_tensor::dense_entries`].
 
+mod bytes;
+mod dense_write;
 mod header;
+mod npz;
+mod npz_write;
 mod read;
+mod safetensors;
+mod scipy;
 mod write;
+pub mod zip;
 
+pub use dense_write::write_dense;
 pub use header::{Header, Order};
+pub use npz::{MemberHeader, Npz};
+pub use npz_write::{write_npz, NpzOptions};
 pub use read::{Float, Npy};
-pub use write::{write, NpyElement};
+pub use safetensors::{SafeTensorsFile, TensorInfo};
+pub use scipy::{is_scipy, read_scipy, SciPyMatrix, Sparse, SCIPY_FORMATS};
+pub use write::{write, write_raw, NpyElement};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

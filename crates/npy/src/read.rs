@@ -1,12 +1,11 @@
 //! Opening a `.npy` file and reading its elements as floats.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use half::f16;
-use memmap2::Mmap;
 use sptk_tensor::ValueType;
 
+use crate::bytes::Bytes;
 use crate::header::{self, Header, Order};
 use crate::NpyError;
 
@@ -16,20 +15,6 @@ pub struct Npy {
     header: Header,
     bytes: Bytes,
     data_start: usize,
-}
-
-enum Bytes {
-    Mapped(Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Bytes {
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
-        }
-    }
 }
 
 /// The float types elements can be read as.
@@ -70,23 +55,7 @@ impl Npy {
     /// The file cannot be read, or is not a `.npy` file this reader supports; the message
     /// names the file and, for header errors, the byte.
     pub fn open(path: &Path) -> Result<Npy, NpyError> {
-        let file = File::open(path).map_err(|e| NpyError::new(path, e.to_string()))?;
-        let len = file
-            .metadata()
-            .map_err(|e| NpyError::new(path, e.to_string()))?
-            .len();
-        let bytes = if len == 0 {
-            Bytes::Owned(Vec::new())
-        } else {
-            // SAFETY: the map is read-only and every read of it is bounds-checked against
-            // its length. Another process truncating the file while it is mapped would
-            // fault (SIGBUS) rather than give wrong data; the same holds for every
-            // memory-mapped reader in this project (see sptk-store's `open`).
-            Bytes::Mapped(
-                unsafe { Mmap::map(&file) }.map_err(|e| NpyError::new(path, e.to_string()))?,
-            )
-        };
-        Npy::from_bytes_inner(path, bytes)
+        Npy::from_bytes_inner(path, Bytes::map(path)?)
     }
 
     /// Reads a `.npy` file held in memory (a stream, an archive member); `name` is used in
@@ -161,6 +130,25 @@ impl Npy {
             .as_slice()
             .get(self.data_start..)
             .unwrap_or_default()
+    }
+
+    /// The nonzeros of the array, in row-major order whatever its storage order, counted
+    /// against `memory_limit` (the machine's default where `None`) before they are
+    /// allocated.
+    ///
+    /// # Errors
+    /// A 0-dimensional array, or nonzeros past the memory limit; the message names the
+    /// file.
+    pub fn to_entries(&self, memory_limit: Option<u64>) -> Result<sptk_tensor::Entries, NpyError> {
+        let a = sptk_tensor::DenseArray {
+            dtype: self.header.dtype,
+            shape: &self.header.shape,
+            fortran: self.header.order == Order::Fortran,
+            big_endian: self.header.big_endian,
+            bytes: self.data(),
+        };
+        sptk_tensor::dense_entries(&a, memory_limit)
+            .map_err(|e| NpyError::new(&self.path, e.to_string()))
     }
 
     /// The elements in stored order as `T`: f64 and f32 arrays convert (f64 -> f32

@@ -32,9 +32,18 @@ impl NpyElement for f32 {
 
 /// The header bytes for an array: magic, version, length and the dict, padded with spaces
 /// and a newline so the data starts at a multiple of 64 bytes, as NumPy does.
-fn header_bytes(dtype: ValueType, order: Order, shape: &[u64]) -> Result<Vec<u8>, String> {
+pub(crate) fn header_bytes(
+    dtype: ValueType,
+    order: Order,
+    shape: &[u64],
+) -> Result<Vec<u8>, String> {
     let descr =
         Header::descr(dtype).ok_or_else(|| format!("NumPy has no {} type", dtype.name()))?;
+    Ok(descr_header(descr, order, shape))
+}
+
+/// The header bytes for an array whose element type NumPy names `descr` (`<f8`, `|S3`).
+pub(crate) fn descr_header(descr: &str, order: Order, shape: &[u64]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
     let tuple = match dims.len() {
         1 => format!("({},)", dims[0]),
@@ -65,7 +74,7 @@ fn header_bytes(dtype: ValueType, order: Order, shape: &[u64]) -> Result<Vec<u8>
     out.extend_from_slice(dict.as_bytes());
     out.resize(total - 1, b' ');
     out.push(b'\n');
-    Ok(out)
+    out
 }
 
 /// Writes `data` (in `order`) with `shape` to `path`, atomically: a temporary file beside
@@ -101,6 +110,40 @@ pub fn write<T: NpyElement>(
             }
             w.write_all(&buf)?;
         }
+        w.flush()
+    })
+    .map_err(|e: std::io::Error| NpyError::new(path, format!("cannot write: {e}")))
+}
+
+/// Writes the little-endian elements `data` of type `dtype` in C order with `shape` to
+/// `path`, atomically (as [`write`]).
+///
+/// # Errors
+/// NumPy has no such type (bfloat16), `data` is not the shape's size, or the file cannot
+/// be written.
+pub fn write_raw(
+    path: &Path,
+    dtype: ValueType,
+    shape: &[u64],
+    data: &[u8],
+) -> Result<(), NpyError> {
+    let n = shape
+        .iter()
+        .try_fold(dtype.size() as u64, |n, &d| n.checked_mul(d));
+    if n != Some(data.len() as u64) {
+        return Err(NpyError::new(
+            path,
+            format!(
+                "shape {shape:?} of {dtype} does not take {} bytes",
+                data.len()
+            ),
+        ));
+    }
+    let head = header_bytes(dtype, Order::C, shape).map_err(|m| NpyError::new(path, m))?;
+    sptk_output::write_atomic(path, |file| {
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        w.write_all(&head)?;
+        w.write_all(data)?;
         w.flush()
     })
     .map_err(|e: std::io::Error| NpyError::new(path, format!("cannot write: {e}")))

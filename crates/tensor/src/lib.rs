@@ -17,7 +17,9 @@
 mod alloc;
 mod budget;
 mod buffer;
+mod compressed;
 mod convert;
+mod dense;
 mod entries;
 mod error;
 pub mod format;
@@ -35,6 +37,8 @@ mod walk;
 
 pub use alloc::big_zeroed;
 pub use budget::default_memory_limit;
+pub use compressed::{from_compressed, CompressedParts, FromCompressed, PartsArray, PartsError};
+pub use dense::{dense_entries, DenseArray};
 
 /// A progress callback, called with a count of bytes done so far (input bytes read, or
 /// array bytes written): what the command-line tools turn into progress bars.

@@ -5,6 +5,9 @@
 pub mod hdf5;
 pub mod mex;
 pub mod mtx;
+pub mod npy;
+pub mod npz;
+pub mod safetensors;
 pub mod spt;
 #[cfg(feature = "table")]
 pub mod table;

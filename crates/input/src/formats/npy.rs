@@ -1,0 +1,77 @@
+//! A dense NumPy `.npy` array (2-D or N-D, C or Fortran order): its nonzeros, in
+//! row-major order, through `sptk_npy` and the core's one dense scan.
+
+use std::path::Path;
+
+use sptk_npy::{Npy, Order};
+
+use crate::error::InputError;
+use crate::input::{Content, Input, ReadOptions};
+use crate::probe::{Match, Probe};
+use crate::reader::{Accepts, Reader};
+use crate::source::Source;
+
+/// Reads dense `.npy` arrays.
+pub struct NpyReader;
+
+/// Dimensions as `3 x 4 x 5`.
+pub(crate) fn by(shape: &[u64]) -> String {
+    shape
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
+impl Reader for NpyReader {
+    fn name(&self) -> &'static str {
+        "NumPy .npy (dense)"
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &["npy", "numpy"]
+    }
+
+    fn detect(&self, probe: &Probe) -> Match {
+        if probe.starts_with(b"\x93NUMPY") && !probe.gzip {
+            Match::Content
+        } else {
+            Match::No
+        }
+    }
+
+    fn accepts(&self) -> Accepts {
+        Accepts {
+            file: true,
+            stream: true,
+            ..Accepts::default()
+        }
+    }
+
+    fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
+        let npy = match source.path() {
+            Some(path) => Npy::open(path)?,
+            None => Npy::from_bytes(
+                Path::new("standard input"),
+                source.buffer_stream(opts.memory_limit, "NumPy .npy")?,
+            )?,
+        };
+        let entries = npy.to_entries(opts.memory_limit)?;
+        let order = match npy.order() {
+            Order::C => "C order",
+            Order::Fortran => "Fortran order",
+        };
+        Ok(Input {
+            name: source.spec().to_string(),
+            format: self.name(),
+            header: format!("dense {} {} ({order})", npy.dtype(), by(npy.shape())),
+            field: None,
+            one_based: false,
+            content: Content::Entries {
+                entries,
+                labels: Vec::new(),
+            },
+            notes: Vec::new(),
+        })
+    }
+}

@@ -1,0 +1,197 @@
+//! Tensors inside `.safetensors` files (the weights files of ML models): the header is
+//! parsed and validated by the `safetensors` crate over the memory-mapped file (it reads
+//! nothing but the header, so opening is instant however large the file), and a chosen
+//! tensor's bytes are scanned for nonzeros by [`sptk_tensor::dense_entries`].
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use safetensors::tensor::{Dtype, SafeTensorError};
+use safetensors::SafeTensors;
+use sptk_tensor::{DenseArray, Entries, ValueType};
+
+use crate::bytes::Bytes;
+use crate::NpyError;
+
+/// An opened `.safetensors` file: its tensors listed, its bytes mapped.
+pub struct SafeTensorsFile {
+    path: PathBuf,
+    bytes: Bytes,
+    tensors: Vec<TensorInfo>,
+}
+
+/// One tensor of a `.safetensors` file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorInfo {
+    /// Its name (`layer.weight`).
+    pub name: String,
+    /// Its element type as the file names it (`BF16`, `F8_E4M3`, ...).
+    pub dtype_name: String,
+    /// The value type, if this project has one for it.
+    pub dtype: Option<ValueType>,
+    /// The shape.
+    pub shape: Vec<u64>,
+    /// Its bytes in the file.
+    data: Range<usize>,
+}
+
+fn value_type(d: Dtype) -> Option<ValueType> {
+    Some(match d {
+        Dtype::BOOL => ValueType::Bool,
+        Dtype::U8 => ValueType::U8,
+        Dtype::I8 => ValueType::I8,
+        Dtype::I16 => ValueType::I16,
+        Dtype::U16 => ValueType::U16,
+        Dtype::F16 => ValueType::F16,
+        Dtype::BF16 => ValueType::BF16,
+        Dtype::I32 => ValueType::I32,
+        Dtype::U32 => ValueType::U32,
+        Dtype::F32 => ValueType::F32,
+        Dtype::C64 => ValueType::C64,
+        Dtype::F64 => ValueType::F64,
+        Dtype::I64 => ValueType::I64,
+        Dtype::U64 => ValueType::U64,
+        _ => return None,
+    })
+}
+
+/// The crate's error in words a user can act on.
+fn explain(e: SafeTensorError) -> String {
+    match e {
+        SafeTensorError::HeaderTooSmall => {
+            "not a safetensors file: shorter than its 8-byte header length".into()
+        }
+        SafeTensorError::InvalidHeaderLength => {
+            "the header length (first 8 bytes) runs past the end of the file".into()
+        }
+        SafeTensorError::MetadataIncompleteBuffer => {
+            "the tensors' data offsets do not cover the data section exactly (truncated file, or offsets past the end)".into()
+        }
+        SafeTensorError::TensorInvalidInfo => {
+            "a tensor's data offsets do not match its shape and element type".into()
+        }
+        SafeTensorError::InvalidOffset(name) => format!(
+            "tensor `{name}`: its data offsets do not follow the previous tensor's (gap, overlap or past the end)"
+        ),
+        other => format!("bad header: {other}"),
+    }
+}
+
+impl SafeTensorsFile {
+    /// Opens and maps `path` and checks its header.
+    ///
+    /// # Errors
+    /// The file cannot be read, or its header is malformed; the message names the file.
+    pub fn open(path: &Path) -> Result<SafeTensorsFile, NpyError> {
+        SafeTensorsFile::with_bytes(path, Bytes::map(path)?)
+    }
+
+    /// A file held in memory (a stream); `name` is used in messages.
+    ///
+    /// # Errors
+    /// As [`SafeTensorsFile::open`].
+    pub fn from_bytes(name: &Path, bytes: Vec<u8>) -> Result<SafeTensorsFile, NpyError> {
+        SafeTensorsFile::with_bytes(name, Bytes::Owned(bytes))
+    }
+
+    fn with_bytes(path: &Path, bytes: Bytes) -> Result<SafeTensorsFile, NpyError> {
+        let (n, meta) = SafeTensors::read_metadata(bytes.as_slice())
+            .map_err(|e| NpyError::new(path, explain(e)))?;
+        let start = 8 + n;
+        let mut tensors: Vec<TensorInfo> = meta
+            .tensors()
+            .into_iter()
+            .map(|(name, info)| TensorInfo {
+                name,
+                dtype_name: format!("{:?}", info.dtype),
+                dtype: value_type(info.dtype),
+                shape: info.shape.iter().map(|&d| d as u64).collect(),
+                data: start + info.data_offsets.0..start + info.data_offsets.1,
+            })
+            .collect();
+        tensors.sort_by_key(|t| t.data.start);
+        Ok(SafeTensorsFile {
+            path: path.to_path_buf(),
+            bytes,
+            tensors,
+        })
+    }
+
+    /// The tensors, in file order.
+    pub fn tensors(&self) -> &[TensorInfo] {
+        &self.tensors
+    }
+
+    /// Tensor `name`, or the only one when `name` is `None`.
+    ///
+    /// # Errors
+    /// No such tensor, or several and none named.
+    pub fn tensor(&self, name: Option<&str>) -> Result<&TensorInfo, NpyError> {
+        let names = || {
+            let all: Vec<&str> = self
+                .tensors
+                .iter()
+                .map(|t| t.name.as_str())
+                .take(8)
+                .collect();
+            let more = self.tensors.len().saturating_sub(8);
+            format!(
+                "{}{}",
+                all.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        };
+        match (name, self.tensors.as_slice()) {
+            (None, [one]) => Ok(one),
+            (None, _) => Err(NpyError::new(
+                &self.path,
+                format!(
+                    "holds {} tensors; name one as FILE:NAME ({}; `sparse-convert info FILE` lists them)",
+                    self.tensors.len(),
+                    names()
+                ),
+            )),
+            (Some(n), all) => all.iter().find(|t| t.name == n).ok_or_else(|| {
+                NpyError::new(&self.path, format!("no tensor `{n}` (it holds {})", names()))
+            }),
+        }
+    }
+
+    /// The nonzeros of tensor `name` (the only one when `None`), in row-major order,
+    /// within `memory_limit`.
+    ///
+    /// # Errors
+    /// See [`SafeTensorsFile::tensor`]; an element type with no value type here (the
+    /// 8-bit and smaller floats); a 0-dimensional tensor; the memory limit.
+    pub fn entries(
+        &self,
+        name: Option<&str>,
+        memory_limit: Option<u64>,
+    ) -> Result<Entries, NpyError> {
+        let t = self.tensor(name)?;
+        let err = |m: String| NpyError::new(&self.path, format!("tensor `{}`: {m}", t.name));
+        let dtype = t.dtype.ok_or_else(|| {
+            err(format!(
+                "element type {} has no value type here (f16, bf16, f32, f64, integers, bool, complex64)",
+                t.dtype_name
+            ))
+        })?;
+        let bytes = self
+            .bytes
+            .as_slice()
+            .get(t.data.clone())
+            .ok_or_else(|| err("its data is past the end of the file".into()))?;
+        let a = DenseArray {
+            dtype,
+            shape: &t.shape,
+            fortran: false,
+            big_endian: false,
+            bytes,
+        };
+        sptk_tensor::dense_entries(&a, memory_limit).map_err(|e| err(e.to_string()))
+    }
+}
