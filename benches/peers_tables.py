@@ -10,7 +10,8 @@ import textwrap
 
 
 def generate(py, data, rows, n, tag):
-    paths = {k: os.path.join(data, f"coo_{tag}{ext}") for k, ext in [("parquet", ".parquet"), ("arrow", ".arrow")]}
+    paths = {k: os.path.join(data, f"coo_{tag}{ext}") for k, ext in
+             [("parquet", ".parquet"), ("arrow", ".arrow"), ("npz", ".npz"), ("npz_stored", "_stored.npz")]}
     done = os.path.join(data, f"coo_{tag}.done")
     if os.path.exists(done):
         return paths
@@ -25,6 +26,11 @@ def generate(py, data, rows, n, tag):
         }}).replace_schema_metadata({{"shape": f"[{{n}}, {{n}}]"}})
         pq.write_table(t, {paths['parquet']!r})
         feather.write_feather(t, {paths['arrow']!r})
+        if rows <= 20_000_000:
+            import scipy.sparse as sp
+            A = sp.coo_matrix((t.column("value").to_numpy(), (t.column("row").to_numpy(), t.column("col").to_numpy())), shape=(n, n)).tocsr()
+            sp.save_npz({paths['npz']!r}, A)
+            sp.save_npz({paths['npz_stored']!r}, A, compressed=False)
     """)
     subprocess.run([py, "-c", code], check=True)
     open(done, "w").close()
@@ -36,6 +42,8 @@ PEER_CALL = {
     "parquet": "t = pq.read_table({p!r})",
     "arrow": "t = feather.read_table({p!r})",
 }
+NPZ_SETUP = "import scipy.sparse as sp"
+NPZ_CALL = "A = sp.load_npz({p!r})"
 PEER_BUILD = ("; s = json.loads(t.schema.metadata[b'shape']); "
               "A = sp.coo_matrix((t.column('value').to_numpy(), (t.column('row').to_numpy(), t.column('col').to_numpy())), shape=s).tocsr()")
 
@@ -57,6 +65,14 @@ def cases(py, data, runs, time_ours, time_peer, field, args, quick, only):
         out.append((f"{what} -> CSR, {rows} rows, {n} x {n} (target: ours <= 0.5x, peak RSS below)",
                     [("ours: sparse-convert --to CSR (dry run, 2 threads)", ours, show_ours),
                      (peer_name, peer, show_peer)]))
+    for key, what in [("npz", "SciPy .npz (save_npz default: deflated)"), ("npz_stored", "SciPy .npz, stored (compressed=False)")]:
+        p = paths[key]
+        cmd = [args.bin, p, "--to", "CSR", "--pos-width", "32", "--crd-width", "32", "--threads", "2", "--quiet"]
+        ours = [time_ours(cmd) for _ in range(runs)]
+        peer = [time_peer(NPZ_SETUP, NPZ_CALL.format(p=p), "print('CRC', checksum_csr(A))") for _ in range(runs)]
+        out.append((f"{what} -> CSR, {n} x {n} (target: ours <= 1.0x, peak RSS below)",
+                    [("ours: sparse-convert --to CSR (dry run, 2 threads)", ours, show_ours),
+                     ("scipy.sparse.load_npz", peer, show_peer)]))
     if "tables_50m" in only:
         rows, n = 50_000_000, 5_000_000
         p = generate(py, data, rows, n, f"{n}_{rows}")["parquet"]
