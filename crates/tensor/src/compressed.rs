@@ -6,7 +6,7 @@
 //! by the conversion.
 
 use crate::entries::{coord_width_for, Entries};
-use crate::index::{IndexVec, IndexWidth};
+use crate::index::{Index, IndexVec, IndexWidth};
 use crate::par;
 use crate::tensor::{LevelArrays, Tensor};
 use crate::value::{Value, ValueVec, ValueVecAccess};
@@ -123,31 +123,13 @@ pub fn from_compressed(p: CompressedParts) -> Result<FromCompressed, PartsError>
     }
     let pos = p.pos.to_u64_vec();
     check_pointers(&pos, n)?;
-    let crd = p.crd.to_u64_vec_shared();
-    if let Some(at) = par::fold_chunks(crd.len(), |rg| {
-        let s = rg.start;
-        crd[rg].iter().position(|&x| x >= inner).map(|i| s + i)
-    })
-    .into_iter()
-    .flatten()
-    .next()
-    {
-        return Err(err(
-            PartsArray::Crd,
-            format!(
-                "element {at} is {}, past the last of the {inner} {inner_words}",
-                crd[at]
-            ),
-        ));
-    }
-    let sorted = par::fold_chunks(pos.len() - 1, |rg| {
-        rg.into_iter().all(|i| {
-            let seg = crd.get(pos[i] as usize..pos[i + 1] as usize).unwrap_or(&[]);
-            seg.windows(2).all(|w| w[1] > w[0])
-        })
-    })
-    .into_iter()
-    .all(|ok| ok);
+    let sorted = match &p.crd {
+        IndexVec::U8(c) => check_indices(&pos, c, inner, inner_words)?,
+        IndexVec::U16(c) => check_indices(&pos, c, inner, inner_words)?,
+        IndexVec::U32(c) => check_indices(&pos, c, inner, inner_words)?,
+        IndexVec::U64(c) => check_indices(&pos, c, inner, inner_words)?,
+        packed => check_indices(&pos, &packed.to_u64_vec(), inner, inner_words)?,
+    };
     if sorted {
         let mut enc = match (p.by_rows, per) {
             (true, 1) => sptk_encoding::csr(),
@@ -175,6 +157,7 @@ pub fn from_compressed(p: CompressedParts) -> Result<FromCompressed, PartsError>
             .map_err(|e| err(PartsArray::Pos, e.to_string()));
     }
     let values = p.values;
+    let crd = p.crd.to_u64_vec();
     let e = with_values!(&values, v => expand(&pos, &crd, v, p.dims, p.by_rows, [r, c]));
     e.map(FromCompressed::Entries)
         .map_err(|e| err(PartsArray::Crd, e.to_string()))
@@ -204,14 +187,37 @@ fn check_pointers(pos: &[u64], n: u64) -> Result<(), PartsError> {
     }
 }
 
-impl IndexVec {
-    /// The elements as `u64`, moved out without a copy when 64-bit already.
-    fn to_u64_vec_shared(&self) -> std::borrow::Cow<'_, [u64]> {
-        match self {
-            IndexVec::U64(x) => std::borrow::Cow::Borrowed(&x[..]),
-            other => std::borrow::Cow::Owned(other.to_u64_vec()),
+/// Checks that every index is below `inner`, in one pass over the segments at the indices'
+/// own width; returns whether every segment is strictly increasing.
+fn check_indices<I: Index>(
+    pos: &[u64],
+    crd: &[I],
+    inner: u64,
+    inner_words: &str,
+) -> Result<bool, PartsError> {
+    // Per chunk of segments: the first index past `inner`, and whether all are sorted.
+    let found = par::fold_chunks(pos.len() - 1, |rg| {
+        let mut sorted = true;
+        for i in rg {
+            // The pointers were checked: non-decreasing and ending at `crd.len()`.
+            let seg = crd.get(pos[i] as usize..pos[i + 1] as usize).unwrap_or(&[]);
+            if let Some(at) = seg.iter().position(|x| x.to_u64() >= inner) {
+                return (Some(pos[i] as usize + at), sorted);
+            }
+            sorted &= seg.windows(2).all(|w| w[1] > w[0]);
         }
+        (None, sorted)
+    });
+    if let Some(at) = found.iter().find_map(|f| f.0) {
+        return Err(err(
+            PartsArray::Crd,
+            format!(
+                "element {at} is {}, past the last of the {inner} {inner_words}",
+                crd[at].to_u64()
+            ),
+        ));
     }
+    Ok(found.iter().all(|f| f.1))
 }
 
 /// Coordinates of every stored nonzero (every value of a block that is not zero).
