@@ -454,9 +454,10 @@ fn write_table(
     tensor: &Tensor,
     args: &ConvertArgs,
 ) -> Result<()> {
-    if path.as_os_str() == "-" {
+    let stdout = path.as_os_str() == "-";
+    if stdout && format == Format::Levels {
         bail!(
-            "{} is written to a file, not standard output",
+            "{} is written to a folder, not standard output",
             format.name()
         );
     }
@@ -471,7 +472,12 @@ fn write_table(
         sptk_table::write_levels(path, tensor, &opts)?;
         return Ok(());
     }
-    let notes = sptk_table::write_table(path, tensor, kind, &opts)?;
+    let notes = if stdout {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout());
+        sptk_table::write_table_to(&mut out, Path::new("standard output"), tensor, kind, &opts)?
+    } else {
+        sptk_table::write_table(path, tensor, kind, &opts)?
+    };
     print_notes(notes, args);
     Ok(())
 }

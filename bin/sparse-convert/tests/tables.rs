@@ -100,6 +100,28 @@ fn standard_input_several_files_and_folders() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(read(d, "stream.mtx"), read(d, "ref.mtx"));
+    // Tables written to standard output, each read back from standard input.
+    for format in ["arrows", "arrow", "parquet"] {
+        let o = run(&[pq, "--to", "CSC", "--format", format, "-o", "-"], d, None);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let back = run(&["-", "--to", "CSR", "-o", "piped.mtx"], d, Some(&o.stdout));
+        assert!(
+            back.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&back.stderr)
+        );
+        assert_eq!(read(d, "piped.mtx"), read(d, "ref.mtx"), "{format}");
+    }
+    fails(
+        &[pq, "--to", "CSR", "--format", "levels", "-o", "-"],
+        d,
+        "written to a folder, not standard output",
+    );
     // Two copies of one table, as two files and as a folder of partitions: every value doubled.
     std::fs::create_dir_all(d.join("parts/day=1")).unwrap();
     std::fs::create_dir_all(d.join("parts/day=2")).unwrap();

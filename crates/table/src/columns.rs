@@ -229,6 +229,61 @@ pub(crate) fn coords(arr: &dyn Array, ctx: &Ctx, out: &mut Vec<u64>) -> Result<(
     }
 }
 
+/// Appends the integers `arr` holds to `out` as ids, signed ones kept as they are (ids to
+/// relabel may be negative: hashes, database keys); nulls refused.
+pub(crate) fn ids(arr: &dyn Array, ctx: &Ctx, out: &mut Vec<i128>) -> Result<(), TableError> {
+    if arr.null_count() > 0 {
+        return Err(ctx.null(arr));
+    }
+    macro_rules! each {
+        ($a:expr, $($tag:ident: $t:ty),*) => {
+            match $a.data_type() {
+                $(DataType::$tag => {
+                    out.extend($a.as_primitive::<$t>().values().iter().map(|&v| i128::from(v)));
+                    true
+                })*
+                _ => false,
+            }
+        };
+    }
+    macro_rules! all_ints {
+        ($a:expr) => {
+            each!($a, Int8: Int8Type, Int16: Int16Type, Int32: Int32Type, Int64: Int64Type,
+                UInt8: UInt8Type, UInt16: UInt16Type, UInt32: UInt32Type, UInt64: UInt64Type)
+        };
+    }
+    if all_ints!(arr) {
+        return Ok(());
+    }
+    match arr.data_type() {
+        DataType::Dictionary(_, v) if v.is_integer() => {
+            let d = arr.as_any_dictionary();
+            let mut words = Vec::new();
+            ids(d.values().as_ref(), ctx, &mut words)?;
+            out.reserve(d.keys().len());
+            for (i, k) in d.normalized_keys().into_iter().enumerate() {
+                let id = words.get(k).ok_or_else(|| {
+                    ctx.at(
+                        i,
+                        format!(
+                            "dictionary key {k} past the dictionary's {} values",
+                            words.len()
+                        ),
+                    )
+                })?;
+                out.push(*id);
+            }
+            Ok(())
+        }
+        other => Err(TableError::column(
+            ctx.path,
+            ctx.column,
+            None,
+            format!("ids to relabel must be integers or text, not {other}"),
+        )),
+    }
+}
+
 /// Calls `each(row, text)` for every row of a text column (strings or a dictionary of
 /// strings), nulls refused.
 pub(crate) fn texts(

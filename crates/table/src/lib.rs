@@ -25,4 +25,4 @@ pub use levels::{is_levels_folder, read_levels, write_levels};
 pub use open::TableKind;
 pub use read::TableEntries;
 pub use table::{Table, TableOptions, ValueColumn};
-pub use write::{coordinate_names, write_table, WriteOptions};
+pub use write::{coordinate_names, write_table, write_table_to, WriteOptions};

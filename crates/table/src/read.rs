@@ -416,14 +416,27 @@ impl Table {
     }
 }
 
-/// Text (or integer ids) to indices in order of first appearance.
+/// Text (or integer ids) to indices in order of first appearance. An integer id is
+/// labelled by its decimal text, so the id 7 and the text "7" are one label.
 #[derive(Default)]
 struct Relabel {
     index: HashMap<String, u64>,
+    ids: HashMap<i128, u64>,
     order: Vec<String>,
 }
 
 impl Relabel {
+    /// The index of `s`, numbered next if new.
+    fn intern(&mut self, s: &str) -> u64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let next = self.order.len() as u64;
+        self.index.insert(s.to_string(), next);
+        self.order.push(s.to_string());
+        next
+    }
+
     fn map(
         &mut self,
         table: &Table,
@@ -442,27 +455,35 @@ impl Relabel {
             base: 0,
             size: None,
         };
-        let mut intern = |s: &str| {
-            let next = self.order.len() as u64;
-            let i = *self.index.entry(s.to_string()).or_insert_with(|| {
-                self.order.push(s.to_string());
-                next
-            });
-            out.push(i);
-        };
         match &table.found[f][d] {
-            Found::Hive(text) => (0..batch.num_rows()).for_each(|_| intern(text)),
+            Found::Hive(text) => {
+                let i = self.intern(text);
+                out.extend(std::iter::repeat_n(i, batch.num_rows()));
+            }
             Found::Column(_) => {
                 let arr = batch.column_by_name(name).ok_or_else(|| {
                     TableError::column(&file.path, name, None, "missing from a batch")
                 })?;
                 if columns::is_text(arr.data_type()) {
-                    columns::texts(arr.as_ref(), &ctx, &mut |_, s| intern(s))?;
+                    columns::texts(arr.as_ref(), &ctx, &mut |_, s| {
+                        let i = self.intern(s);
+                        out.push(i);
+                    })?;
                 } else {
                     let mut ids = Vec::new();
-                    columns::coords(arr.as_ref(), &ctx, &mut ids)?;
-                    let mut buf = itoa::Buffer::new();
-                    ids.iter().for_each(|&id| intern(buf.format(id)));
+                    columns::ids(arr.as_ref(), &ctx, &mut ids)?;
+                    out.reserve(ids.len());
+                    for id in ids {
+                        let i = match self.ids.get(&id) {
+                            Some(&i) => i,
+                            None => {
+                                let i = self.intern(&id.to_string());
+                                self.ids.insert(id, i);
+                                i
+                            }
+                        };
+                        out.push(i);
+                    }
                 }
             }
         }

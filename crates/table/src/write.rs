@@ -6,6 +6,7 @@
 //! beside the tensor. Every file is written to a temporary and renamed into place.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -165,15 +166,15 @@ pub(crate) fn value_array(
 
 /// Writes record batches to one of the three kinds of file.
 pub(crate) enum BatchWriter<'f> {
-    Parquet(ArrowWriter<&'f mut std::fs::File>),
-    File(FileWriter<&'f mut std::fs::File>),
-    Stream(StreamWriter<&'f mut std::fs::File>),
+    Parquet(ArrowWriter<&'f mut (dyn Write + Send)>),
+    File(FileWriter<&'f mut (dyn Write + Send)>),
+    Stream(StreamWriter<&'f mut (dyn Write + Send)>),
 }
 
 impl<'f> BatchWriter<'f> {
     pub(crate) fn new(
         kind: TableKind,
-        file: &'f mut std::fs::File,
+        file: &'f mut (dyn Write + Send),
         schema: SchemaRef,
         opts: &WriteOptions,
         path: &Path,
@@ -247,6 +248,27 @@ pub fn write_table(
     kind: TableKind,
     opts: &WriteOptions,
 ) -> Result<Vec<String>, TableError> {
+    let io = |e| TableError::io(path, e);
+    let mut out = sptk_output::AtomicFile::create(path).map_err(io)?;
+    let notes = write_table_to(out.file(), path, tensor, kind, opts)?;
+    out.commit().map_err(io)?;
+    Ok(notes)
+}
+
+/// Writes `tensor` as a COO table of `kind` to `out` (standard output, a pipe), `name`
+/// used in messages; as [`write_table`] otherwise. A Parquet or Arrow IPC file needs no
+/// seeking: its footer comes last.
+///
+/// # Errors
+/// As [`write_table`].
+pub fn write_table_to(
+    out: &mut (dyn Write + Send),
+    name: &Path,
+    tensor: &Tensor,
+    kind: TableKind,
+    opts: &WriteOptions,
+) -> Result<Vec<String>, TableError> {
+    let path = name;
     let vt = tensor.value_type();
     let value_type = arrow_value_type(vt).map_err(|m| TableError::invalid(path, m))?;
     let dims = tensor.dim_sizes();
@@ -270,35 +292,31 @@ pub fn write_table(
     if vt == ValueType::BF16 {
         notes.push("bf16 values written as f32 (exactly): Arrow has no bf16".into());
     }
-    let io = |e| TableError::io(path, e);
-    let mut out = sptk_output::AtomicFile::create(path).map_err(io)?;
-    {
-        let mut w = BatchWriter::new(kind, out.file(), schema.clone(), opts, path)?;
-        let mut failed = None;
-        tensor.for_each_entry_chunk(opts.rows_per_group, &mut |coords, values| {
-            let mut cols: Vec<ArrayRef> = Vec::with_capacity(names.len() + 1);
-            for (t, c) in types.iter().zip(&coords) {
-                cols.push(coord_array(t, c));
-            }
-            let Some(v) = value_array(&values, 0..values.len()) else {
-                failed = Some(TableError::invalid(path, "complex values"));
-                return false;
-            };
-            cols.push(v);
-            let written = RecordBatch::try_new(schema.clone(), cols)
-                .map_err(|e| TableError::format(path, e))
-                .and_then(|batch| w.write(&batch, path));
-            if let Err(e) = written {
-                failed = Some(e);
-                return false;
-            }
-            true
-        });
-        if let Some(e) = failed {
-            return Err(e);
+    let mut w = BatchWriter::new(kind, out, schema.clone(), opts, path)?;
+    let mut failed = None;
+    tensor.for_each_entry_chunk(opts.rows_per_group, &mut |coords, values| {
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(names.len() + 1);
+        for (t, c) in types.iter().zip(&coords) {
+            cols.push(coord_array(t, c));
         }
-        w.finish(path)?;
+        let Some(v) = value_array(&values, 0..values.len()) else {
+            failed = Some(TableError::invalid(path, "complex values"));
+            return false;
+        };
+        cols.push(v);
+        let written = RecordBatch::try_new(schema.clone(), cols)
+            .map_err(|e| TableError::format(path, e))
+            .and_then(|batch| w.write(&batch, path));
+        if let Err(e) = written {
+            failed = Some(e);
+            return false;
+        }
+        true
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
-    out.commit().map_err(io)?;
+    w.finish(path)?;
+    out.flush().map_err(|e| TableError::io(path, e))?;
     Ok(notes)
 }

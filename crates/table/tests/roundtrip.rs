@@ -5,7 +5,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float32Array, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{
+    ArrayRef, DictionaryArray, Float32Array, Float64Array, Int64Array, Int8Array, RecordBatch,
+    StringArray,
+};
 use arrow_schema::{Field, Schema};
 use sptk_table::{
     read_levels, write_levels, write_table, Table, TableKind, TableOptions, ValueColumn,
@@ -322,12 +325,17 @@ fn malformed_tables_are_refused_naming_file_column_and_row() {
     assert!(e.contains("cut.arrow"), "{e}");
 }
 
+fn w3() -> ArrayRef {
+    Arc::new(Float32Array::from(vec![5.0, 6.0, 7.0]))
+}
+
 #[test]
 fn columns_by_option_relabelling_and_several_files() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);
     let users: ArrayRef = Arc::new(StringArray::from(vec!["ann", "bob", "ann", "cy"]));
-    let items: ArrayRef = i64s(&[900, 17, 17, 900_000_000_000]);
+    // Sparse 64-bit ids, one negative (a hash), dictionary-encoded in a second file.
+    let items: ArrayRef = i64s(&[900, 17, 17, -900_000_000_000]);
     let w: ArrayRef = Arc::new(Float32Array::from(vec![1.0, 2.0, 3.0, 4.0]));
     write_batch(
         &p("edges.parquet"),
@@ -356,9 +364,35 @@ fn columns_by_option_relabelling_and_several_files() {
         .map(String::from)
         .collect();
     assert_eq!(rows, ["ann", "bob", "cy"]);
-    assert_eq!(cols, ["900", "17", "900000000000"]);
+    assert_eq!(cols, ["900", "17", "-900000000000"]);
     assert_eq!(r.entries.coord(3, 0), 2);
     assert_eq!(r.entries.coord(3, 1), 2);
+
+    // The same ids again from a dictionary-encoded column and as text: one label each.
+    let keys = Int8Array::from(vec![0, 1, 0]);
+    let dict_values = Arc::new(Int64Array::from(vec![-900_000_000_000, 5]));
+    let items: ArrayRef = Arc::new(DictionaryArray::new(keys, dict_values));
+    let users: ArrayRef = Arc::new(StringArray::from(vec!["dee", "ann", "17"]));
+    write_batch(
+        &p("more.parquet"),
+        vec![("user", users), ("item", items), ("w", w3())],
+        &[],
+    );
+    let t = open(&[&p("edges.parquet"), &p("more.parquet")], &opts).unwrap();
+    let r = t.read_entries().unwrap();
+    let labels = |d: usize| -> Vec<String> {
+        r.labels[d]
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(labels(0), ["ann", "bob", "cy", "dee", "17"]);
+    assert_eq!(labels(1), ["900", "17", "-900000000000", "5"]);
+    assert_eq!(r.entries.dim_sizes(), &[5, 4]);
+    // Row 4 of the table: dee, -900000000000.
+    assert_eq!((r.entries.coord(4, 0), r.entries.coord(4, 1)), (3, 2));
 
     // A pattern, 1-based, shape from the data, two files read as one.
     write_batch(
