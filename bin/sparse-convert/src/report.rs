@@ -407,7 +407,12 @@ pub fn info_table(input: &Input, s: Option<&Summary>, labels: &[LabelSummary]) -
     let _ = writeln!(out, "dimensions  {}", list(&input.dim_sizes()));
     let _ = writeln!(out, "value type  {}", input.value_type());
     let what = match input.content {
-        Content::Entries { .. } | Content::Streamed { .. } => "as read, symmetric storage expanded",
+        Content::Entries { .. } | Content::Streamed { .. }
+            if input.header.contains("symmetric") || input.header.contains("hermitian") =>
+        {
+            "as read, symmetric storage expanded"
+        }
+        Content::Entries { .. } | Content::Streamed { .. } => "as read",
         Content::Tensor(_) => "as stored in the input's level arrays",
         Content::Stored { .. } => "from the header; `verify` checks it",
     };

@@ -66,16 +66,20 @@ impl Tables {
             1 => String::new(),
             n => format!(", {n} files"),
         };
+        // A stream's record batches are not counted before they are read.
+        let parts = match (table.rows(), table.part_count()) {
+            (None, _) => "record batches read as they come".to_string(),
+            (Some(rows), 1) => format!("{rows} rows in 1 part"),
+            (Some(rows), n) => format!("{rows} rows in {n} parts"),
+        };
         format!(
-            "COO table: coordinates {}, values {value}, {} part{}{files}",
+            "COO table: coordinates {}, values {value}, {parts}{files}",
             table
                 .coordinate_columns()
                 .iter()
                 .map(|c| format!("`{c}`"))
                 .collect::<Vec<_>>()
                 .join(", "),
-            table.part_count(),
-            if table.part_count() == 1 { "" } else { "s" }
         )
     }
 }
