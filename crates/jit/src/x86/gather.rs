@@ -77,6 +77,9 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
     );
     load_index(&mut a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
     load_index(&mut a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
+    if vex {
+        prefetch_ahead(&mut a, d);
+    }
     match d.isa {
         Isa::Scalar => scalar_row(&mut a, d, f64s)?,
         Isa::Avx2 | Isa::Avx512 => {
@@ -115,6 +118,30 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
         a.ins(C::VEX_Vzeroupper, &[])?;
     }
     leave(a, &[gp::RBX, gp::R12, gp::R13])
+}
+
+/// Bytes of values a row's first entry is prefetched ahead of (a prefetch never faults,
+/// so past the end of an array it does nothing).
+const PREFETCH_BYTES: i32 = 2048;
+
+/// Prefetches the values and coordinates [`PREFETCH_BYTES`] of values ahead of the row's
+/// first entry (`rax`). Rows are short (about 10 entries in the banded benchmark): the
+/// hardware prefetcher alone leaves the two streams behind. Measured with `sparse-run
+/// --stats` on the 20M-nonzero banded matrix, 2 threads: about 4% less time per run;
+/// neutral on the uniform one, whose time goes to x.
+fn prefetch_ahead(a: &mut Asm, d: &Desc) {
+    let ahead = PREFETCH_BYTES / d.value.size() as i32;
+    match d.value {
+        Real::F64 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r10 + rax * 8 + PREFETCH_BYTES]),
+        Real::F32 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r10 + rax * 4 + PREFETCH_BYTES]),
+    }
+    match d.crd {
+        IndexWidth::W8 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r9 + rax + ahead]),
+        IndexWidth::W16 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r9 + rax * 2 + ahead * 2]),
+        IndexWidth::W32 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r9 + rax * 4 + ahead * 4]),
+        IndexWidth::W64 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r9 + rax * 8 + ahead * 8]),
+        _ => {}
+    }
 }
 
 /// `y[yi] = alpha * xmm0 (+ beta * y[yi])` in SSE2.
