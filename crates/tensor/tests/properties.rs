@@ -745,6 +745,35 @@ fn stored_tensor_conversions_equal_the_coordinate_path() {
     tally.assert_mostly_converted("stored tensors", 0.5);
 }
 
+/// A stored tensor narrowed to index widths its coordinates do not fit (the rewidth route)
+/// is refused with the general path's message, naming the array and the field.
+#[test]
+fn narrowing_a_stored_tensor_fails_as_the_general_path_does() {
+    let e = Entries::from_parts(
+        vec![101, 282],
+        vec![vec![77, 86], vec![195, 273]],
+        ValueVec::F64(vec![1.0, 2.0].into()),
+    )
+    .unwrap();
+    for preset in ["COO", "CSR"] {
+        let src = sptk_encoding::resolve_target(preset, 2).unwrap();
+        let t = sptk_tensor::convert(&e, &src, &ConvertOptions::default())
+            .unwrap()
+            .tensor;
+        let target = src.with_widths(None, Some(8)).unwrap();
+        let opts = ConvertOptions::default();
+        let direct = sptk_tensor::convert_tensor(&t, &target, &opts).unwrap_err();
+        let general = sptk_tensor::convert_general(&t.to_entries(), &target, &opts).unwrap_err();
+        assert_eq!(direct.to_string(), general.to_string(), "{preset}");
+        assert!(
+            direct
+                .to_string()
+                .contains("does not fit crdWidth = 8 (max 255)"),
+            "{preset}: {direct}"
+        );
+    }
+}
+
 /// The transpose (CSR <-> CSC through row blocks) on matrices large enough for many
 /// blocks, and on a wide one whose blocks hit the 2^16-row cap, equals the coordinate path.
 #[test]

@@ -209,17 +209,36 @@ pub fn convert_tensor(
 
 /// The levels of `t` with every index array at `layout`'s widths (each checked to fit).
 fn rewidth_levels(t: &Tensor, layout: &Layout) -> Result<Vec<crate::LevelArrays>, ConvertError> {
-    let rewidth = |v: &Option<crate::IndexVec>, w: IndexWidth| -> Result<_, ConvertError> {
-        v.as_ref().map(|v| v.to_width(w)).transpose().map_err(|o| {
-            ConvertError::Invalid(format!("{} does not fit {} bits", o.value, w.bits()))
-        })
+    // Errors name the array and the field as the level builders do (`crd[0]: value 273
+    // does not fit crdWidth = 8 (max 255)`).
+    let rewidth = |v: &Option<crate::IndexVec>, w: IndexWidth, array: String, field| {
+        v.as_ref()
+            .map(|v| v.to_width(w))
+            .transpose()
+            .map_err(|o| ConvertError::Width {
+                array,
+                value: o.value,
+                field,
+                bits: o.width.bits(),
+            })
     };
     t.levels
         .iter()
-        .map(|l| {
+        .enumerate()
+        .map(|(l, arrays)| {
             Ok(crate::LevelArrays {
-                pos: rewidth(&l.pos, layout.pos_width)?,
-                crd: rewidth(&l.crd, layout.crd_width)?,
+                pos: rewidth(
+                    &arrays.pos,
+                    layout.pos_width,
+                    format!("pos[{l}]"),
+                    "posWidth",
+                )?,
+                crd: rewidth(
+                    &arrays.crd,
+                    layout.crd_width,
+                    format!("crd[{l}]"),
+                    "crdWidth",
+                )?,
             })
         })
         .collect()
