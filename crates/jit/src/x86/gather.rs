@@ -5,7 +5,8 @@
 //!
 //! Registers: `rdi` the arguments, `r8` pos, `r9` crd, `r10` values, `r11` x, `rsi` y,
 //! `rcx` the row, `rdx` the end row, `rax` the entry, `rbx` the row's end entry, `r12` a
-//! coordinate, `r13` the vector loop's limit; `xmm0` (ymm0, zmm0) the sum, `xmm14` alpha,
+//! coordinate, `r13` the vector loop's limit, `r14` the last entry whose x is prefetched
+//! ahead, `r15` a coordinate to prefetch at; `xmm0` (ymm0, zmm0) the sum, `xmm14` alpha,
 //! `xmm15` beta, ymm8-ymm12 the gathers' scratch.
 //!
 //! - scalar: SSE2, one entry at a time, `sum = sum + val * x` in stored order: the
@@ -39,8 +40,20 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
     let vex = d.isa != Isa::Scalar;
     let f64s = d.value == Real::F64;
     let vs = d.value.size() as u32;
-    enter(&mut a, &[gp::RBX, gp::R12, gp::R13]);
+    // r14 (vector kernels): the last entry whose x can be prefetched ahead; r15 scratch.
+    let saved: &[u8] = if vex {
+        &[gp::RBX, gp::R12, gp::R13, gp::R14, gp::R15]
+    } else {
+        &[gp::RBX, gp::R12, gp::R13]
+    };
+    enter(&mut a, saved);
     load_args(&mut a, &ROW_ARGS);
+    if vex {
+        // r14 = pos[end] - (X_AHEAD + X_COUNT): from there on, the entries ahead are past
+        // this call's rows, and nothing is prefetched (signed: a short range goes negative).
+        load_index(&mut a, d.pos, gp::R14, gp::R8, gp::RDX, 0)?;
+        dynasm!(a.ops ; .arch x64 ; sub r14, X_AHEAD + X_COUNT);
+    }
     let (load_s, store_s, mul_s, add_s) = if f64s {
         (
             C::VEX_Vmovsd_xmm_m64,
@@ -78,7 +91,7 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
     load_index(&mut a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
     load_index(&mut a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
     if vex {
-        prefetch_ahead(&mut a, d);
+        prefetch_ahead(&mut a, d)?;
     }
     match d.isa {
         Isa::Scalar => scalar_row(&mut a, d, f64s)?,
@@ -117,19 +130,28 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
     if vex {
         a.ins(C::VEX_Vzeroupper, &[])?;
     }
-    leave(a, &[gp::RBX, gp::R12, gp::R13])
+    leave(a, saved)
 }
 
 /// Bytes of values a row's first entry is prefetched ahead of (a prefetch never faults,
 /// so past the end of an array it does nothing).
 const PREFETCH_BYTES: i32 = 2048;
 
-/// Prefetches the values and coordinates [`PREFETCH_BYTES`] of values ahead of the row's
-/// first entry (`rax`). Rows are short (about 10 entries in the banded benchmark): the
-/// hardware prefetcher alone leaves the two streams behind. Measured with `sparse-run
-/// --stats` on the 20M-nonzero banded matrix, 2 threads: about 4% less time per run;
-/// neutral on the uniform one, whose time goes to x.
-fn prefetch_ahead(a: &mut Asm, d: &Desc) {
+/// Entries ahead of a row's first entry whose x is prefetched, and how many.
+const X_AHEAD: i32 = 64;
+/// See [`X_AHEAD`]: about one row of the benchmark matrices (10 entries) and a bit more.
+const X_COUNT: i32 = 12;
+
+/// At a row's start (`rax` its first entry): prefetches the values and coordinates
+/// [`PREFETCH_BYTES`] of values ahead, then x at the coordinates of the [`X_COUNT`] entries
+/// [`X_AHEAD`] entries ahead (coordinates read only up to `r14`, inside the call's rows).
+///
+/// Rows are short (10 entries in the benchmark matrices). Measured with `sparse-run
+/// --stats`, 2M x 2M, 20M entries, 2 threads, medians of 5-6 alternating rounds: the
+/// value and coordinate prefetch took the banded matrix from 8.3 to 7.9-8.1 ms; the x
+/// prefetch took the uniform one (random columns: each x a cache miss) from 42.5 to 32.0
+/// ms, and costs the banded one, whose x is in cache, about 3% (8.37 to 8.64 ms).
+fn prefetch_ahead(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
     let ahead = PREFETCH_BYTES / d.value.size() as i32;
     match d.value {
         Real::F64 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r10 + rax * 8 + PREFETCH_BYTES]),
@@ -140,8 +162,19 @@ fn prefetch_ahead(a: &mut Asm, d: &Desc) {
         IndexWidth::W16 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r9 + rax * 2 + ahead * 2]),
         IndexWidth::W32 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r9 + rax * 4 + ahead * 4]),
         IndexWidth::W64 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r9 + rax * 8 + ahead * 8]),
-        _ => {}
+        IndexWidth::W2 => {}
     }
+    let skip = a.ops.new_dynamic_label();
+    dynasm!(a.ops ; .arch x64 ; cmp rax, r14 ; jg =>skip);
+    for k in 0..X_COUNT {
+        load_index(a, d.crd, gp::R15, gp::R9, gp::RAX, X_AHEAD + k)?;
+        match d.value {
+            Real::F64 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r11 + r15 * 8]),
+            Real::F32 => dynasm!(a.ops ; .arch x64 ; prefetcht0 [r11 + r15 * 4]),
+        }
+    }
+    dynasm!(a.ops ; .arch x64 ; =>skip);
+    Ok(())
 }
 
 /// `y[yi] = alpha * xmm0 (+ beta * y[yi])` in SSE2.
