@@ -4,44 +4,12 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sparse-convert"))
-}
-
-fn run(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> Output {
-    let mut child = bin()
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run sparse-convert");
-    let mut pipe = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        pipe.write_all(bytes).unwrap();
-    }
-    drop(pipe);
-    child.wait_with_output().unwrap()
-}
+mod common;
+use common::fails;
 
 fn ok(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> String {
-    let o = run(args, dir, stdin);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn fails(args: &[&str], dir: &Path, want: &str) {
-    let o = run(args, dir, None);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{args:?} succeeded");
-    assert!(err.contains(want), "{args:?}: {err}");
+    common::succeeds(args, dir, stdin).0
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {

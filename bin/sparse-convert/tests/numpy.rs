@@ -3,39 +3,14 @@
 //! by extension and read back (by us, and by SciPy and NumPy when a Python with them is at
 //! hand), and damaged inputs refused naming the file.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
-fn run(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sparse-convert"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run sparse-convert");
-    let mut pipe = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        pipe.write_all(bytes).unwrap();
-    }
-    drop(pipe);
-    child.wait_with_output().unwrap()
-}
+mod common;
+use common::{fails, run};
 
 fn ok(args: &[&str], dir: &Path) -> (String, String) {
-    let o = run(args, dir, None);
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{args:?}: {err}");
-    (String::from_utf8_lossy(&o.stdout).into_owned(), err)
-}
-
-fn fails(args: &[&str], dir: &Path, want: &str) {
-    let o = run(args, dir, None);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{args:?} succeeded");
-    assert!(err.contains(want), "{args:?}: {err}");
+    common::succeeds(args, dir, None)
 }
 
 /// A `.safetensors` file of `(name, dtype, shape, bytes)` tensors.

@@ -3,42 +3,13 @@
 //! that name the file, column and row.
 #![cfg(feature = "table")]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
-fn run(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sparse-convert"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run sparse-convert");
-    let mut pipe = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        pipe.write_all(bytes).unwrap();
-    }
-    drop(pipe);
-    child.wait_with_output().unwrap()
-}
+mod common;
+use common::{fails, run};
 
 fn ok(args: &[&str], dir: &Path) -> String {
-    let o = run(args, dir, None);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn fails(args: &[&str], dir: &Path, want: &str) {
-    let o = run(args, dir, None);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{args:?} succeeded");
-    assert!(err.contains(want), "{args:?}: {err}");
+    common::succeeds(args, dir, None).0
 }
 
 fn testdata(rel: &str) -> PathBuf {
