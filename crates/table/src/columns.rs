@@ -92,6 +92,18 @@ macro_rules! int {
 }
 int!(i8, i16, i32, i64, u8, u16, u32, u64);
 
+/// Column `name` of a batch read from `path`, or an error naming both (a batch that lacks
+/// a column its schema promised).
+pub(crate) fn column<'b>(
+    batch: &'b arrow_array::RecordBatch,
+    path: &Path,
+    name: &str,
+) -> Result<&'b arrow_array::ArrayRef, TableError> {
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| TableError::column(path, name, None, "missing from a batch"))
+}
+
 /// True if `t` can hold coordinates (integers, or a dictionary of integers).
 pub(crate) fn is_integer(t: &DataType) -> bool {
     match t {

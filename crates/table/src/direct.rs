@@ -14,7 +14,7 @@ use sptk_tensor::{
     ValueType,
 };
 
-use crate::columns::{ArrowValue, Ctx};
+use crate::columns::{self, ArrowValue, Ctx};
 use crate::error::TableError;
 use crate::table::{Found, Table};
 
@@ -103,9 +103,7 @@ impl<V: ArrowValue> EntryParts for Direct<'_, V> {
         }
         let proj = t.projection(p.file, &[dim], false);
         file.each_batch(p.index, &proj, t.opts.window, |batch| {
-            let arr = batch.column_by_name(name).ok_or_else(|| {
-                TableError::column(&file.path, name, None, "missing from a batch")
-            })?;
+            let arr = columns::column(&batch, &file.path, name)?;
             let ctx = Ctx {
                 path: &file.path,
                 column: name,

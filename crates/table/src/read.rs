@@ -135,9 +135,7 @@ impl Table {
             };
             match &self.found[f][d] {
                 Found::Column(_) => {
-                    let arr = batch.column_by_name(name).ok_or_else(|| {
-                        TableError::column(&file.path, name, None, "missing from a batch")
-                    })?;
+                    let arr = columns::column(batch, &file.path, name)?;
                     columns::coords(arr.as_ref(), &ctx, out)?;
                 }
                 Found::Hive(text) => {
@@ -162,9 +160,7 @@ impl Table {
         match &self.value {
             None => values.resize(batch.num_rows(), V::one()),
             Some(name) => {
-                let arr = batch.column_by_name(name).ok_or_else(|| {
-                    TableError::column(&file.path, name, None, "missing from a batch")
-                })?;
+                let arr = columns::column(batch, &file.path, name)?;
                 let ctx = Ctx {
                     path: &file.path,
                     column: name,
@@ -461,9 +457,7 @@ impl Relabel {
                 out.extend(std::iter::repeat_n(i, batch.num_rows()));
             }
             Found::Column(_) => {
-                let arr = batch.column_by_name(name).ok_or_else(|| {
-                    TableError::column(&file.path, name, None, "missing from a batch")
-                })?;
+                let arr = columns::column(batch, &file.path, name)?;
                 if columns::is_text(arr.data_type()) {
                     columns::texts(arr.as_ref(), &ctx, &mut |_, s| {
                         let i = self.intern(s);
