@@ -93,19 +93,17 @@ fn huge_pages<T>(v: &mut [T]) {
         if bytes < 8 << 20 {
             return;
         }
-        let start = v.as_mut_ptr() as usize;
-        let aligned = (start + (2 << 20) - 1) & !((2 << 20) - 1);
-        let end = (start + bytes) & !((2 << 20) - 1);
-        if end > aligned {
-            // SAFETY: advice only, on whole pages inside memory this slice owns; it never
-            // changes the contents.
-            unsafe {
-                libc::madvise(
-                    aligned as *mut libc::c_void,
-                    end - aligned,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
+        // Every page the array touches, not only its 2 MiB-aligned middle: advice on part
+        // of a mapping splits it in several, and the allocator can then no longer grow or
+        // shrink it in place (mremap refuses a range over several mappings): realloc
+        // would copy. The partial pages at both ends belong to the same allocation (a
+        // mapping of its own at this size) or to the allocator's own heap.
+        let start = v.as_mut_ptr() as usize & !4095;
+        let end = (v.as_mut_ptr() as usize + bytes).next_multiple_of(4096);
+        // SAFETY: advice only, on whole pages of this process's own heap memory (the
+        // array's, and at most one partial page at each end); it never changes contents.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
         }
     }
 }

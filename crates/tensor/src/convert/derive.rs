@@ -121,7 +121,7 @@ pub(crate) fn derive_levels(
             let (c0, c1) = if soa {
                 (Some(outer_coords(pos, cw, 1, None)), Some(inner))
             } else {
-                (Some(outer_coords(pos, cw, 2, Some(&inner))), None)
+                (Some(aos_coords(pos, inner, cw)), None)
             };
             vec![
                 LevelArrays {
@@ -168,6 +168,105 @@ fn outer_coords(pos: &[u64], w: IndexWidth, stride: usize, inner: Option<&IndexV
         IndexWidth::W32 => at_width!(u32, U32),
         _ => at_width!(u64, U64),
     }
+}
+
+/// AoS COO coordinates from the inner ones (at width `w`): grown in place to two slots an
+/// entry where `inner` is an owned array (no second copy of the coordinates), else filled
+/// into a new array.
+fn aos_coords(pos: &[u64], inner: IndexVec, w: IndexWidth) -> IndexVec {
+    macro_rules! at_width {
+        ($v:ident, $b:expr) => {
+            if $b.is_shared() {
+                outer_coords(pos, w, 2, Some(&IndexVec::$v($b)))
+            } else {
+                match interleave_in_place(pos, $b.into_vec()) {
+                    Ok(v) => IndexVec::$v(v.into()),
+                    Err(v) => outer_coords(pos, w, 2, Some(&IndexVec::$v(v.into()))),
+                }
+            }
+        };
+    }
+    match inner {
+        IndexVec::U8(b) => at_width!(U8, b),
+        IndexVec::U16(b) => at_width!(U16, b),
+        IndexVec::U32(b) => at_width!(U32, b),
+        IndexVec::U64(b) => at_width!(U64, b),
+        other => outer_coords(pos, w, 2, Some(&other)),
+    }
+}
+
+/// Entries per parallel task of the interleaving.
+const ENTRIES_PER_TASK: usize = 1 << 16;
+
+/// `crd` (one inner coordinate an entry, rows given by `pos`) grown to `(row, inner)`
+/// pairs in its own allocation. Entry `i` moves to slots `2i` and `2i + 1`, so the entries
+/// `[lo, hi)` with `2 lo >= hi` write only slots at or above `hi` (free, or already moved)
+/// while those below `lo` still wait: they run in parallel, one wave per halving of `hi`.
+/// `Err(crd)` if the allocation cannot grow (the caller copies instead).
+fn interleave_in_place<C: Index>(pos: &[u64], mut crd: Vec<C>) -> Result<Vec<C>, Vec<C>> {
+    use std::mem::MaybeUninit;
+    let n = crd.len();
+    if crd.try_reserve_exact(n).is_err() {
+        return Err(crd);
+    }
+    // SAFETY: the allocation holds at least `2n` elements (reserved above); viewing them as
+    // `MaybeUninit` makes no claim about their contents. `crd` is not used again until
+    // `set_len` below, so this is the only access to the memory.
+    let slots: &mut [MaybeUninit<C>] =
+        unsafe { std::slice::from_raw_parts_mut(crd.as_mut_ptr().cast(), 2 * n) };
+    let row_of = |i: usize| pos.partition_point(|&p| p as usize <= i).saturating_sub(1);
+    let mut hi = n;
+    while hi > 0 {
+        let lo = if hi <= ENTRIES_PER_TASK {
+            0
+        } else {
+            hi.div_ceil(2)
+        };
+        if lo == 0 {
+            // The last few: one after another from the back, each read before its slots
+            // (which are at or above its own) are written.
+            let mut r = row_of(hi - 1);
+            for i in (0..hi).rev() {
+                while r > 0 && pos[r] as usize > i {
+                    r -= 1;
+                }
+                // SAFETY: slot `i < n` holds an original coordinate: the slots written so
+                // far are at `2j >= j > i` for the entries `j > i` moved before it.
+                let c = unsafe { slots[i].assume_init() };
+                slots[2 * i].write(C::from_u64_unchecked(r as u64));
+                slots[2 * i + 1].write(c);
+            }
+            break;
+        }
+        // `[lo, hi)` reads below `2 lo` and writes `[2 lo, 2 hi)`: disjoint halves.
+        let (src, dst) = slots.split_at_mut(2 * lo);
+        // SAFETY: slots below `hi <= n` have not been written yet (every write so far was
+        // at or above `2 lo' >= hi` for the earlier waves' `lo'`), so they hold the
+        // original, initialized coordinates.
+        let src: &[C] = unsafe { &*(std::ptr::from_ref(&src[lo..hi]) as *const [C]) };
+        let dst = &mut dst[..2 * (hi - lo)];
+        let tasks: Vec<_> = src
+            .chunks(ENTRIES_PER_TASK)
+            .zip(dst.chunks_mut(2 * ENTRIES_PER_TASK))
+            .enumerate()
+            .map(|(k, (s, d))| (lo + k * ENTRIES_PER_TASK, s, d))
+            .collect();
+        par::for_each_item(tasks, |(first, src, dst)| {
+            let mut r = row_of(first);
+            for (k, (&c, pair)) in src.iter().zip(dst.chunks_exact_mut(2)).enumerate() {
+                while pos[r + 1] as usize <= first + k {
+                    r += 1;
+                }
+                pair[0].write(C::from_u64_unchecked(r as u64));
+                pair[1].write(c);
+            }
+        });
+        hi = lo;
+    }
+    // SAFETY: every slot below `2n` was written above (entry `i` wrote `2i` and `2i + 1`
+    // for each `i < n`), and the capacity is at least `2n`.
+    unsafe { crd.set_len(2 * n) };
+    Ok(crd)
 }
 
 /// Rows per parallel task.
@@ -346,6 +445,35 @@ mod tests {
             };
             assert_eq!(arrays(&levels), want, "soa {soa}");
         }
+    }
+
+    #[test]
+    fn interleaving_in_place_equals_a_fresh_fill() {
+        // Sizes around the task size and the waves' halving, rows of 0..=6 entries (many
+        // empty), and a long last row.
+        for n_rows in [1usize, 7, 4095, 70_000, 150_001] {
+            let mut pos = vec![0u64];
+            let mut x = n_rows as u64;
+            for _ in 0..n_rows {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                pos.push(pos.last().unwrap() + (x >> 61));
+            }
+            *pos.last_mut().unwrap() += 1000;
+            let nnz = *pos.last().unwrap() as usize;
+            let crd: Vec<u32> = (0..nnz as u32)
+                .map(|i| i.wrapping_mul(2654435761))
+                .collect();
+            let want = fill::<u32>(&pos, 2, Some(&crd)).to_u64_vec();
+            let got = interleave_in_place(&pos, crd).unwrap();
+            assert_eq!(got.len(), 2 * nnz);
+            assert!(
+                got.iter().map(|&c| u64::from(c)).eq(want.iter().copied()),
+                "{n_rows} rows"
+            );
+        }
+        assert_eq!(interleave_in_place::<u8>(&[0], Vec::new()).unwrap(), vec![]);
     }
 
     #[test]
