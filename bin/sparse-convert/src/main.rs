@@ -19,6 +19,10 @@ use cli::{Cli, Command, ConvertArgs, EncodingArgs, InfoArgs, TargetArgs, VerifyA
 use sptk_input::Input;
 use sptk_tensor::{ConvertOptions, Converted};
 
+/// Large arrays on huge pages where the kernel has them (fewer page faults).
+#[global_allocator]
+static ALLOC: sptk_tensor::HugePageAlloc = sptk_tensor::HugePageAlloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {

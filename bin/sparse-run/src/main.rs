@@ -20,6 +20,10 @@ use sptk_jit::reference::{self, RealValue};
 use sptk_jit::{kernel, Dense, DenseMut, Desc, Isa, KernelError, Op, Real};
 use sptk_tensor::Tensor;
 
+/// Large arrays on huge pages where the kernel has them (fewer page faults).
+#[global_allocator]
+static ALLOC: sptk_tensor::HugePageAlloc = sptk_tensor::HugePageAlloc;
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
