@@ -240,7 +240,8 @@ fn parse_chunk(t: &[u8], rank: usize, dims: Option<&[u64]>, b: &mut Chunk) -> Re
 }
 
 /// Coordinates of one dimension in their final width: the narrowest that holds the
-/// dimension size when the header declares it, else 64 bits (narrowed at the end).
+/// dimension size when the header declares it, else 32 bits, widened to 64 (once, by a
+/// copy) when a coordinate needs it.
 enum Column {
     U8(Vec<u8>),
     U16(Vec<u16>),
@@ -265,6 +266,20 @@ impl Column {
             Column::U32(v) => v.try_reserve_exact(n).is_ok(),
             Column::U64(v) => v.try_reserve_exact(n).is_ok(),
         }
+    }
+
+    /// Widens a 32-bit column to 64 bits, with room for `cap` coordinates in all; false
+    /// if that cannot be allocated.
+    fn widen(&mut self, cap: usize) -> bool {
+        if let Column::U32(v) = self {
+            let mut wide: Vec<u64> = Vec::new();
+            if wide.try_reserve_exact(cap.max(v.len())).is_err() {
+                return false;
+            }
+            wide.extend(v.iter().map(|&x| u64::from(x)));
+            *self = Column::U64(wide);
+        }
+        true
     }
 
     /// Appends coordinates already checked to fit this column's width.
@@ -292,6 +307,8 @@ impl Column {
 /// The entries read so far, in their final columns.
 struct Acc {
     columns: Vec<Column>,
+    /// The entries the columns have room for.
+    cap: usize,
     vals: Vec<f64>,
     maxc: Vec<u64>,
 }
@@ -301,15 +318,31 @@ impl Acc {
         self.vals.len() as u64
     }
 
-    fn append(&mut self, b: &Chunk) {
-        for (col, c) in self.columns.iter_mut().zip(&b.coords) {
+    /// Appends a chunk's entries; false if a column must widen and cannot be allocated.
+    #[must_use]
+    fn append(&mut self, b: &Chunk) -> bool {
+        for ((col, c), &m) in self.columns.iter_mut().zip(&b.coords).zip(&b.maxc) {
+            // `m` is 1-based: the coordinate m - 1 fits 32 bits when m <= 2^32.
+            if m > u64::from(u32::MAX) + 1 && !col.widen(self.cap) {
+                return false;
+            }
             col.extend(c);
         }
         for (m, &x) in self.maxc.iter_mut().zip(&b.maxc) {
             *m = (*m).max(x);
         }
         self.vals.extend_from_slice(&b.vals);
+        true
     }
+}
+
+/// The error for 64-bit coordinate columns that cannot be allocated.
+fn wide_columns(cap: u64) -> MtxError {
+    too_large::<u64>(
+        "the coordinates",
+        cap,
+        "cannot be allocated on this machine",
+    )
 }
 
 /// The error for the entry past the `declared` count: the `room`-th data line of `range`.
@@ -453,17 +486,18 @@ fn read_tns_input(
         None => (1 << 20) / (rank as u64 + 1),
     };
     let cap = nnz.min(cap);
+    let cap_usize = usize::try_from(cap).unwrap_or(usize::MAX);
     let mut acc = Acc {
         columns: Vec::with_capacity(rank),
+        cap: cap_usize,
         vals: Vec::new(),
         maxc: vec![0; rank],
     };
-    let cap_usize = usize::try_from(cap).unwrap_or(usize::MAX);
     for d in 0..rank {
         let width = dims
             .as_ref()
             .and_then(|x| x.get(d))
-            .map_or(IndexWidth::W64, |&n| coord_width_for(n));
+            .map_or(IndexWidth::W32, |&n| coord_width_for(n));
         let mut col = Column::new(width);
         if !col.try_reserve(cap_usize) {
             return Err(too_large::<u64>(
@@ -486,7 +520,9 @@ fn read_tns_input(
             let e = too_many(line, (0, line.len()), 0, nnz);
             return Err(located(&src, *no, e));
         }
-        acc.append(&one);
+        if !acc.append(&one) {
+            return Err(wide_columns(cap));
+        }
     }
     let workers = Workers::new(opts.threads, opts.chunk_size)?;
     let mut bufs: Vec<Chunk> = Vec::new();
@@ -500,7 +536,10 @@ fn read_tns_input(
                 return Err(too_many(t, range, room as usize, nnz));
             }
             res?;
-            acc.append(b);
+            if !acc.append(b) {
+                // Reported at the first line that needs 64 bits.
+                return Err(RawError::new(range.0, wide_columns(cap).to_string()));
+            }
         }
         Ok(())
     })?;

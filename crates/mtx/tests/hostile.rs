@@ -245,3 +245,46 @@ fn tns_files_declaring_huge_sizes() {
         assert_eq!(summary(m.map(|t| t.entries)), want, "{name}: mapped");
     }
 }
+
+/// A plain `.tns` keeps 32-bit coordinate columns until a coordinate needs 64 bits, then
+/// widens them with every coordinate read before: the same entries whichever chunk holds
+/// the wide one, read streamed or mapped in small parallel chunks.
+#[test]
+fn tns_columns_widen_when_a_coordinate_needs_64_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    for wide_at in [0usize, 1, 777, 1999] {
+        let mut text = String::new();
+        let mut want = Vec::new();
+        for k in 0..2000u64 {
+            let (i, j) = if k as usize == wide_at {
+                (5_000_000_000u64, 4_294_967_297u64)
+            } else {
+                (k % 97 + 1, 4_294_967_296 - k)
+            };
+            text.push_str(&format!("{i} {j} {k}\n"));
+            want.push((i - 1, j - 1, k as f64));
+        }
+        let path = dir.path().join(format!("w{wide_at}.tns"));
+        std::fs::write(&path, &text).unwrap();
+        let f = path.display().to_string();
+        let opts = TnsReadOptions {
+            threads: 2,
+            chunk_size: 1024,
+            ..Default::default()
+        };
+        for (how, read) in [
+            ("streamed", read_tns_from(text.as_bytes(), &f, &opts)),
+            ("mapped", read_tns_path(&path, &opts)),
+        ] {
+            let e = read.unwrap().entries;
+            assert_eq!(e.dim_sizes(), &[5_000_000_000, 4_294_967_297], "{how}");
+            let got: Vec<(u64, u64, f64)> = (0..e.len())
+                .map(|k| match e.scalar(k) {
+                    Some(sptk_tensor::Scalar::Float(v)) => (e.coord(k, 0), e.coord(k, 1), v),
+                    other => panic!("{how}: value {other:?}"),
+                })
+                .collect();
+            assert_eq!(got, want, "{how}, wide entry {wide_at}");
+        }
+    }
+}

@@ -68,6 +68,16 @@ pub(crate) fn build<W: Raw>(
     items: Items<'_, W>,
     budget: &Budget,
 ) -> Result<(Vec<LevelArrays>, Vec<W>), ConvertError> {
+    let chunk = items_per_part();
+    // (Tests set the part size to "unbounded" to get the one sequential walk that every
+    // other way of building is compared with.)
+    if chunk != usize::MAX {
+        let tree =
+            crate::convert::tree::compressed_levels(layout, items.keyer, &items.sorted, chunk)?;
+        if let Some(levels) = tree {
+            return Ok((levels, items.vals));
+        }
+    }
     let own_values = values_are_items(layout);
     let b = Builder {
         layout,
@@ -682,6 +692,10 @@ mod tests {
             (&[40, 30], "map = (i, j) -> (j : dense, i : compressed), posWidth = 16"),
             (&[40, 30], "map = (i, j) -> (i floordiv 2 : compressed, j floordiv 3 : compressed, i mod 2 : dense, j mod 3 : dense)"),
             (&[40], "map = (i) -> (i : compressed)"),
+            (&[6, 5, 4, 3], "map = (i, j, k, l) -> (l : compressed, j : compressed, i : compressed, k : compressed)"),
+            (&[1, 9, 1], "map = (i, j, k) -> (i : compressed, j : compressed, k : compressed)"),
+            (&[40, 30], "map = (i, j) -> (i floordiv 4 : compressed, j : compressed, i mod 4 : compressed)"),
+            (&[300, 30], "map = (i, j) -> (i : compressed, j : compressed), posWidth = 8"),
             (&[40], "map = (i) -> (i : dense)"),
         ];
         for &(dims, enc) in cases {

@@ -8,7 +8,9 @@
 //!   `transpose.rs` (CSR <-> CSC), `derive.rs` (DCSR, DCSC, COO), `blocks.rs` (BSR, BSC),
 //!   `padded.rs` (ELL, n:m);
 //! - `general.rs`: everything else (any rank, slices, value types, kept duplicates): sort
-//!   into level order (`order.rs`) and build level by level (`build.rs`);
+//!   into level order (`order.rs`) and build level by level (`build.rs`), or, where every
+//!   level is compressed, count and fill the levels straight from the sorted keys
+//!   (`tree.rs`);
 //! - `widths.rs`: index widths chosen for the data.
 //!
 //! Steps read their sources through `csr.rs` and never call back into this module.
@@ -36,6 +38,7 @@ mod parts;
 pub(crate) mod plan;
 pub(crate) mod scatter;
 mod transpose;
+mod tree;
 mod widths;
 
 pub use parts::{convert_parts, EntryParts};

@@ -110,6 +110,11 @@ impl Keyer {
         }
     }
 
+    /// Per keyed level, the (shift, mask) of its field in a packed key, when keys pack.
+    pub(crate) fn fields(&self) -> Option<&[(u32, u64)]> {
+        self.fields.as_deref()
+    }
+
     /// Bits of a packed key, if keys are packed.
     fn key_bits(&self) -> Option<u32> {
         let fields = self.fields.as_ref()?;
@@ -323,6 +328,11 @@ impl Sorted {
     /// Number of items.
     pub(crate) fn len(&self) -> usize {
         self.idx.len()
+    }
+
+    /// The items' packed keys, when the keyer packs them.
+    pub(crate) fn keys(&self) -> Option<&[u64]> {
+        self.keys.as_deref()
     }
 
     /// An empty list that will take items of `self` (keys kept alike), room for `n`.
