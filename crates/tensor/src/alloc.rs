@@ -90,8 +90,9 @@ fn huge_pages<T>(v: &mut [T]) {
     advise_huge(v.as_mut_ptr().cast(), std::mem::size_of_val(v));
 }
 
-/// Allocations from this size up get huge-page advice.
-const HUGE_FROM: usize = 8 << 20;
+/// Allocations from this size up get huge-page advice (a block of 4 MiB holds at least
+/// one aligned 2 MiB page).
+const HUGE_FROM: usize = 4 << 20;
 
 /// Huge-page advice for the `bytes` bytes at `ptr` (memory of this process's heap), when
 /// they are many.
@@ -118,7 +119,7 @@ fn advise_huge(ptr: *mut u8, bytes: usize) {
     let _ = (ptr, bytes);
 }
 
-/// The system allocator, with huge-page advice on every block of 8 MiB or more: such
+/// The system allocator, with huge-page advice on every block of 4 MiB or more: such
 /// blocks are fresh mappings that the kernel fills a 4 KiB page at a time on first touch,
 /// and a conversion's scratch and output arrays are all of them. With 2 MiB pages (where
 /// the kernel has them; `madvise` mode is the common default) a 10M-entry 3-D `.tns ->

@@ -16,7 +16,6 @@ use crate::error::ConvertError;
 use crate::par;
 use crate::tensor::Tensor;
 
-use super::csr::positions;
 use super::plan::{Route, Step};
 use super::Converted;
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat, LevelProps};
@@ -108,10 +107,10 @@ pub(crate) fn derive_levels(
             vec![
                 LevelArrays {
                     pos: Some(typed(&outer, pw)),
-                    crd: Some(typed(&rows, cw)),
+                    crd: Some(moved(rows, cw)),
                 },
                 LevelArrays {
-                    pos: Some(typed(&starts, pw)),
+                    pos: Some(moved(starts, pw)),
                     crd: Some(inner),
                 },
             ]
@@ -137,6 +136,11 @@ pub(crate) fn derive_levels(
 /// `v` at width `w` (the caller checked that every value fits).
 fn typed(v: &[u64], w: IndexWidth) -> IndexVec {
     IndexVec::from_u64s(v, w).unwrap_or_else(|_| IndexVec::new(w))
+}
+
+/// `v` at width `w`, moved when `w` is 64 bits (the caller checked that every value fits).
+fn moved(v: Vec<u64>, w: IndexWidth) -> IndexVec {
+    IndexVec::from_vec_u64(v, w).unwrap_or_else(|_| IndexVec::new(w))
 }
 
 /// `crd` at width `w`: moved when it already has it (the caller checked the values fit).
@@ -350,7 +354,6 @@ pub(crate) fn derive(
         ));
     }
     budget.charge(&needs)?;
-    let pos = positions(&t).into_owned();
     let Tensor {
         mut levels,
         values,
@@ -358,6 +361,13 @@ pub(crate) fn derive(
         labels,
         ..
     } = t;
+    // The CSR's positions, which the target does not keep: moved out where they are an
+    // owned 64-bit array.
+    let pos: Vec<u64> = match levels.get_mut(1).and_then(|l| l.pos.take()) {
+        Some(IndexVec::U64(p)) => p.into_vec(),
+        Some(p) => p.to_u64_vec(),
+        None => Vec::new(),
+    };
     let crd = levels
         .get_mut(1)
         .and_then(|l| l.crd.take())
