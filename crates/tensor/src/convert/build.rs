@@ -73,7 +73,7 @@ pub(crate) fn build<W: Raw>(
     // other way of building is compared with.)
     if chunk != usize::MAX {
         let tree =
-            crate::convert::tree::compressed_levels(layout, items.keyer, &items.sorted, chunk)?;
+            crate::convert::tree::levels_from_keys(layout, items.keyer, &items.sorted, chunk)?;
         if let Some(levels) = tree {
             return Ok((levels, items.vals));
         }

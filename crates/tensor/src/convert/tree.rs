@@ -1,6 +1,6 @@
 /*!
-Every level compressed (CSF, DCSR, DCSC, and their N-D and blocked kin) straight from
-items sorted by packed keys, with no per-part arrays to join.
+Levels straight from items sorted by packed keys, with no per-part arrays to join: every
+level compressed (CSF, DCSR, DCSC, and their N-D and blocked kin), and COO of any rank.
 
 In key order, item `i` starts a new node on level `l` exactly when its key differs from the
 item before it within the bits of levels `0..=l`; it then starts one on every deeper level
@@ -27,12 +27,109 @@ use crate::tensor::LevelArrays;
 /// One level's field in a packed key: (shift, mask).
 type Field = (u32, u64);
 
+/// The levels of `layout` straight from `sorted`'s packed keys, where the layout is all
+/// compressed ([`compressed_levels`]) or COO ([`coo_levels`]); `None` for the walk.
+pub(crate) fn levels_from_keys(
+    layout: &Layout,
+    keyer: &Keyer,
+    sorted: &Sorted,
+    chunk: usize,
+) -> Result<Option<Vec<LevelArrays>>, ConvertError> {
+    if !widths_hold(layout, sorted.len() as u64) {
+        return Ok(None);
+    }
+    match compressed_levels(layout, keyer, sorted, chunk)? {
+        Some(levels) => Ok(Some(levels)),
+        None => coo_levels(layout, keyer, sorted, chunk),
+    }
+}
+
+/// True if the layout's widths hold every value of `n` items: coordinates below the
+/// level sizes, positions up to `n`. (Otherwise the walk reports the first that does
+/// not fit, where it meets it.)
+fn widths_hold(layout: &Layout, n: u64) -> bool {
+    let (pw, cw) = (layout.pos_width, layout.crd_width);
+    cw != crate::index::IndexWidth::W2
+        && layout
+            .levels
+            .iter()
+            .all(|p| p.size.saturating_sub(1) <= cw.max())
+        && n <= pw.max()
+}
+
+/// COO of any rank (`compressed(nonunique)` then singletons, AoS, SoA or mixed): every
+/// item is one entry, so `pos[0] = (0, n)` and each item's level coordinates go to its
+/// slots in the coordinate arrays, in parallel. `None` for other layouts or unpacked keys.
+fn coo_levels(
+    layout: &Layout,
+    keyer: &Keyer,
+    sorted: &Sorted,
+    chunk: usize,
+) -> Result<Option<Vec<LevelArrays>>, ConvertError> {
+    let (Some(keys), Some(fields)) = (sorted.keys(), keyer.fields()) else {
+        return Ok(None);
+    };
+    let lv = &layout.levels;
+    let coo = !layout.ell
+        && fields.len() == lv.len()
+        && lv.len() >= 2
+        && lv[0].format == LevelFormat::Compressed
+        && lv[0].nonunique
+        && lv[0].has_pos
+        && lv[1..]
+            .iter()
+            .all(|p| p.format == LevelFormat::Singleton && !p.has_pos)
+        && lv.iter().enumerate().all(|(l, p)| {
+            p.crd_owner
+                .is_some_and(|o| o <= l && l - o < lv[o].crd_stride.max(1))
+        });
+    if !coo {
+        return Ok(None);
+    }
+    let n = keys.len();
+    let chunk = chunk.max(1);
+    let mut levels = Vec::with_capacity(lv.len());
+    for (l, p) in lv.iter().enumerate() {
+        let pos = (l == 0).then(|| vec![0, n as u64]);
+        let crd = if p.crd_owner == Some(l) {
+            let stride = p.crd_stride.max(1);
+            let len = n
+                .checked_mul(stride)
+                .ok_or_else(|| ConvertError::TooLarge("COO coordinates: too many".into()))?;
+            let mut out: Vec<u64> = crate::alloc::big_zeroed(len)?;
+            let own = &fields[l..l + stride];
+            par::chunks_mut(&mut out, chunk.saturating_mul(stride), |c, part| {
+                for (k, slots) in part.chunks_exact_mut(stride).enumerate() {
+                    let key = keys[c * chunk + k];
+                    for (slot, &(shift, mask)) in slots.iter_mut().zip(own) {
+                        *slot = key.checked_shr(shift).unwrap_or(0) & mask;
+                    }
+                }
+            });
+            Some(out)
+        } else {
+            None
+        };
+        levels.push(LevelArrays {
+            pos: pos.map(|p| narrow(p, layout.pos_width)).transpose()?,
+            crd: crd.map(|c| narrow(c, layout.crd_width)).transpose()?,
+        });
+    }
+    Ok(Some(levels))
+}
+
+/// `v` at width `w`, which holds every value (checked by [`widths_hold`]).
+fn narrow(v: Vec<u64>, w: crate::index::IndexWidth) -> Result<IndexVec, ConvertError> {
+    IndexVec::from_vec_u64(v, w)
+        .map_err(|o| ConvertError::Invalid(format!("index {} escaped its width", o.value)))
+}
+
 /// The levels of `layout` from `sorted`'s keys, when every level is compressed and
 /// unique, keys are packed, no two items share a key, and the
 /// layout's widths hold every value (coordinates below the level sizes, positions up to
 /// the item count). `None` otherwise: the walk then builds them, reporting any value that
 /// does not fit exactly where it meets it.
-pub(crate) fn compressed_levels(
+fn compressed_levels(
     layout: &Layout,
     keyer: &Keyer,
     sorted: &Sorted,
@@ -49,15 +146,7 @@ pub(crate) fn compressed_levels(
                 && p.has_pos
                 && p.crd_owner == Some(l)
         });
-    let n = keys.len() as u64;
-    let (pw, cw) = (layout.pos_width, layout.crd_width);
-    let fits = cw != crate::index::IndexWidth::W2
-        && layout
-            .levels
-            .iter()
-            .all(|p| p.size.saturating_sub(1) <= cw.max())
-        && n <= pw.max();
-    if !plain || !fits || fields.is_empty() {
+    if !plain || !widths_hold(layout, keys.len() as u64) || fields.is_empty() {
         return Ok(None);
     }
     let chunk = chunk.max(1);
@@ -133,14 +222,9 @@ pub(crate) fn compressed_levels(
     }
     let mut levels = Vec::with_capacity(depth);
     for (p, c) in pos.into_iter().zip(crd) {
-        // The widths hold every value (checked above), so these only narrow.
-        let p = IndexVec::from_vec_u64(p, pw)
-            .map_err(|o| ConvertError::Invalid(format!("position {} escaped", o.value)))?;
-        let c = IndexVec::from_vec_u64(c, cw)
-            .map_err(|o| ConvertError::Invalid(format!("coordinate {} escaped", o.value)))?;
         levels.push(LevelArrays {
-            pos: Some(p),
-            crd: Some(c),
+            pos: Some(narrow(p, layout.pos_width)?),
+            crd: Some(narrow(c, layout.crd_width)?),
         });
     }
     Ok(Some(levels))
