@@ -35,12 +35,16 @@ pub(crate) fn levels_from_keys(
     sorted: &Sorted,
     chunk: usize,
 ) -> Result<Option<Vec<LevelArrays>>, ConvertError> {
-    if !widths_hold(layout, sorted.len() as u64) {
+    let (Some(keys), Some(fields)) = (sorted.keys(), keyer.fields()) else {
+        return Ok(None);
+    };
+    let keyed = !layout.ell && !fields.is_empty() && fields.len() == layout.levels.len();
+    if !keyed || !widths_hold(layout, keys.len() as u64) {
         return Ok(None);
     }
-    match compressed_levels(layout, keyer, sorted, chunk)? {
+    match compressed_levels(layout, keys, fields, chunk)? {
         Some(levels) => Ok(Some(levels)),
-        None => coo_levels(layout, keyer, sorted, chunk),
+        None => coo_levels(layout, keys, fields, chunk),
     }
 }
 
@@ -62,17 +66,12 @@ fn widths_hold(layout: &Layout, n: u64) -> bool {
 /// slots in the coordinate arrays, in parallel. `None` for other layouts or unpacked keys.
 fn coo_levels(
     layout: &Layout,
-    keyer: &Keyer,
-    sorted: &Sorted,
+    keys: &[u64],
+    fields: &[Field],
     chunk: usize,
 ) -> Result<Option<Vec<LevelArrays>>, ConvertError> {
-    let (Some(keys), Some(fields)) = (sorted.keys(), keyer.fields()) else {
-        return Ok(None);
-    };
     let lv = &layout.levels;
-    let coo = !layout.ell
-        && fields.len() == lv.len()
-        && lv.len() >= 2
+    let coo = lv.len() >= 2
         && lv[0].format == LevelFormat::Compressed
         && lv[0].nonunique
         && lv[0].has_pos
@@ -124,29 +123,18 @@ fn narrow(v: Vec<u64>, w: crate::index::IndexWidth) -> Result<IndexVec, ConvertE
         .map_err(|o| ConvertError::Invalid(format!("index {} escaped its width", o.value)))
 }
 
-/// The levels of `layout` from `sorted`'s keys, when every level is compressed and
-/// unique, keys are packed, no two items share a key, and the
-/// layout's widths hold every value (coordinates below the level sizes, positions up to
-/// the item count). `None` otherwise: the walk then builds them, reporting any value that
-/// does not fit exactly where it meets it.
+/// The levels of `layout` from the items' sorted `keys`, when every level is compressed
+/// and unique and no two items share a key; `None` otherwise.
 fn compressed_levels(
     layout: &Layout,
-    keyer: &Keyer,
-    sorted: &Sorted,
+    keys: &[u64],
+    fields: &[Field],
     chunk: usize,
 ) -> Result<Option<Vec<LevelArrays>>, ConvertError> {
-    let (Some(keys), Some(fields)) = (sorted.keys(), keyer.fields()) else {
-        return Ok(None);
-    };
-    let plain = !layout.ell
-        && fields.len() == layout.levels.len()
-        && layout.levels.iter().enumerate().all(|(l, p)| {
-            p.format == LevelFormat::Compressed
-                && !p.nonunique
-                && p.has_pos
-                && p.crd_owner == Some(l)
-        });
-    if !plain || !widths_hold(layout, keys.len() as u64) || fields.is_empty() {
+    let plain = layout.levels.iter().enumerate().all(|(l, p)| {
+        p.format == LevelFormat::Compressed && !p.nonunique && p.has_pos && p.crd_owner == Some(l)
+    });
+    if !plain {
         return Ok(None);
     }
     let chunk = chunk.max(1);
