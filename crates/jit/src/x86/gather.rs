@@ -52,7 +52,16 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
         // r14 = pos[end] - (X_AHEAD + X_COUNT): from there on, the entries ahead are past
         // this call's rows, and nothing is prefetched (signed: a short range goes negative).
         load_index(&mut a, d.pos, gp::R14, gp::R8, gp::RDX, 0)?;
-        dynasm!(a.ops ; .arch x64 ; sub r14, X_AHEAD + X_COUNT);
+        // x near the diagonal (the caller's sample says so): r14 = -1, no entry is below it,
+        // and x is never prefetched.
+        dynasm!(a.ops
+            ; .arch x64
+            ; sub r14, X_AHEAD + X_COUNT
+            ; cmp QWORD [rdi + at::X_PREFETCH], 0
+            ; jne >keep
+            ; mov r14, -1
+            ; keep:
+        );
     }
     let (load_s, store_s, mul_s, add_s) = if f64s {
         (

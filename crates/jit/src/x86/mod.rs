@@ -50,6 +50,7 @@ pub(crate) mod at {
     pub const MM_STRIDE: i32 = 112;
     pub const TAIL_MASK: i32 = 120;
     pub const STRIDE: i32 = 88;
+    pub const X_PREFETCH: i32 = 96;
 }
 
 /// General-purpose register numbers, as dynasm's `Rq(n)` takes them.
