@@ -413,6 +413,11 @@ def case_spmv(args, quick):
                         for _ in range(RUNS)]
             rows.append((f"MKL {name}: sparse_dot_mkl.dot_product_mkl(A, x), 2 threads", mkl_runs,
                          lambda o: o.split("\n")[-2]))
+            # Rounds of ours and MKL back to back: the bandwidth drifts between runs here.
+            paired = subprocess.run([PY, os.path.join(os.path.dirname(__file__), "paired_spmv.py"),
+                                     args.run_bin, spt, mtx, x, str(RUNS)], capture_output=True,
+                                    text=True, env={**os.environ, **env})
+            print(f"SpMV {name}, " + (paired.stdout.strip() or paired.stderr.strip()))
         rows_out.append((name, rows))
     title = (f"SpMV y = A x, CSR f64 with 32-bit indices, {n} x {n}, {nnz} nonzeros, 2 threads "
              f"(targets: ours >= 1.0x MKL's speed on both, >= 70% of the bound on banded, >= 1.5x SciPy on uniform)")
