@@ -72,9 +72,10 @@ pub(crate) fn derived_like(enc: &Encoding, a: usize, b: usize) -> Option<Derived
     }
 }
 
-/// True if every value the derived arrays can hold fits the layout's widths: coordinates
-/// below the two level sizes, positions up to `nnz`. (Otherwise the general path reports
-/// the first value that does not fit, or finds that the data fits after all.)
+/// True if every value the arrays of `nnz` entries can hold fits the layout's widths:
+/// coordinates below the level sizes, positions up to `nnz`. (Otherwise the level walk
+/// reports the first value that does not fit, or finds that the data fits after all.)
+/// Asked by the derive routes and by the keyed build (`tree.rs`).
 pub(crate) fn widths_hold(layout: &Layout, nnz: u64) -> bool {
     let crd_max = layout.crd_width.max();
     layout.crd_width != IndexWidth::W2

@@ -17,6 +17,7 @@ level-by-level walk of `build.rs` byte for byte (a test compares them).
 
 use sptk_encoding::LevelFormat;
 
+use crate::convert::derive::widths_hold;
 use crate::convert::order::{Keyer, Sorted};
 use crate::error::ConvertError;
 use crate::index::IndexVec;
@@ -46,19 +47,6 @@ pub(crate) fn levels_from_keys(
         Some(levels) => Ok(Some(levels)),
         None => coo_levels(layout, keys, fields, chunk),
     }
-}
-
-/// True if the layout's widths hold every value of `n` items: coordinates below the
-/// level sizes, positions up to `n`. (Otherwise the walk reports the first that does
-/// not fit, where it meets it.)
-fn widths_hold(layout: &Layout, n: u64) -> bool {
-    let (pw, cw) = (layout.pos_width, layout.crd_width);
-    cw != crate::index::IndexWidth::W2
-        && layout
-            .levels
-            .iter()
-            .all(|p| p.size.saturating_sub(1) <= cw.max())
-        && n <= pw.max()
 }
 
 /// COO of any rank (`compressed(nonunique)` then singletons, AoS, SoA or mixed): every
@@ -117,7 +105,7 @@ fn coo_levels(
     Ok(Some(levels))
 }
 
-/// `v` at width `w`, which holds every value (checked by [`widths_hold`]).
+/// `v` at width `w`, which holds every value (checked by `widths_hold`).
 fn narrow(v: Vec<u64>, w: crate::index::IndexWidth) -> Result<IndexVec, ConvertError> {
     IndexVec::from_vec_u64(v, w)
         .map_err(|o| ConvertError::Invalid(format!("index {} escaped its width", o.value)))
