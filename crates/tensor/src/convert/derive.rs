@@ -94,11 +94,11 @@ pub(crate) fn derive_levels(
     pos: &[u64],
     crd: IndexVec,
     layout: &Layout,
-) -> Vec<LevelArrays> {
+) -> Result<Vec<LevelArrays>, ConvertError> {
     let nnz = pos.last().copied().unwrap_or(0);
     let (pw, cw) = (layout.pos_width, layout.crd_width);
-    let inner = with_width(crd, cw);
-    match kind {
+    let inner = with_width(crd, cw)?;
+    Ok(match kind {
         Derived::Doubly => {
             let rows = par::select(pos.len().saturating_sub(1), |r| pos[r + 1] > pos[r]);
             let mut starts = Vec::with_capacity(rows.len() + 1);
@@ -107,21 +107,21 @@ pub(crate) fn derive_levels(
             let outer = vec![0, rows.len() as u64];
             vec![
                 LevelArrays {
-                    pos: Some(typed(&outer, pw)),
-                    crd: Some(moved(rows, cw)),
+                    pos: Some(moved(outer, pw)?),
+                    crd: Some(moved(rows, cw)?),
                 },
                 LevelArrays {
-                    pos: Some(moved(starts, pw)),
+                    pos: Some(moved(starts, pw)?),
                     crd: Some(inner),
                 },
             ]
         }
         Derived::Coo { soa } => {
-            let head = typed(&[0, nnz], pw);
+            let head = moved(vec![0, nnz], pw)?;
             let (c0, c1) = if soa {
-                (Some(outer_coords(pos, cw, 1, None)), Some(inner))
+                (Some(outer_coords(pos, cw, 1, None)?), Some(inner))
             } else {
-                (Some(aos_coords(pos, inner, cw)), None)
+                (Some(aos_coords(pos, inner, cw)?), None)
             };
             vec![
                 LevelArrays {
@@ -131,30 +131,32 @@ pub(crate) fn derive_levels(
                 LevelArrays { pos: None, crd: c1 },
             ]
         }
-    }
+    })
 }
 
-/// `v` at width `w` (the caller checked that every value fits).
-fn typed(v: &[u64], w: IndexWidth) -> IndexVec {
-    IndexVec::from_u64s(v, w).unwrap_or_else(|_| IndexVec::new(w))
-}
-
-/// `v` at width `w`, moved when `w` is 64 bits (the caller checked that every value fits).
-fn moved(v: Vec<u64>, w: IndexWidth) -> IndexVec {
-    IndexVec::from_vec_u64(v, w).unwrap_or_else(|_| IndexVec::new(w))
+/// `v` at width `w`, moved when `w` is 64 bits. The caller checked that every value fits
+/// ([`widths_hold`]); one that does not is an error, never a silently emptied array.
+pub(crate) fn moved(v: Vec<u64>, w: IndexWidth) -> Result<IndexVec, ConvertError> {
+    IndexVec::from_vec_u64(v, w)
+        .map_err(|o| ConvertError::Invalid(format!("index {} escaped its width", o.value)))
 }
 
 /// `crd` at width `w`: moved when it already has it (the caller checked the values fit).
-fn with_width(crd: IndexVec, w: IndexWidth) -> IndexVec {
+fn with_width(crd: IndexVec, w: IndexWidth) -> Result<IndexVec, ConvertError> {
     if crd.width() == w {
-        return crd;
+        return Ok(crd);
     }
-    IndexVec::from_vec_u64(crd.to_u64_vec(), w).unwrap_or_else(|_| IndexVec::new(w))
+    moved(crd.to_u64_vec(), w)
 }
 
 /// Each entry's outer coordinate, `stride` slots per entry at width `w`; with `inner`
 /// (at width `w` too), its inner coordinate in the second slot (AoS COO).
-fn outer_coords(pos: &[u64], w: IndexWidth, stride: usize, inner: Option<&IndexVec>) -> IndexVec {
+fn outer_coords(
+    pos: &[u64],
+    w: IndexWidth,
+    stride: usize,
+    inner: Option<&IndexVec>,
+) -> Result<IndexVec, ConvertError> {
     macro_rules! at_width {
         ($t:ty, $v:ident) => {
             fill::<$t>(
@@ -178,16 +180,14 @@ fn outer_coords(pos: &[u64], w: IndexWidth, stride: usize, inner: Option<&IndexV
 /// AoS COO coordinates from the inner ones (at width `w`): grown in place to two slots an
 /// entry where `inner` is an owned array (no second copy of the coordinates), else filled
 /// into a new array.
-fn aos_coords(pos: &[u64], inner: IndexVec, w: IndexWidth) -> IndexVec {
+fn aos_coords(pos: &[u64], inner: IndexVec, w: IndexWidth) -> Result<IndexVec, ConvertError> {
     macro_rules! at_width {
         ($v:ident, $b:expr) => {
             if $b.is_shared() {
                 outer_coords(pos, w, 2, Some(&IndexVec::$v($b)))
             } else {
-                match interleave_in_place(pos, $b.into_vec()) {
-                    Ok(v) => IndexVec::$v(v.into()),
-                    Err(v) => outer_coords(pos, w, 2, Some(&IndexVec::$v(v.into()))),
-                }
+                let v = interleave_in_place(pos, $b.into_vec())?;
+                Ok(IndexVec::$v(v.into()))
             }
         };
     }
@@ -207,12 +207,15 @@ const ENTRIES_PER_TASK: usize = 1 << 16;
 /// pairs in its own allocation. Entry `i` moves to slots `2i` and `2i + 1`, so the entries
 /// `[lo, hi)` with `2 lo >= hi` write only slots at or above `hi` (free, or already moved)
 /// while those below `lo` still wait: they run in parallel, one wave per halving of `hi`.
-/// `Err(crd)` if the allocation cannot grow (the caller copies instead).
-fn interleave_in_place<C: Index>(pos: &[u64], mut crd: Vec<C>) -> Result<Vec<C>, Vec<C>> {
+/// An error names the size where the allocation cannot grow.
+fn interleave_in_place<C: Index>(pos: &[u64], mut crd: Vec<C>) -> Result<Vec<C>, ConvertError> {
     use std::mem::MaybeUninit;
     let n = crd.len();
     if crd.try_reserve_exact(n).is_err() {
-        return Err(crd);
+        return Err(ConvertError::TooLarge(format!(
+            "COO coordinates: {} elements cannot be allocated on this machine",
+            2 * n as u128
+        )));
     }
     // SAFETY: the allocation holds at least `2n` elements (reserved above); viewing them as
     // `MaybeUninit` makes no claim about their contents. `crd` is not used again until
@@ -277,13 +280,20 @@ fn interleave_in_place<C: Index>(pos: &[u64], mut crd: Vec<C>) -> Result<Vec<C>,
 /// Rows per parallel task.
 const ROWS_PER_TASK: usize = 4096;
 
-fn fill<C: Index>(pos: &[u64], stride: usize, inner: Option<&[C]>) -> IndexVec {
+fn fill<C: Index>(
+    pos: &[u64],
+    stride: usize,
+    inner: Option<&[C]>,
+) -> Result<IndexVec, ConvertError> {
     debug_assert!(
         stride == 1 || inner.is_some(),
         "AoS COO needs the inner coordinates"
     );
     let nnz = pos.last().copied().unwrap_or(0) as usize;
-    let mut out = vec![C::default(); nnz * stride];
+    let len = nnz
+        .checked_mul(stride)
+        .ok_or_else(|| ConvertError::TooLarge("COO coordinates: too many".into()))?;
+    let mut out: Vec<C> = crate::alloc::big_zeroed(len)?;
     // Disjoint stretches of `out`, one per group of rows.
     let rows = pos.len().saturating_sub(1);
     let mut parts: Vec<(usize, &mut [C])> = Vec::new();
@@ -317,7 +327,7 @@ fn fill<C: Index>(pos: &[u64], stride: usize, inner: Option<&[C]>) -> IndexVec {
             }
         }
     });
-    C::wrap(out)
+    Ok(C::wrap(out))
 }
 
 /// `enc` (DCSR / DCSC / COO over the same dimensions) from the CSR-like tensor `t`, whose
@@ -373,7 +383,7 @@ pub(crate) fn derive(
         .get_mut(1)
         .and_then(|l| l.crd.take())
         .unwrap_or_else(|| IndexVec::new(IndexWidth::W64));
-    let levels = derive_levels(kind, &pos, crd, &layout);
+    let levels = derive_levels(kind, &pos, crd, &layout)?;
     Ok(Ok(Converted {
         tensor: Tensor {
             encoding: enc.clone(),
@@ -420,7 +430,7 @@ mod tests {
         assert_eq!(derived_like(&enc, 0, 1), Some(Derived::Doubly));
         assert_eq!(derived_like(&enc, 1, 0), None);
         let (pos, crd) = csr();
-        let levels = derive_levels(Derived::Doubly, &pos, crd, &layout(&enc));
+        let levels = derive_levels(Derived::Doubly, &pos, crd, &layout(&enc)).unwrap();
         assert_eq!(
             arrays(&levels),
             vec![
@@ -438,7 +448,8 @@ mod tests {
         for soa in [false, true] {
             let enc = sptk_encoding::coo(2, soa);
             assert_eq!(derived_like(&enc, 0, 1), Some(Derived::Coo { soa }));
-            let levels = derive_levels(Derived::Coo { soa }, &pos, crd.clone(), &layout(&enc));
+            let levels =
+                derive_levels(Derived::Coo { soa }, &pos, crd.clone(), &layout(&enc)).unwrap();
             let want = if soa {
                 vec![
                     Some(vec![0, 5]),
@@ -476,7 +487,7 @@ mod tests {
             let crd: Vec<u32> = (0..nnz as u32)
                 .map(|i| i.wrapping_mul(2654435761))
                 .collect();
-            let want = fill::<u32>(&pos, 2, Some(&crd)).to_u64_vec();
+            let want = fill::<u32>(&pos, 2, Some(&crd)).unwrap().to_u64_vec();
             let got = interleave_in_place(&pos, crd).unwrap();
             assert_eq!(got.len(), 2 * nnz);
             assert!(

@@ -17,10 +17,9 @@ level-by-level walk of `build.rs` byte for byte (a test compares them).
 
 use sptk_encoding::LevelFormat;
 
-use crate::convert::derive::widths_hold;
+use crate::convert::derive::{moved, widths_hold};
 use crate::convert::order::{Keyer, Sorted};
 use crate::error::ConvertError;
-use crate::index::IndexVec;
 use crate::layout::Layout;
 use crate::par;
 use crate::tensor::LevelArrays;
@@ -98,17 +97,11 @@ fn coo_levels(
             None
         };
         levels.push(LevelArrays {
-            pos: pos.map(|p| narrow(p, layout.pos_width)).transpose()?,
-            crd: crd.map(|c| narrow(c, layout.crd_width)).transpose()?,
+            pos: pos.map(|p| moved(p, layout.pos_width)).transpose()?,
+            crd: crd.map(|c| moved(c, layout.crd_width)).transpose()?,
         });
     }
     Ok(Some(levels))
-}
-
-/// `v` at width `w`, which holds every value (checked by `widths_hold`).
-fn narrow(v: Vec<u64>, w: crate::index::IndexWidth) -> Result<IndexVec, ConvertError> {
-    IndexVec::from_vec_u64(v, w)
-        .map_err(|o| ConvertError::Invalid(format!("index {} escaped its width", o.value)))
 }
 
 /// The levels of `layout` from the items' sorted `keys`, when every level is compressed
@@ -199,8 +192,8 @@ fn compressed_levels(
     let mut levels = Vec::with_capacity(depth);
     for (p, c) in pos.into_iter().zip(crd) {
         levels.push(LevelArrays {
-            pos: Some(narrow(p, layout.pos_width)?),
-            crd: Some(narrow(c, layout.crd_width)?),
+            pos: Some(moved(p, layout.pos_width)?),
+            crd: Some(moved(c, layout.crd_width)?),
         });
     }
     Ok(Some(levels))
