@@ -336,8 +336,8 @@ impl Acc {
     }
 }
 
-/// The error for 64-bit coordinate columns that cannot be allocated.
-fn wide_columns(cap: u64) -> MtxError {
+/// The error for coordinate columns (room for `cap` entries) that cannot be allocated.
+fn columns_too_large(cap: u64) -> MtxError {
     too_large::<u64>(
         "the coordinates",
         cap,
@@ -500,11 +500,7 @@ fn read_tns_input(
             .map_or(IndexWidth::W32, |&n| coord_width_for(n));
         let mut col = Column::new(width);
         if !col.try_reserve(cap_usize) {
-            return Err(too_large::<u64>(
-                "the coordinates",
-                cap,
-                "cannot be allocated on this machine",
-            ));
+            return Err(columns_too_large(cap));
         }
         acc.columns.push(col);
     }
@@ -521,7 +517,7 @@ fn read_tns_input(
             return Err(located(&src, *no, e));
         }
         if !acc.append(&one) {
-            return Err(wide_columns(cap));
+            return Err(columns_too_large(cap));
         }
     }
     let workers = Workers::new(opts.threads, opts.chunk_size)?;
@@ -538,7 +534,7 @@ fn read_tns_input(
             res?;
             if !acc.append(b) {
                 // Reported at the first line that needs 64 bits.
-                return Err(RawError::new(range.0, wide_columns(cap).to_string()));
+                return Err(RawError::new(range.0, columns_too_large(cap).to_string()));
             }
         }
         Ok(())
