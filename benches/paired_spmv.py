@@ -1,7 +1,7 @@
 """Paired SpMV rounds against MKL, for a machine whose memory bandwidth drifts between runs.
 
 Run by peers.sh's spmv case (in its virtual environment, MKL_RT and MKL_NUM_THREADS set):
-each round runs `sparse-run spmv --repeat 41 --stats` (its in-process median per run), then
+each round runs `sparse-run spmv --no-mmap --repeat 41 --stats` (its in-process median per run), then
 41 in-process MKL calls on the same matrix (their median), back to back, so both sides of a
 round see the same machine. Prints each round's ratio and the medians.
 
@@ -30,7 +30,7 @@ def main():
     ours, peer = [], []
     for _ in range(rounds):
         out = subprocess.run([run_bin, "spmv", spt, "--x", x_path, "--repeat", "41", "--stats",
-                              "--threads", "2"], capture_output=True, text=True, check=True).stdout
+                              "--threads", "2", "--no-mmap"], capture_output=True, text=True, check=True).stdout
         ours.append(float(re.search(r"([\d.]+) ms", out.strip().split("\n")[-1]).group(1)))
         times = []
         for _ in range(41):

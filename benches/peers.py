@@ -387,7 +387,8 @@ def case_spmv(args, quick):
             subprocess.run([args.bin, mtx, "--to", "CSR", "--pos-width", "32", "--crd-width", "32",
                             "-o", spt, "--quiet"], check=True)
         y = os.path.join(DATA, "spmv.y.npy")
-        cmd = [args.run_bin, "spmv", spt, "--x", x, "--threads", "2", "--quiet", "-o", y]
+        # --no-mmap: A in private huge-page memory, as the peers' NumPy arrays are.
+        cmd = [args.run_bin, "spmv", spt, "--x", x, "--threads", "2", "--quiet", "-o", y, "--no-mmap"]
         check_y = f"import numpy as np; print('SUM %.9e' % np.load({y!r}).sum())"
         ours = []
         for _ in range(RUNS):

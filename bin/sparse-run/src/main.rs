@@ -120,8 +120,12 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
     );
     let mut rows = Vec::new();
     for (input, out) in inputs.iter().zip(&outputs) {
-        let file = sptk_store::SptFile::open(input)
-            .with_context(|| format!("cannot open {}", input.display()))?;
+        let file = if args.no_mmap {
+            sptk_store::SptFile::read(input)
+        } else {
+            sptk_store::SptFile::open(input)
+        }
+        .with_context(|| format!("cannot open {}", input.display()))?;
         let a = if args.no_verify {
             file.validate_without_checksums()
         } else {

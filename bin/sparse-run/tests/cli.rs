@@ -484,3 +484,38 @@ fn plot_draws_a_png_and_needs_a_font() {
     );
     assert!(!bad.exists());
 }
+
+#[test]
+fn no_mmap_reads_the_input_into_memory_and_gives_the_same_y() {
+    // Above 4 MiB, so the private copy takes the huge-page path.
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, cols) = (200_000, 150_000);
+    let a = matrix(&dir.path().join("a.spt"), rows, cols, "CSR");
+    assert!(std::fs::metadata(dir.path().join("a.spt")).unwrap().len() > 4 << 20);
+    let x: Vec<f64> = (0..cols).map(|j| (j % 13) as f64 - 6.0).collect();
+    let xp = dir.path().join("x.npy");
+    sptk_npy::write(&xp, &[cols], Order::C, &x).unwrap();
+    let ap = dir.path().join("a.spt");
+    let mut ys = Vec::new();
+    for (name, load) in [("mapped.npy", false), ("loaded.npy", true)] {
+        let yp = dir.path().join(name);
+        let mut args = vec!["spmv", s(&ap), "--x", s(&xp), "-o", s(&yp)];
+        args.extend(["--threads", "2", "--repeat", "3"]);
+        if load {
+            args.push("--no-mmap");
+        }
+        let (ok, _, err) = run(&args);
+        assert!(ok, "{err}");
+        ys.push(std::fs::read(&yp).unwrap());
+    }
+    assert_eq!(ys[0], ys[1], "--no-mmap changed y");
+    let mut want = vec![0.0; rows as usize];
+    reference::spmv(&a, &x, &mut want, false, (1.0, 0.0)).unwrap();
+    close(
+        &Npy::open(&dir.path().join("loaded.npy"))
+            .unwrap()
+            .to_floats::<f64>()
+            .unwrap(),
+        &want,
+    );
+}
