@@ -25,6 +25,8 @@ use sptk_tensor::Tensor;
 static ALLOC: sptk_tensor::HugePageAlloc = sptk_tensor::HugePageAlloc;
 
 fn main() -> ExitCode {
+    // Built with `panic = "abort"`: no destructor removes a temporary on a panic.
+    sptk_output::remove_temporaries_on_panic();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

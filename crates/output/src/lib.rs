@@ -19,6 +19,11 @@ What a write does, in order:
    the target, and fsyncs the folder. A failing fsync of the folder is an error: the new
    file is then in place but might not survive a crash.
 
+A named temporary is removed by its owner's `Drop` when a write fails. The command-line
+tools are built with `panic = "abort"`, under which no destructor runs: they call
+[`remove_temporaries_on_panic`] first, whose panic hook removes the named temporaries the
+process is still writing. (Unnamed ones vanish with the process anyway.)
+
 Standard output (`-`) is not a file that can be replaced atomically: [`AtomicFile::create`]
 refuses it, and callers write standard output themselves.
 
@@ -40,8 +45,50 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The named temporaries this process has on disk and has not yet renamed or removed.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    // A panic elsewhere cannot leave the list half-changed: use it as it is.
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn track(tmp: &Path) {
+    pending().push(tmp.to_path_buf());
+}
+
+fn untrack(tmp: &Path) {
+    pending().retain(|p| p != tmp);
+}
+
+/// Removes every named temporary this process is still writing (best effort), and
+/// returns how many it removed. For a panic hook: see [`remove_temporaries_on_panic`].
+pub fn remove_pending_temporaries() -> usize {
+    // `try_lock`: a panic while the list is locked must not deadlock the hook.
+    let mut list = match PENDING.try_lock() {
+        Ok(l) => l,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return 0,
+    };
+    list.drain(..)
+        .filter(|p| fs::remove_file(p).is_ok())
+        .count()
+}
+
+/// Installs a panic hook that removes this process's named temporaries, then runs the
+/// hook that was in place (which prints the message). For programs built with
+/// `panic = "abort"`, where the temporaries' destructors never run.
+pub fn remove_temporaries_on_panic() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        remove_pending_temporaries();
+        previous(info);
+    }));
+}
 
 /// The folder of `path` (`.` for a bare file name).
 pub fn folder(path: &Path) -> &Path {
@@ -116,6 +163,9 @@ impl AtomicFile {
                 true,
             ),
         };
+        if named {
+            track(&tmp);
+        }
         let out = AtomicFile {
             file,
             target: path.to_path_buf(),
@@ -157,9 +207,11 @@ impl AtomicFile {
         if !self.named {
             link_unnamed(&self.file, &self.tmp)?;
             self.named = true;
+            track(&self.tmp);
         }
         fs::rename(&self.tmp, &self.target)?;
         self.named = false;
+        untrack(&self.tmp);
         sync_folder(folder(&self.target))
     }
 }
@@ -168,6 +220,7 @@ impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.named {
             let _ = fs::remove_file(&self.tmp);
+            untrack(&self.tmp);
         }
     }
 }
@@ -200,16 +253,18 @@ impl AtomicPath {
         let tmp = temp_path(path)?;
         let _ = remove_stale_temporaries(path);
         let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        track(&tmp);
+        let out = AtomicPath {
+            target: path.to_path_buf(),
+            tmp,
+            armed: true,
+        };
         if let Ok(meta) = fs::metadata(path) {
             if meta.is_file() {
                 file.set_permissions(meta.permissions())?;
             }
         }
-        Ok(AtomicPath {
-            target: path.to_path_buf(),
-            tmp,
-            armed: true,
-        })
+        Ok(out)
     }
 
     /// The temporary file to write.
@@ -225,6 +280,7 @@ impl AtomicPath {
         File::open(&self.tmp)?.sync_all()?;
         fs::rename(&self.tmp, &self.target)?;
         self.armed = false;
+        untrack(&self.tmp);
         sync_folder(folder(&self.target))
     }
 }
@@ -233,6 +289,7 @@ impl Drop for AtomicPath {
     fn drop(&mut self) {
         if self.armed {
             let _ = fs::remove_file(&self.tmp);
+            untrack(&self.tmp);
         }
     }
 }
