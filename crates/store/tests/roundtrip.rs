@@ -239,3 +239,29 @@ fn conversion_from_a_stored_tensor() {
         common::triples(&t.to_entries())
     );
 }
+
+#[test]
+fn a_large_file_reads_in_parallel_pieces_as_it_maps() {
+    // Past 32 MiB, `SptFile::read` reads 16 MiB pieces in parallel into huge-page memory.
+    let n = 3_000_000u64;
+    let entries = sptk_tensor::Entries::from_parts(
+        vec![n, 7],
+        vec![(0..n).collect(), (0..n).map(|i| (i * 5) % 7).collect()],
+        ValueVec::F64((0..n).map(|i| i as f64 * 0.5).collect::<Vec<_>>().into()),
+    )
+    .unwrap();
+    let target = sptk_encoding::resolve_target("CSR", 2).unwrap();
+    let t = sptk_tensor::convert(&entries, &target, &Default::default())
+        .unwrap()
+        .tensor;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.spt");
+    write(&path, &t, &WriteOptions::default()).unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() > 64 << 20);
+    let read = SptFile::read(&path).unwrap();
+    assert_eq!(read.verify().unwrap(), t);
+    assert_eq!(
+        read.verify().unwrap(),
+        SptFile::open(&path).unwrap().verify().unwrap()
+    );
+}
