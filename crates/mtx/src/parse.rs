@@ -6,7 +6,8 @@ use crate::alloc::Zeroed;
 use crate::error::RawError;
 use crate::header::Symmetry;
 use crate::scan::{
-    at, describe_token, find_newline, parse_f64, parse_i64, parse_u64, skip_blanks, NumErr, ValErr,
+    at, describe_token, find_newline, find_newline_near, parse_f64, parse_i64, parse_u64,
+    skip_blanks, NumErr, ValErr,
 };
 use sptk_tensor::{IndexVec, Value, ValueVecAccess, C128};
 
@@ -413,7 +414,7 @@ pub(crate) fn count_coo_lines(
             entries += 1;
         }
         lines += 1;
-        p = find_newline(t, p) + 1;
+        p = find_newline_near(t, p) + 1;
     }
     Some((lines, entries))
 }
