@@ -68,11 +68,21 @@ fn untrack(tmp: &Path) {
 /// Removes every named temporary this process is still writing (best effort), and
 /// returns how many it removed. For a panic hook: see [`remove_temporaries_on_panic`].
 pub fn remove_pending_temporaries() -> usize {
-    // `try_lock`: a panic while the list is locked must not deadlock the hook.
-    let mut list = match PENDING.try_lock() {
-        Ok(l) => l,
-        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return 0,
+    // `try_lock`, a few times: another thread may hold the list for a moment, but a
+    // hook must never wait forever on it.
+    let mut list = None;
+    for _ in 0..1000 {
+        match PENDING.try_lock() {
+            Ok(l) => list = Some(l),
+            Err(std::sync::TryLockError::Poisoned(e)) => list = Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => std::thread::yield_now(),
+        }
+        if list.is_some() {
+            break;
+        }
+    }
+    let Some(mut list) = list else {
+        return 0;
     };
     list.drain(..)
         .filter(|p| fs::remove_file(p).is_ok())
