@@ -459,7 +459,7 @@ const READ_PIECE: usize = 16 << 20;
 /// huge pages first, which the copy that follows then faults in 2 MiB at a time, so that
 /// kernels streaming the arrays miss the TLB less (SpMV on a 300 MB CSR: 6% per run).
 fn anon(len: usize) -> std::io::Result<MmapMut> {
-    if len >= HUGE_FROM {
+    if len >= sptk_tensor::HUGE_PAGE_FROM {
         let map = MmapOptions::new().len(len).map_anon()?;
         // Advice only: if the kernel refuses it, the pages are ordinary ones.
         #[cfg(target_os = "linux")]
@@ -468,9 +468,6 @@ fn anon(len: usize) -> std::io::Result<MmapMut> {
     }
     MmapOptions::new().len(len).populate().map_anon()
 }
-
-/// Private copies at least this large are advised into huge pages.
-const HUGE_FROM: usize = 4 << 20;
 
 /// `pos[3]` -> ("pos", 3).
 fn parse_array_name(name: &str) -> Option<(&str, usize)> {

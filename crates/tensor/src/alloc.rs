@@ -90,16 +90,17 @@ fn huge_pages<T>(v: &mut [T]) {
     advise_huge(v.as_mut_ptr().cast(), std::mem::size_of_val(v));
 }
 
-/// Allocations from this size up get huge-page advice (a block of 4 MiB holds at least
-/// one aligned 2 MiB page).
-const HUGE_FROM: usize = 4 << 20;
+/// Memory blocks from this size up get huge-page advice (a block of 4 MiB holds at least
+/// one aligned 2 MiB page): this crate's allocations, and the private copies of other
+/// crates (`sptk_store`'s in-memory `.spt` files).
+pub const HUGE_PAGE_FROM: usize = 4 << 20;
 
 /// Huge-page advice for the `bytes` bytes at `ptr` (memory of this process's heap), when
 /// they are many.
 fn advise_huge(ptr: *mut u8, bytes: usize) {
     #[cfg(target_os = "linux")]
     {
-        if bytes < HUGE_FROM || ptr.is_null() {
+        if bytes < HUGE_PAGE_FROM || ptr.is_null() {
             return;
         }
         // Every page the array touches, not only its 2 MiB-aligned middle: advice on part
