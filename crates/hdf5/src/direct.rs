@@ -193,29 +193,35 @@ struct Place {
 fn chunk_places(ds: &Dataset, n: usize, chunk: usize) -> Option<Vec<Place>> {
     let count = n.div_ceil(chunk);
     let mut out = Vec::with_capacity(count);
-    for c in 0..count {
-        let offset = [(c * chunk) as u64];
-        let (mut mask, mut addr, mut size) = (0u32, 0u64, 0u64);
-        // SAFETY: `ds.id()` is an open dataset of rank 1 (checked by the caller), `offset`
-        // holds one coordinate, and the out-pointers are to live locals of the types the
-        // C prototype declares; only this thread calls into the library here.
-        let status = unsafe {
-            hdf5_sys::h5d::H5Dget_chunk_info_by_coord(
-                ds.id(),
-                offset.as_ptr(),
-                &mut mask,
-                &mut addr,
-                &mut size,
-            )
-        };
-        if status < 0 || addr == hdf5_sys::h5::HADDR_UNDEF {
-            return None;
+    // Every call under the bindings' global lock (taken once for the whole index): libhdf5
+    // is not thread-safe, and `sync` is what serialises it against other threads' calls.
+    hdf5::sync::sync(|| {
+        for c in 0..count {
+            let offset = [(c * chunk) as u64];
+            let (mut mask, mut addr, mut size) = (0u32, 0u64, 0u64);
+            // SAFETY: `ds.id()` is an open dataset of rank 1 (checked by the caller, `read`)
+            // that `ds` keeps open for the call; `offset` holds one coordinate (the rank);
+            // the out-pointers are to live locals of the types the C prototype declares;
+            // the global lock held by `sync` keeps every other thread out of the library.
+            let status = unsafe {
+                hdf5_sys::h5d::H5Dget_chunk_info_by_coord(
+                    ds.id(),
+                    offset.as_ptr(),
+                    &mut mask,
+                    &mut addr,
+                    &mut size,
+                )
+            };
+            if status < 0 || addr == hdf5_sys::h5::HADDR_UNDEF {
+                return None;
+            }
+            out.push(Place {
+                addr,
+                stored: size,
+                mask,
+            });
         }
-        out.push(Place {
-            addr,
-            stored: size,
-            mask,
-        });
-    }
+        Some(())
+    })?;
     Some(out)
 }

@@ -404,23 +404,32 @@ impl H5<'_> {
         let count = c.size();
         self.check_budget(object, count, width)?;
         let mut bytes = vec![0u8; count * width];
-        // SAFETY: `bytes` holds `count` elements of the object's own type (`width` bytes
-        // each, from its datatype); reading with that same type as the memory type makes
-        // the library copy exactly `count * width` bytes, no conversion, no pointers.
-        let status = unsafe {
-            if is_attr {
-                hdf5_sys::h5a::H5Aread(c.id(), dtype.id(), bytes.as_mut_ptr().cast())
-            } else {
-                hdf5_sys::h5d::H5Dread(
-                    c.id(),
-                    dtype.id(),
-                    hdf5_sys::h5s::H5S_ALL,
-                    hdf5_sys::h5s::H5S_ALL,
-                    hdf5_sys::h5p::H5P_DEFAULT,
-                    bytes.as_mut_ptr().cast(),
-                )
+        let out = bytes.as_mut_ptr().cast();
+        // Under the bindings' global lock, as every call the bindings make: libhdf5 is not
+        // thread-safe, and `sync` is what serialises it against other threads' calls.
+        let status = hdf5::sync::sync(|| {
+            // SAFETY: `out` is `bytes`, which holds `count` elements of the object's own
+            // type (`width` bytes each, from its datatype; `count` is the object's size and
+            // `count * width` passed the budget check above); reading with that same type as
+            // the memory type makes the library copy exactly `count * width` bytes, no
+            // conversion, no pointers. `c` and `dtype` are open identifiers owned by the
+            // bindings for the whole call, and the global lock held by `sync` keeps any
+            // other thread out of the library meanwhile.
+            unsafe {
+                if is_attr {
+                    hdf5_sys::h5a::H5Aread(c.id(), dtype.id(), out)
+                } else {
+                    hdf5_sys::h5d::H5Dread(
+                        c.id(),
+                        dtype.id(),
+                        hdf5_sys::h5s::H5S_ALL,
+                        hdf5_sys::h5s::H5S_ALL,
+                        hdf5_sys::h5p::H5P_DEFAULT,
+                        out,
+                    )
+                }
             }
-        };
+        });
         if status < 0 {
             return Err(self
                 .at

@@ -307,6 +307,23 @@ fn binsparse_descriptors_that_break_the_rules_are_named() {
             vec!["/values", "iso values are stored once"],
         ),
         (
+            // The count and the arrays must agree, either way.
+            "more.h5",
+            descriptor("0.1", "CSR", "[3, 4]", 5, "float64"),
+            vec![
+                "/indices_1",
+                "holds 4 indices, but the descriptor's number_of_stored_values is 5",
+            ],
+        ),
+        (
+            "fewer.h5",
+            descriptor("0.1", "CSC", "[4, 3]", 3, "float64"),
+            vec![
+                "/indices_1",
+                "holds 4 indices, but the descriptor's number_of_stored_values is 3",
+            ],
+        ),
+        (
             "nnz.h5",
             descriptor("0.1", "COO", "[3, 4]", 4, "float64"),
             vec!["/indices_0", "missing dataset"],

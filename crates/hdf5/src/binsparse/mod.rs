@@ -83,14 +83,20 @@ pub(crate) fn read(h: &H5, group: &str) -> Result<Matrix, H5Error> {
         ("CSR" | "CSC", true) => {
             let csr = d.format == "CSR";
             let [rows, cols] = two(h, &d, &object)?;
+            let pos = h.index_1d(&g, "pointers_to_1")?;
+            let crd = h.index_1d(&g, "indices_1")?;
+            check_stored(h, &d, crd.len(), &name("indices_1"), "indices")?;
+            if !values.iso {
+                check_stored(h, &d, values.values.len(), &name("values"), "values")?;
+            }
             let values = values.expand_iso(h, d.stored, &name("values"))?;
             compressed(
                 h,
                 Compressed {
                     dims: [rows, cols],
                     by_rows: csr,
-                    pos: h.index_1d(&g, "pointers_to_1")?,
-                    crd: h.index_1d(&g, "indices_1")?,
+                    pos,
+                    crd,
                     values,
                     names: [&name("pointers_to_1"), &name("indices_1"), &name("values")],
                 },
@@ -116,6 +122,27 @@ pub(crate) fn read(h: &H5, group: &str) -> Result<Matrix, H5Error> {
         labels: Vec::new(),
         notes,
     })
+}
+
+/// Refuses an array of `len` elements (`what`: indices, values) where the descriptor's
+/// `number_of_stored_values` says another count: the count and the arrays must agree.
+fn check_stored(
+    h: &H5,
+    d: &Descriptor,
+    len: usize,
+    object: &str,
+    what: &str,
+) -> Result<(), H5Error> {
+    if len as u64 == d.stored {
+        return Ok(());
+    }
+    Err(h.at.err(
+        object,
+        format!(
+            "holds {len} {what}, but the descriptor's number_of_stored_values is {}",
+            d.stored
+        ),
+    ))
 }
 
 fn two(h: &H5, d: &Descriptor, object: &str) -> Result<[u64; 2], H5Error> {
