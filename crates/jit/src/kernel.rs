@@ -14,7 +14,7 @@ use crate::desc::{Desc, Format, Op};
 use crate::reference::{matrix, RealValue};
 use crate::KernelError;
 
-/// The arguments of a generated SpMV kernel (offsets fixed in `x86::csr`).
+/// The arguments of a generated SpMV kernel (the offsets of `x86::at`, checked below).
 #[repr(C)]
 pub(crate) struct SpmvArgs {
     pos: *const u8,
@@ -673,7 +673,7 @@ impl Kernel {
     }
 }
 
-/// The arguments of a generated SpMM kernel (offsets fixed in `x86::spmm`).
+/// The arguments of a generated SpMM kernel (the offsets of `x86::at`, checked below).
 #[repr(C)]
 struct SpmmArgs {
     pos: *const u8,
@@ -697,6 +697,58 @@ struct SpmmArgs {
     /// AVX-512: the lanes of the last, partial vector of a row of X or Y (`k % lanes` ones).
     tail_mask: u64,
 }
+
+// The generated code reads the argument structs at the offsets of `x86::at`: checked
+// when compiled, so a field added or moved cannot leave a kernel reading the wrong one.
+#[cfg(target_arch = "x86_64")]
+const _: () = {
+    use crate::x86::at;
+    use std::mem::offset_of;
+    macro_rules! at {
+        ($s:ty, $($field:ident = $off:expr),* $(,)?) => {
+            $(assert!(offset_of!($s, $field) == $off as usize);)*
+        };
+    }
+    // The first ten fields, which both structs share.
+    macro_rules! shared {
+        ($s:ty) => {
+            at!(
+                $s,
+                pos = at::POS,
+                crd = at::CRD,
+                val = at::VAL,
+                x = at::X,
+                y = at::Y
+            );
+            at!(
+                $s,
+                begin = at::BEGIN,
+                end = at::END,
+                alpha = at::ALPHA,
+                beta = at::BETA
+            );
+            at!($s, beta_zero = at::BETA_ZERO);
+        };
+    }
+    shared!(SpmvArgs);
+    at!(
+        SpmvArgs,
+        outer = at::OUTER,
+        stride = at::STRIDE,
+        x_prefetch = at::X_PREFETCH
+    );
+    shared!(SpmmArgs);
+    at!(
+        SpmmArgs,
+        k = at::K,
+        rows = at::ROWS,
+        cols = at::COLS,
+        outer = at::MM_OUTER
+    );
+    at!(SpmmArgs, stride = at::MM_STRIDE, tail_mask = at::TAIL_MASK);
+    assert!(std::mem::size_of::<SpmvArgs>() == at::X_PREFETCH as usize + 8);
+    assert!(std::mem::size_of::<SpmmArgs>() == at::TAIL_MASK as usize + 8);
+};
 
 /// How a generated SpMM walks the matrix.
 #[derive(Clone, Copy, PartialEq, Eq)]

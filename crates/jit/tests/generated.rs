@@ -291,6 +291,29 @@ fn kernels_refuse_what_they_were_not_made_for() {
         )
         .unwrap_err();
     assert!(err.to_string().contains("f32"), "{err}");
+    // Block kernels unroll every product of a block: more than 1024 values per block (or
+    // more than 12 sums) are refused with the description, for SpMV as for SpMM.
+    for text in [
+        "spmv bsr12x3000 f64 pos32 crd32 avx2",
+        "spmvt bsc12x3000 f32 pos32 crd32 scalar",
+        "spmv bsc3000x12 f64 pos64 crd64 avx512",
+        "spmv bsr4294967295x4294967295 f64 pos64 crd64 scalar",
+        "spmv bsr13x2 f64 pos64 crd64 scalar",
+    ] {
+        let err = Kernel::compile(&text.parse().unwrap()).unwrap_err();
+        let head = text.split(" f").next().unwrap();
+        assert!(
+            err.to_string()
+                .contains(&format!("no generated kernel for {head}")),
+            "{text}: {err}"
+        );
+    }
+    let k = Kernel::compile(&"spmv bsr12x85 f64 pos32 crd32 scalar".parse().unwrap()).unwrap();
+    assert!(
+        decode(&k).len() < 12 * 85 * 8,
+        "{} instructions",
+        decode(&k).len()
+    );
     let err =
         Kernel::compile(&"spmm bsr64x64 f64 pos64 crd64 scalar".parse().unwrap()).unwrap_err();
     assert!(
@@ -367,13 +390,23 @@ fn disassembly_shows_the_instructions_each_kernel_needs() {
                         Mnemonic::Vfmadd231ps
                     };
                     assert!(has(fma), "{d}: the {value} fused multiply-add");
-                    let gather = match (f64s, crd) {
-                        (true, 64) => Mnemonic::Vgatherqpd,
-                        (true, _) => Mnemonic::Vgatherdpd,
-                        (false, 64) => Mnemonic::Vgatherqps,
-                        (false, _) => Mnemonic::Vgatherdps,
+                    // Gather index lanes are signed: 32-bit coordinates are zero-extended
+                    // to qword lanes (f64) or biased by 2^31 (f32), never used as they are.
+                    let (gather, widen) = match (f64s, crd) {
+                        (true, 64) => (Mnemonic::Vgatherqpd, None),
+                        (true, 32) => (Mnemonic::Vgatherqpd, Some(Mnemonic::Vpmovzxdq)),
+                        (true, _) => (Mnemonic::Vgatherdpd, Some(Mnemonic::Vpmovzxbd)),
+                        (false, 64) => (Mnemonic::Vgatherqps, None),
+                        (false, _) => (Mnemonic::Vgatherdps, Some(Mnemonic::Vpxor)),
                     };
                     assert!(has(gather), "{d}: {gather:?}");
+                    if let Some(widen) = widen {
+                        assert!(has(widen), "{d}: {widen:?}");
+                    }
+                    assert!(
+                        crd != 32 || !has(Mnemonic::Vgatherdpd),
+                        "{d}: 32-bit coordinates as signed gather indices"
+                    );
                     assert!(has(Mnemonic::Vzeroupper), "{d}");
                     // Values and coordinates prefetched ahead of each row, then x at the
                     // coordinates of 12 entries further ahead.

@@ -22,7 +22,7 @@ use super::asm::{Arg, Asm};
 use super::at;
 use super::load_index;
 use super::Scalar;
-use super::{enter, gp, leave, load_args, ROW_ARGS};
+use super::{check_block, enter, gp, leave, load_args, ROW_ARGS};
 use crate::desc::Desc;
 use crate::KernelError;
 use Arg::R;
@@ -41,7 +41,8 @@ pub(crate) fn spmv_blocks(
     (p, q): (u32, u32),
     (so, st): (u32, u32),
 ) -> Result<Vec<u8>, KernelError> {
-    if p > MAX_OUTPUTS || p == 0 || q == 0 {
+    check_block(d, p, q)?;
+    if p > MAX_OUTPUTS {
         return Err(KernelError::Unsupported(format!(
             "no generated kernel for {d} yet: blocks of more than {MAX_OUTPUTS} rows run the reference kernel"
         )));
@@ -121,7 +122,8 @@ pub(crate) fn spmv_block_scatter(
     (p, q): (u32, u32),
     (so, st): (u32, u32),
 ) -> Result<Vec<u8>, KernelError> {
-    if q > MAX_OUTPUTS || p == 0 || q == 0 {
+    check_block(d, p, q)?;
+    if q > MAX_OUTPUTS {
         return Err(KernelError::Unsupported(format!(
             "no generated kernel for {d} yet: blocks of more than {MAX_OUTPUTS} columns run the reference kernel"
         )));

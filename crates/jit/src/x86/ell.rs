@@ -9,8 +9,9 @@
 //!
 //! Registers: `rdi` the arguments, `r9` crd, `r10` values, `r11` x, `rsi` y, `rcx` the
 //! row, `rdx` the end row, `rax` the slot position, `rbx` the stride in elements, `r12` a
-//! coordinate, `r13` slots left; sums in ymm0 (zmm0), gathered x in ymm1/ymm4 (zmm1), the
-//! values in 2, the mask in 3, zero in 13, alpha in 14, beta in 15.
+//! coordinate, `r13` slots left, `r8` x + 2^33 for f32 gathers at 32-bit coordinates;
+//! sums in ymm0 (zmm0), gathered x in ymm1/ymm4 (zmm1), the values in 2, the mask in 3,
+//! zero in 13, alpha in 14, beta in 15.
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
@@ -18,7 +19,7 @@ use iced_x86::Register::*;
 
 use super::asm::{Arg, Asm};
 use super::at;
-use super::gather::gather_ymm;
+use super::gather::{gather_ymm, needs_x_bias, set_x_bias};
 use super::load_index;
 use super::Scalar;
 use super::{enter, gp, leave, load_args};
@@ -47,6 +48,10 @@ pub(crate) fn spmv_ell(d: &Desc, k: u32) -> Result<Vec<u8>, KernelError> {
         ],
     );
     let vector = d.isa != Isa::Scalar;
+    if needs_x_bias(d) {
+        // r8: x + 2^33, the base of f32 gathers at 32-bit coordinates (see `gather_ymm`).
+        set_x_bias(&mut a, gp::R8);
+    }
     if vector {
         let lanes = match (d.isa, d.value) {
             (Isa::Avx512, Real::F64) | (Isa::Avx2, Real::F32) => 8,
@@ -132,8 +137,8 @@ fn vector_rows(a: &mut Asm, d: &Desc, k: u32, lanes: i32) -> Result<(), KernelEr
     // x at the coordinates of `lanes` rows' slot, then value * x where the value is no zero.
     if avx512 {
         let half = i64::from(lanes / 2);
-        gather_ymm(a, d, YMM1, 0)?;
-        gather_ymm(a, d, YMM4, half)?;
+        gather_ymm(a, d, YMM1, 0, R8)?;
+        gather_ymm(a, d, YMM4, half, R8)?;
         let insert = pick(
             C::EVEX_Vinsertf64x4_zmm_k1z_zmm_ymmm256_imm8,
             C::EVEX_Vinsertf32x8_zmm_k1z_zmm_ymmm256_imm8,
@@ -150,7 +155,7 @@ fn vector_rows(a: &mut Asm, d: &Desc, k: u32, lanes: i32) -> Result<(), KernelEr
         a.ins(mul, &[R(v1), R(v1), R(v2)])?;
         a.ins_masked(add, &[R(v0), R(v0), R(v1)], Some((K1, false)))?;
     } else {
-        gather_ymm(a, d, YMM1, 0)?;
+        gather_ymm(a, d, YMM1, 0, R8)?;
         a.ins(load, &[R(v2), Arg::M(R10, RAX, vs, 0)])?;
         let cmp = pick(
             C::VEX_Vcmppd_ymm_ymm_ymmm256_imm8,

@@ -7,7 +7,8 @@
 //! `rcx` the row, `rdx` the end row, `rax` the entry, `rbx` the row's end entry, `r12` a
 //! coordinate, `r13` the vector loop's limit, `r14` the last entry whose x is prefetched
 //! ahead, `r15` a coordinate to prefetch at; `xmm0` (ymm0, zmm0) the sum, `xmm14` alpha,
-//! `xmm15` beta, ymm8-ymm12 the gathers' scratch.
+//! `xmm15` beta, ymm8-ymm12 the gathers' scratch; `rbp` x + 2^33 for f32 gathers at 32-bit
+//! coordinates.
 //!
 //! - scalar: SSE2, one entry at a time, `sum = sum + val * x` in stored order: the
 //!   reference's rounding exactly.
@@ -41,13 +42,17 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
     let f64s = d.value == Real::F64;
     let vs = d.value.size() as u32;
     // r14 (vector kernels): the last entry whose x can be prefetched ahead; r15 scratch.
-    let saved: &[u8] = if vex {
-        &[gp::RBX, gp::R12, gp::R13, gp::R14, gp::R15]
-    } else {
-        &[gp::RBX, gp::R12, gp::R13]
+    // rbp: x + 2^33 where f32 gathers read x at 32-bit coordinates (see `gather_ymm`).
+    let saved: &[u8] = match (vex, needs_x_bias(d)) {
+        (true, true) => &[gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15],
+        (true, false) => &[gp::RBX, gp::R12, gp::R13, gp::R14, gp::R15],
+        _ => &[gp::RBX, gp::R12, gp::R13],
     };
     enter(&mut a, saved);
     load_args(&mut a, &ROW_ARGS);
+    if needs_x_bias(d) {
+        set_x_bias(&mut a, gp::RBP);
+    }
     if vex {
         // r14 = pos[end] - (X_AHEAD + X_COUNT): from there on, the entries ahead are past
         // this call's rows, and nothing is prefetched (signed: a short range goes negative).
@@ -270,8 +275,8 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
             // Two 256-bit gathers joined into one zmm: on AMD Zen 4 a 512-bit gather costs
             // more per element than two 256-bit ones (measured: README, sparse-run).
             let half = i64::from(n / 2);
-            gather_ymm(a, d, YMM1, 0)?;
-            gather_ymm(a, d, YMM4, half)?;
+            gather_ymm(a, d, YMM1, 0, RBP)?;
+            gather_ymm(a, d, YMM4, half, RBP)?;
             let (insert, fma) = match d.value {
                 Real::F64 => (
                     C::EVEX_Vinsertf64x4_zmm_k1z_zmm_ymmm256_imm8,
@@ -286,7 +291,7 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
             a.ins(fma, &[R(ZMM0), R(ZMM1), m(R10, RAX, vs, 0)])?;
         }
         Isa::Avx2 => {
-            gather_ymm(a, d, YMM1, 0)?;
+            gather_ymm(a, d, YMM1, 0, RBP)?;
             let fma = match d.value {
                 Real::F64 => C::VEX_Vfmadd231pd_ymm_ymm_ymmm256,
                 Real::F32 => C::VEX_Vfmadd231ps_ymm_ymm_ymmm256,
@@ -320,13 +325,41 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
     Ok(())
 }
 
+/// `x + 2^31 * 4`: the base from which an f32 gather with 32-bit coordinates reads x
+/// (see [`gather_ymm`]).
+const X_BIAS_F32: i64 = (1 << 31) * 4;
+
+/// True if `d`'s gathers need a biased x base in a register: vector kernels of f32 values
+/// at 32-bit coordinates (see [`gather_ymm`]).
+pub(crate) fn needs_x_bias(d: &Desc) -> bool {
+    d.isa != Isa::Scalar && d.value == Real::F32 && d.crd == IndexWidth::W32
+}
+
+/// `bias = x + 2^33`, x in `r11`: the base of [`gather_ymm`]'s f32 gathers at 32-bit
+/// coordinates.
+// dynasm's dynamic registers expand to `.into()` calls on the `u8` register numbers.
+#[allow(clippy::useless_conversion)]
+pub(crate) fn set_x_bias(a: &mut Asm, bias: u8) {
+    dynasm!(a.ops ; .arch x64 ; mov Rq(bias), QWORD X_BIAS_F32 ; add Rq(bias), r11);
+}
+
 /// Gathers into `dst` (a ymm) the x of the 4 (f64) or 8 (f32) entries from `rax + off`,
 /// with VEX gathers; scratch: ymm8-ymm12.
+///
+/// A gather's index lanes are signed, and coordinates are not: a 32-bit coordinate of
+/// 2^31 or more (valid up to 2^32 - 1) would read x at a negative offset. So 32-bit
+/// coordinates are zero-extended to 64-bit lanes for f64 (`vpmovzxdq`, then a gather with
+/// qword indices: the same instruction count); for f32, whose 8 lanes need dword indices,
+/// the top bit of each coordinate is flipped (`c ^ 2^31`, read as signed, is `c - 2^31`)
+/// and x is read from `bias = x + 2^31 * 4` (set by [`set_x_bias`]), so the address is
+/// `x + 4 c` for every `c < 2^32`. 8- and 16-bit coordinates are zero-extended into dword
+/// lanes, below 2^31.
 pub(crate) fn gather_ymm(
     a: &mut Asm,
     d: &Desc,
     dst: Register,
     off: i64,
+    bias: Register,
 ) -> Result<(), KernelError> {
     let ones =
         |a: &mut Asm, r: Register| a.ins(C::VEX_Vpcmpeqd_ymm_ymm_ymmm256, &[R(r), R(r), R(r)]);
@@ -336,6 +369,14 @@ pub(crate) fn gather_ymm(
     match (d.value, w) {
         (Real::F64, IndexWidth::W64) => {
             a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM8), idx])?;
+            ones(a, YMM10)?;
+            a.ins(
+                C::VEX_Vgatherqpd_ymm_vm64y_ymm,
+                &[R(dst), m(R11, YMM8, 8, 0), R(YMM10)],
+            )?;
+        }
+        (Real::F64, IndexWidth::W32) => {
+            a.ins(C::VEX_Vpmovzxdq_ymm_xmmm128, &[R(YMM8), idx])?;
             ones(a, YMM10)?;
             a.ins(
                 C::VEX_Vgatherqpd_ymm_vm64y_ymm,
@@ -360,7 +401,7 @@ pub(crate) fn gather_ymm(
             ones(a, YMM11)?;
             a.ins(
                 C::VEX_Vgatherqps_xmm_vm64y_xmm,
-                &[R(xmm_of(dst)), m(R11, YMM8, 4, 0), R(XMM10)],
+                &[R(xmm_of(dst)?), m(R11, YMM8, 4, 0), R(XMM10)],
             )?;
             a.ins(
                 C::VEX_Vgatherqps_xmm_vm64y_xmm,
@@ -369,6 +410,19 @@ pub(crate) fn gather_ymm(
             a.ins(
                 C::VEX_Vinsertf128_ymm_ymm_xmmm128_imm8,
                 &[R(dst), R(dst), R(XMM12), Arg::I(1)],
+            )?;
+        }
+        (Real::F32, IndexWidth::W32) => {
+            a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM8), idx])?;
+            ones(a, YMM10)?;
+            a.ins(
+                C::VEX_Vpslld_ymm_ymm_imm8,
+                &[R(YMM11), R(YMM10), Arg::I(31)],
+            )?;
+            a.ins(C::VEX_Vpxor_ymm_ymm_ymmm256, &[R(YMM8), R(YMM8), R(YMM11)])?;
+            a.ins(
+                C::VEX_Vgatherdps_ymm_vm32y_ymm,
+                &[R(dst), m(bias, YMM8, 4, 0), R(YMM10)],
             )?;
         }
         (Real::F32, _) => {
@@ -383,13 +437,15 @@ pub(crate) fn gather_ymm(
     Ok(())
 }
 
-/// The xmm register of a ymm one.
-fn xmm_of(y: Register) -> Register {
-    match y {
-        YMM1 => XMM1,
-        YMM4 => XMM4,
-        _ => XMM1,
+/// The xmm register of a ymm one (its low half).
+fn xmm_of(y: Register) -> Result<Register, KernelError> {
+    if !y.is_ymm() {
+        return Err(KernelError::Unsupported(format!(
+            "internal: {y:?} is no ymm register"
+        )));
     }
+    // iced numbers XMM0..XMM31 and YMM0..YMM31 consecutively.
+    Ok(XMM0 + (y as u32 - YMM0 as u32))
 }
 
 /// Loads 4 (xmm) or 8 (ymm) coordinates of width 8, 16 or 32 from `src` as 32-bit lanes.

@@ -30,7 +30,8 @@ use Arg::R;
 
 /// Byte offsets of the argument structs' fields (`SpmvArgs`, and `SpmmArgs`, which shares
 /// the first ten and has `k`, the rows, the columns and the outer coordinates from 80 on),
-/// as the generated code reads them from `rdi`.
+/// as the generated code reads them from `rdi`; `kernel.rs` asserts each against
+/// `offset_of!` when compiled.
 pub(crate) mod at {
     pub const POS: i32 = 0;
     pub const CRD: i32 = 8;
@@ -69,6 +70,21 @@ pub(crate) mod gp {
     pub const R13: u8 = 13;
     pub const R14: u8 = 14;
     pub const R15: u8 = 15;
+}
+
+/// The most values per block of a block kernel (SpMV and SpMM): each is unrolled, so the
+/// code grows with the block (a 12 x 85 block's SpMV is about 5,000 instructions).
+pub(crate) const MAX_BLOCK: u32 = 1024;
+
+/// Refuses blocks of `r x c` values that no generated kernel takes: empty ones, and more
+/// than [`MAX_BLOCK`] values (their products run the reference kernel).
+pub(crate) fn check_block(d: &Desc, r: u32, c: u32) -> Result<(), KernelError> {
+    if r == 0 || c == 0 || r.saturating_mul(c) > MAX_BLOCK {
+        return Err(KernelError::Unsupported(format!(
+            "no generated kernel for {d} yet: blocks of more than {MAX_BLOCK} values run the reference kernel"
+        )));
+    }
+    Ok(())
 }
 
 /// A kernel's entry: pushes the callee-saved registers `saved`, in order.

@@ -28,6 +28,12 @@ use Arg::R;
 
 /// The machine code of an n:m SpMV kernel for `d`.
 pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32, transpose: bool) -> Result<Vec<u8>, KernelError> {
+    // n and m are 32-bit immediates below (`cmp`, `add` sign-extend them).
+    if n == 0 || m == 0 || i32::try_from(m).is_err() || i32::try_from(n).is_err() {
+        return Err(KernelError::Unsupported(format!(
+            "{d}: groups out of range"
+        )));
+    }
     let mut a = Asm::new();
     let vs = d.value.size() as u32;
     let f = Scalar::new(d);

@@ -49,25 +49,13 @@ use super::asm::{Arg, Asm};
 use super::at;
 use super::load_index;
 use super::spmm::{forms, Forms};
-use super::{enter, gp, leave, load_args};
+use super::{check_block, enter, gp, leave, load_args};
 use crate::desc::{Desc, Isa, Real};
 use crate::KernelError;
 use Arg::R;
 
 /// The most vectors per tile.
 const MAX_TILE: u32 = 4;
-
-/// The most values per block: each is unrolled in every tile kind.
-pub(crate) const MAX_BLOCK: u32 = 1024;
-
-fn check_block(d: &Desc, r: u32, c: u32) -> Result<(), KernelError> {
-    if r == 0 || c == 0 || r.saturating_mul(c) > MAX_BLOCK {
-        return Err(KernelError::Unsupported(format!(
-            "no generated kernel for {d} yet: blocks of more than {MAX_BLOCK} values run the reference kernel"
-        )));
-    }
-    Ok(())
-}
 
 /// Block columns per group (scatter), one less block rows (gather): what the one-column
 /// steps can hold in 16 registers.
