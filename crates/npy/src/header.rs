@@ -62,19 +62,35 @@ impl Header {
     }
 }
 
-/// Parses the header leaving `descr` as text ([`RawHeader`]).
-pub(crate) fn parse_raw(bytes: &[u8]) -> Result<(RawHeader, usize), String> {
-    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+/// The longest header dict this reader takes: NumPy's own reader refuses headers past
+/// 10,000 bytes unless told otherwise, and the headers of the arrays read here (a type,
+/// an order, a shape) are a few hundred bytes.
+pub(crate) const MAX_DICT: usize = 1 << 20;
+
+/// Bytes of the fixed start of a header: magic, version and length field (10 bytes for
+/// version 1.0, 12 for 2.0 and 3.0).
+pub(crate) const PREFIX: usize = 12;
+
+/// Where the header dict starts and how long it is, from the first bytes of a file or
+/// member (at least [`PREFIX`] of them where there are that many): the magic, the version
+/// and the length field, checked. The one reader of the length field, for `.npy` files
+/// and `.npz` members alike; the caller checks that the dict fits in what it has.
+pub(crate) fn dict_span(bytes: &[u8]) -> Result<(usize, usize), String> {
+    if !bytes.starts_with(MAGIC) {
         return Err("not a .npy file (it does not start with \\x93NUMPY)".into());
     }
-    let (major, minor) = (bytes[6], bytes[7]);
+    let cut = |at: usize| format!("the header is cut off at byte {at}");
+    let major = *bytes.get(6).ok_or_else(|| cut(bytes.len()))?;
+    let minor = *bytes.get(7).ok_or_else(|| cut(bytes.len()))?;
     let (len, start) = match major {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
+        1 => {
+            let b = bytes.get(8..10).ok_or_else(|| cut(bytes.len()))?;
+            (usize::from(u16::from_le_bytes([b[0], b[1]])), 10usize)
+        }
         2 | 3 => {
-            let b = bytes
-                .get(8..12)
-                .ok_or("the header length is cut off (byte 8)")?;
-            (u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize, 12)
+            let b = bytes.get(8..12).ok_or_else(|| cut(bytes.len()))?;
+            let len = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            (usize::try_from(len).unwrap_or(usize::MAX), 12)
         }
         _ => {
             return Err(format!(
@@ -82,6 +98,20 @@ pub(crate) fn parse_raw(bytes: &[u8]) -> Result<(RawHeader, usize), String> {
             ))
         }
     };
+    if len > MAX_DICT {
+        return Err(format!(
+            "the header says it is {len} bytes long (byte 8); this reader takes headers of \
+             at most {MAX_DICT} bytes (a damaged file?)"
+        ));
+    }
+    Ok((start, len))
+}
+
+/// Parses the header leaving `descr` as text ([`RawHeader`]).
+pub(crate) fn parse_raw(bytes: &[u8]) -> Result<(RawHeader, usize), String> {
+    let (start, len) = dict_span(bytes)?;
+    let major = bytes.get(6).copied().unwrap_or_default();
+    let minor = bytes.get(7).copied().unwrap_or_default();
     let end = start
         .checked_add(len)
         .filter(|&e| e <= bytes.len())
@@ -92,7 +122,7 @@ pub(crate) fn parse_raw(bytes: &[u8]) -> Result<(RawHeader, usize), String> {
                 bytes.len()
             )
         })?;
-    let text = std::str::from_utf8(&bytes[start..end])
+    let text = std::str::from_utf8(bytes.get(start..end).unwrap_or_default())
         .map_err(|e| format!("the header is not text (byte {})", start + e.valid_up_to()))?;
     if major < 3 && !text.is_ascii() {
         return Err(format!(
@@ -107,17 +137,20 @@ pub(crate) fn parse_raw(bytes: &[u8]) -> Result<(RawHeader, usize), String> {
 /// Splits a file's start into its header and the offset where the data begins.
 /// Errors are messages; the caller adds the file name.
 pub(crate) fn parse(bytes: &[u8]) -> Result<(Header, usize), String> {
-    let ((descr_at, descr, raw), end) = parse_raw(bytes)?;
+    let (raw, end) = parse_raw(bytes)?;
+    Ok((typed(&raw)?, end))
+}
+
+/// The header of `raw` with the element type its `descr` names, or why that is not one
+/// this reader knows.
+pub(crate) fn typed((descr_at, descr, raw): &RawHeader) -> Result<Header, String> {
     let (dtype, big_endian) =
-        element(&descr).map_err(|m| format!("header, byte {descr_at}: {m}"))?;
-    Ok((
-        Header {
-            dtype,
-            big_endian,
-            ..raw
-        },
-        end,
-    ))
+        element(descr).map_err(|m| format!("header, byte {descr_at}: {m}"))?;
+    Ok(Header {
+        dtype,
+        big_endian,
+        ..raw.clone()
+    })
 }
 
 /// A header with its `descr` as written (byte strings `|S3`, text `<U3` and every

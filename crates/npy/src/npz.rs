@@ -10,6 +10,9 @@ use crate::header::{self, Header};
 use crate::zip::{self, Entry, MemberReader};
 use crate::NpyError;
 
+/// The longest string member [`Npz::text`] reads.
+const MAX_TEXT: usize = 1 << 16;
+
 /// An opened `.npz` archive: its members listed, its bytes mapped.
 pub struct Npz {
     path: PathBuf,
@@ -96,33 +99,29 @@ impl Npz {
         r: &mut MemberReader,
     ) -> Result<MemberHeader, NpyError> {
         let at = |m: String| self.err(format!("{name}: {m}"));
-        let mut head = vec![0u8; 12.min(entry.size as usize)];
+        let size = entry.size;
+        let mut head = vec![0u8; header::PREFIX.min(usize::try_from(size).unwrap_or(usize::MAX))];
         r.fill(&mut head).map_err(|m| self.err(m))?;
-        let body = match head.get(6) {
-            Some(1) => head
-                .get(8..10)
-                .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize + 10),
-            Some(2 | 3) => head
-                .get(8..12)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize + 12),
-            _ => None,
-        };
-        let len = match body {
-            Some(len) if head.starts_with(header::MAGIC) && len as u64 <= entry.size => len,
-            _ if !head.starts_with(header::MAGIC) => {
-                return Err(at(
-                    "not a .npy array (it does not start with \\x93NUMPY)".into()
-                ))
-            }
-            _ => return Err(at("the .npy header runs past the end of the member".into())),
-        };
-        head.resize(len.max(head.len()), 0);
-        r.fill(&mut head[12.min(len)..]).map_err(|m| self.err(m))?;
+        // At most `header::MAX_DICT` bytes, and no more than the member holds: the
+        // buffer below is sized from the file only after both checks.
+        let (start, dict) = header::dict_span(&head).map_err(at)?;
+        let len = start + dict;
+        if len as u64 > size {
+            return Err(at(format!(
+                "the .npy header says it is {dict} bytes long from byte {start}, past the end \
+                 of the member ({size} bytes)"
+            )));
+        }
+        if len > head.len() {
+            let have = head.len();
+            head.resize(len, 0);
+            r.fill(&mut head[have..]).map_err(|m| self.err(m))?;
+        }
         head.truncate(len);
-        let ((_, descr, _), _) = header::parse_raw(&head).map_err(at)?;
+        let (raw, _) = header::parse_raw(&head).map_err(at)?;
         Ok(MemberHeader {
-            descr,
-            header: header::parse(&head).ok().map(|(h, _)| h),
+            header: header::typed(&raw).ok(),
+            descr: raw.1,
             len,
         })
     }
@@ -149,12 +148,14 @@ impl Npz {
                 header.shape, header.dtype
             )));
         }
+        let len = usize::try_from(n)
+            .map_err(|_| at(format!("shape {:?} has too many elements", header.shape)))?;
         Ok(Array {
             npz: self,
             name: name.to_string(),
             header,
             reader: r,
-            len: n as usize,
+            len,
         })
     }
 
@@ -168,17 +169,30 @@ impl Npz {
         let mut r = MemberReader::new(self.bytes.as_slice(), entry);
         let h = self.read_header(name, entry, &mut r)?;
         let at = |m: String| self.err(format!("{name}: {m}"));
-        let (kind, width) = h.descr.trim_start_matches(['|', '<', '=', '>']).split_at(1);
-        let width: usize = width.parse().unwrap_or(0);
+        let code = h.descr.trim_start_matches(['|', '<', '=', '>']);
+        let mut chars = code.chars();
+        let kind = chars.next();
+        let width: usize = chars.as_str().parse().unwrap_or(0);
         let unit = match kind {
-            "S" => 1,
-            "U" => 4,
+            Some('S') => 1,
+            Some('U') => 4,
             _ => return Err(at(format!("holds '{}' elements, not a string", h.descr))),
         };
-        if entry.size != (h.len + width * unit) as u64 {
+        // A 0-d string (SciPy's `format`) is a few bytes: refuse a long one before its
+        // buffer is sized from the file.
+        let bytes = width
+            .checked_mul(unit)
+            .filter(|&b| b <= MAX_TEXT)
+            .ok_or_else(|| {
+                at(format!(
+                    "'{}' is a string longer than the {MAX_TEXT} bytes this reader takes",
+                    h.descr
+                ))
+            })?;
+        if entry.size != (h.len + bytes) as u64 {
             return Err(at(format!("'{}' is not one string", h.descr)));
         }
-        let mut raw = vec![0u8; width * unit];
+        let mut raw = vec![0u8; bytes];
         r.fill(&mut raw).map_err(|m| self.err(m))?;
         r.finish().map_err(|m| self.err(m))?;
         let text: String = if unit == 1 {
@@ -279,12 +293,16 @@ impl Array<'_> {
         })
     }
 
-    /// The array as small integers (a shape, DIA offsets), any integer type.
-    pub(crate) fn integers(self) -> Result<Vec<i64>, NpyError> {
+    /// The array as small integers (a shape, DIA offsets), any integer type: at most
+    /// `max` of them, checked before they are read.
+    pub(crate) fn integers(self, max: usize) -> Result<Vec<i64>, NpyError> {
         let err = |m: String| self.npz.err(format!("{}: {m}", self.name));
         let t = self.header.dtype;
-        if self.len > 1 << 24 {
-            return Err(err(format!("{} elements; expected a short list", self.len)));
+        if self.len > max {
+            return Err(err(format!(
+                "{} elements; expected a short list (at most {max})",
+                self.len
+            )));
         }
         let wide = |v: Vec<u64>| v.into_iter().map(|x| x as i64).collect();
         Ok(match t {

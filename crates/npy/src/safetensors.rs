@@ -77,6 +77,46 @@ fn explain(e: SafeTensorError) -> String {
     }
 }
 
+/// Checks that every tensor's `data_offsets` lie within the data section, before the
+/// `safetensors` crate sees them: it adds the last offset to the header's length
+/// unchecked, which overflows (a panic where overflow checks are on, a wrapped sum that
+/// can pass its check where not) for offsets near 2^64. A header that is not a JSON
+/// object of objects is left to the crate, which explains what is wrong with it.
+fn offsets_within(all: &[u8]) -> Result<(), String> {
+    let Some(n) = all
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)
+    else {
+        return Ok(());
+    };
+    let Some(json) = usize::try_from(n)
+        .ok()
+        .and_then(|n| all.get(8..n.checked_add(8)?))
+    else {
+        return Ok(());
+    };
+    let data = all.len() - 8 - json.len();
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_slice(json) else {
+        return Ok(());
+    };
+    for (name, t) in &map {
+        let Some(offsets) = t.get("data_offsets").and_then(|o| o.as_array()) else {
+            continue;
+        };
+        let past = offsets
+            .iter()
+            .filter_map(serde_json::Value::as_u64)
+            .find(|&o| o > data as u64);
+        if let Some(o) = past {
+            return Err(format!(
+                "tensor `{name}`: its data offset {o} is past the data section, which holds {data} bytes (truncated file, or offsets past the end)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl SafeTensorsFile {
     /// Opens and maps `path` and checks its header.
     ///
@@ -95,20 +135,33 @@ impl SafeTensorsFile {
     }
 
     fn with_bytes(path: &Path, bytes: Bytes) -> Result<SafeTensorsFile, NpyError> {
-        let (n, meta) = SafeTensors::read_metadata(bytes.as_slice())
-            .map_err(|e| NpyError::new(path, explain(e)))?;
+        let all = bytes.as_slice();
+        offsets_within(all).map_err(|m| NpyError::new(path, m))?;
+        let (n, meta) =
+            SafeTensors::read_metadata(all).map_err(|e| NpyError::new(path, explain(e)))?;
         let start = 8 + n;
-        let mut tensors: Vec<TensorInfo> = meta
-            .tensors()
-            .into_iter()
-            .map(|(name, info)| TensorInfo {
+        let mut tensors = Vec::new();
+        for (name, info) in meta.tensors() {
+            let (from, to) = info.data_offsets;
+            let data = start
+                .checked_add(from)
+                .zip(start.checked_add(to))
+                .filter(|&(a, b)| a <= b && b <= all.len())
+                .map(|(a, b)| a..b)
+                .ok_or_else(|| {
+                    NpyError::new(
+                        path,
+                        format!("tensor `{name}`: its data ({from}..{to} after the header) is past the end of the file"),
+                    )
+                })?;
+            tensors.push(TensorInfo {
                 name,
                 dtype_name: format!("{:?}", info.dtype),
                 dtype: value_type(info.dtype),
                 shape: info.shape.iter().map(|&d| d as u64).collect(),
-                data: start + info.data_offsets.0..start + info.data_offsets.1,
-            })
-            .collect();
+                data,
+            });
+        }
         tensors.sort_by_key(|t| t.data.start);
         Ok(SafeTensorsFile {
             path: path.to_path_buf(),

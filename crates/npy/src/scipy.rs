@@ -54,7 +54,7 @@ pub fn read_scipy(npz: &Npz, memory_limit: Option<u64>) -> Result<SciPyMatrix, N
             SCIPY_FORMATS.join(", ")
         )));
     }
-    let shape = npz.array("shape.npy")?.integers()?;
+    let shape = npz.array("shape.npy")?.integers(MAX_SHAPE)?;
     let dims = match shape[..] {
         [r, c] if r >= 0 && c >= 0 => [r as u64, c as u64],
         _ => {
@@ -68,11 +68,12 @@ pub fn read_scipy(npz: &Npz, memory_limit: Option<u64>) -> Result<SciPyMatrix, N
         "dia" => &["offsets.npy", "data.npy"],
         _ => &["indptr.npy", "indices.npy", "data.npy"],
     };
-    charge(npz, members, memory_limit)?;
+    let limit = memory_limit.unwrap_or_else(sptk_tensor::default_memory_limit);
+    let charged = charge(npz, members, limit)?;
     let mut notes = Vec::new();
     let content = match format.as_str() {
         "coo" => Sparse::Entries(coo(npz, dims)?),
-        "dia" => Sparse::Entries(dia(npz, dims)?),
+        "dia" => Sparse::Entries(dia(npz, dims, (charged, limit))?),
         f => compressed(npz, f, dims, &mut notes)?,
     };
     Ok(SciPyMatrix {
@@ -82,9 +83,9 @@ pub fn read_scipy(npz: &Npz, memory_limit: Option<u64>) -> Result<SciPyMatrix, N
     })
 }
 
-/// Refuses members whose arrays together pass the memory limit, before reading them.
-fn charge(npz: &Npz, members: &[&str], limit: Option<u64>) -> Result<(), NpyError> {
-    let limit = limit.unwrap_or_else(sptk_tensor::default_memory_limit);
+/// Refuses members whose arrays together pass the memory limit, before reading them;
+/// returns the bytes they take.
+fn charge(npz: &Npz, members: &[&str], limit: u64) -> Result<u128, NpyError> {
     let mut total: u128 = 0;
     for name in members {
         let h = npz.header(name)?;
@@ -97,7 +98,7 @@ fn charge(npz: &Npz, members: &[&str], limit: Option<u64>) -> Result<(), NpyErro
             )));
         }
     }
-    Ok(())
+    Ok(total)
 }
 
 /// One array read in parallel with others.
@@ -224,8 +225,18 @@ fn coo(npz: &Npz, dims: [u64; 2]) -> Result<Entries, NpyError> {
     })
 }
 
-fn dia(npz: &Npz, dims: [u64; 2]) -> Result<Entries, NpyError> {
-    let offsets = npz.array("offsets.npy")?.integers()?;
+/// The most elements `shape.npy` may have (it is read before the memory budget is
+/// counted; a matrix's has two).
+const MAX_SHAPE: usize = 64;
+
+/// The most diagonals `offsets.npy` may have.
+const MAX_DIAGONALS: usize = 1 << 24;
+
+/// `(charged, limit)`: bytes already counted against the memory limit, and the limit.
+type Room = (u128, u64);
+
+fn dia(npz: &Npz, dims: [u64; 2], room: Room) -> Result<Entries, NpyError> {
+    let offsets = npz.array("offsets.npy")?.integers(MAX_DIAGONALS)?;
     let data = npz.array("data.npy")?;
     let shape = data.header.shape.clone();
     let values = data.values()?;
@@ -240,34 +251,56 @@ fn dia(npz: &Npz, dims: [u64; 2]) -> Result<Entries, NpyError> {
             offsets.len()
         )));
     }
-    let e = sptk_tensor::with_values!(&values, v => diagonals(v, &offsets, len, dims));
+    let e = sptk_tensor::with_values!(&values, v => diagonals(v, &offsets, len, dims, room));
     e.map_err(|e| npz.err(format!("data.npy: {e}")))
 }
 
 /// The nonzeros of DIA storage: `data[k, j]` is the entry at `(j - offsets[k], j)`, for
-/// columns `j` below both the column count and the stored length.
+/// columns `j` below both the column count and the stored length. They are counted
+/// first, and their coordinates and values charged against the memory limit (`room`)
+/// before they are allocated.
 fn diagonals<V: Value + ValueVecAccess>(
     data: &[V],
     offsets: &[i64],
     len: u64,
     [rows, cols]: [u64; 2],
-) -> Result<Entries, EntryError> {
-    let mut r = Vec::new();
-    let mut c = Vec::new();
-    let mut out = Vec::new();
-    for (k, &off) in offsets.iter().enumerate() {
-        for j in 0..len.min(cols) {
-            let i = j as i128 - i128::from(off);
-            let Some(&x) = data.get(k * len as usize + j as usize) else {
-                continue;
-            };
-            if i < 0 || i >= i128::from(rows) || x.is_zero() {
-                continue;
+    (charged, limit): Room,
+) -> Result<Entries, String> {
+    let walk = |f: &mut dyn FnMut(u64, u64, V)| {
+        let Some(len) = usize::try_from(len).ok().filter(|&l| l > 0) else {
+            return;
+        };
+        for (diag, &off) in data.chunks_exact(len).zip(offsets) {
+            let columns = diag.iter().zip(0..cols);
+            for (&x, j) in columns {
+                let i = i128::from(j) - i128::from(off);
+                if i >= 0 && i < i128::from(rows) && !x.is_zero() {
+                    f(i as u64, j, x);
+                }
             }
-            r.push(i as u64);
-            c.push(j);
-            out.push(x);
         }
+    };
+    let mut count = 0u64;
+    walk(&mut |_, _, _| count += 1);
+    let bytes = u128::from(count) * (16 + std::mem::size_of::<V>()) as u128;
+    let total = charged.saturating_add(bytes);
+    if total > u128::from(limit) {
+        return Err(format!(
+            "{count} entries on the diagonals, {bytes} bytes as coordinates and values, which \
+             would bring the arrays read to {total} bytes, past the memory limit of {limit} \
+             bytes (--memory-limit)"
+        ));
     }
-    Entries::from_parts(vec![rows, cols], vec![r, c], V::wrap(out))
+    let n = usize::try_from(count).map_err(|_| format!("{count} entries"))?;
+    let (mut r, mut c, mut out) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    walk(&mut |i, j, x| {
+        r.push(i);
+        c.push(j);
+        out.push(x);
+    });
+    Entries::from_parts(vec![rows, cols], vec![r, c], V::wrap(out)).map_err(|e| e.to_string())
 }

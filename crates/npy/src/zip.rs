@@ -7,8 +7,10 @@
 //! several members at once, while the writer deflates one member in parallel pieces.
 //!
 //! Reading trusts nothing: the central directory is found from the end, every offset and
-//! size is checked against the file before use, encrypted members and other methods are
-//! refused by name, and each member's CRC-32 is checked once it is read.
+//! size is checked against the file before use (with checked arithmetic: a value from
+//! the file never overflows a sum), a deflated member may not claim more bytes than its
+//! compressed ones can inflate to, encrypted members and other methods are refused by
+//! name, and each member's CRC-32 is checked once it is read.
 
 use std::io::Write;
 use std::ops::Range;
@@ -31,14 +33,31 @@ pub struct Entry {
     pub data: Range<usize>,
 }
 
+/// The `N` bytes of `b` at `at`, or `None` where they pass its end (or `at + N`
+/// overflows: `at` may come from the file).
+fn bytes_at<const N: usize>(b: &[u8], at: usize) -> Option<[u8; N]> {
+    b.get(at..at.checked_add(N)?)?.try_into().ok()
+}
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+    bytes_at(b, at).map(u16::from_le_bytes)
 }
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    bytes_at(b, at).map(u32::from_le_bytes)
 }
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    bytes_at(b, at).map(u64::from_le_bytes)
+}
+
+/// A byte offset from the file, if this machine can address it.
+fn offset(v: u64) -> Option<usize> {
+    usize::try_from(v).ok()
+}
+
+/// The most bytes a deflate stream of `compressed` bytes can inflate to: a stream of
+/// 258-byte matches, each coded in two bits, expands at most 1032 times (zlib's
+/// documented bound), plus a little for the tiniest streams.
+fn inflated_bound(compressed: u64) -> u64 {
+    compressed.saturating_mul(1032).saturating_add(1024)
 }
 
 const EOCD: u32 = 0x0605_4b50;
@@ -58,7 +77,7 @@ pub fn entries(b: &[u8]) -> Result<Vec<Entry>, String> {
         .rev()
         .find(|&at| {
             u32_at(b, at) == Some(EOCD)
-                && u16_at(b, at + 20).is_some_and(|c| at + 22 + c as usize == b.len())
+                && u16_at(b, at + 20).is_some_and(|c| at + 22 + usize::from(c) == b.len())
         })
         .ok_or("not a zip archive, or cut short: no end-of-central-directory record")?;
     let short = |what: &str| format!("the {what} is cut off (truncated archive?)");
@@ -70,13 +89,23 @@ pub fn entries(b: &[u8]) -> Result<Vec<Entry>, String> {
             .checked_sub(20)
             .filter(|&l| u32_at(b, l) == Some(LOCATOR64))
             .ok_or("a zip64 archive without its zip64 locator")?;
-        let rec = u64_at(b, loc + 8).ok_or_else(|| short("zip64 locator"))? as usize;
-        if u32_at(b, rec) != Some(EOCD64) {
-            return Err(format!("no zip64 end record at byte {rec}"));
-        }
-        count = u64_at(b, rec + 32).ok_or_else(|| short("zip64 end record"))?;
-        cd_size = u64_at(b, rec + 40).ok_or_else(|| short("zip64 end record"))?;
-        cd_at = u64_at(b, rec + 48).ok_or_else(|| short("zip64 end record"))?;
+        let rec64 = u64_at(b, loc + 8).ok_or_else(|| short("zip64 locator"))?;
+        let rec = offset(rec64)
+            .filter(|&r| u32_at(b, r) == Some(EOCD64))
+            .ok_or_else(|| {
+                format!(
+                    "the zip64 locator (byte {loc}) points at byte {rec64}, where there is no zip64 end record ({} bytes in the file)",
+                    b.len()
+                )
+            })?;
+        let field = |at: usize| {
+            rec.checked_add(at)
+                .and_then(|at| u64_at(b, at))
+                .ok_or_else(|| short(&format!("zip64 end record (byte {rec})")))
+        };
+        count = field(32)?;
+        cd_size = field(40)?;
+        cd_at = field(48)?;
     }
     let cd_end = cd_at.checked_add(cd_size).filter(|&e| e <= b.len() as u64);
     if cd_end.is_none() {
@@ -85,29 +114,37 @@ pub fn entries(b: &[u8]) -> Result<Vec<Entry>, String> {
             b.len()
         ));
     }
-    let mut at = cd_at as usize;
-    let mut out = Vec::with_capacity(count.min(1 << 16) as usize);
+    // In bounds (checked just above), so it fits a usize.
+    let mut at = offset(cd_at).unwrap_or(usize::MAX);
+    // Every entry takes at least 46 bytes of the central directory.
+    let room = (cd_size / 46).min(count);
+    let mut out = Vec::with_capacity(offset(room.min(1 << 16)).unwrap_or_default());
     for i in 0..count {
         if u32_at(b, at) != Some(CENTRAL) {
             return Err(format!(
                 "central directory entry {i} (byte {at}) is damaged or missing"
             ));
         }
-        let cut = || short(&format!("central directory entry {i}"));
-        let flags = u16_at(b, at + 8).ok_or_else(cut)?;
-        let method = u16_at(b, at + 10).ok_or_else(cut)?;
-        let crc = u32_at(b, at + 16).ok_or_else(cut)?;
-        let mut csize = u64::from(u32_at(b, at + 20).ok_or_else(cut)?);
-        let mut size = u64::from(u32_at(b, at + 24).ok_or_else(cut)?);
-        let name_len = u16_at(b, at + 28).ok_or_else(cut)? as usize;
-        let extra_len = u16_at(b, at + 30).ok_or_else(cut)? as usize;
-        let comment_len = u16_at(b, at + 32).ok_or_else(cut)? as usize;
-        let mut local = u64::from(u32_at(b, at + 42).ok_or_else(cut)?);
-        let name = b.get(at + 46..at + 46 + name_len).ok_or_else(cut)?;
+        let cut = || short(&format!("central directory entry {i} (byte {at})"));
+        // `at` is inside the file (its signature is), so the sums below, which add at
+        // most 46 + 3 x 65535, do not overflow.
+        let record: [u8; 46] = bytes_at(b, at).ok_or_else(cut)?;
+        let record = &record[..];
+        let flags = u16_at(record, 8).ok_or_else(cut)?;
+        let method = u16_at(record, 10).ok_or_else(cut)?;
+        let crc = u32_at(record, 16).ok_or_else(cut)?;
+        let mut csize = u64::from(u32_at(record, 20).ok_or_else(cut)?);
+        let mut size = u64::from(u32_at(record, 24).ok_or_else(cut)?);
+        let name_len = usize::from(u16_at(record, 28).ok_or_else(cut)?);
+        let extra_len = usize::from(u16_at(record, 30).ok_or_else(cut)?);
+        let comment_len = usize::from(u16_at(record, 32).ok_or_else(cut)?);
+        let mut local = u64::from(u32_at(record, 42).ok_or_else(cut)?);
+        let name_at = at + 46;
+        let extra_at = name_at + name_len;
+        let next = extra_at + extra_len + comment_len;
+        let name = b.get(name_at..extra_at).ok_or_else(cut)?;
         let name = String::from_utf8_lossy(name).into_owned();
-        let extra = b
-            .get(at + 46 + name_len..at + 46 + name_len + extra_len)
-            .ok_or_else(cut)?;
+        let extra = b.get(extra_at..extra_at + extra_len).ok_or_else(cut)?;
         zip64_extra(extra, &mut size, &mut csize, &mut local);
         if flags & 1 != 0 {
             return Err(format!("{name}: an encrypted member"));
@@ -121,11 +158,19 @@ pub fn entries(b: &[u8]) -> Result<Vec<Entry>, String> {
                 ))
             }
         };
-        let data = local_data(b, local as usize, csize)
-            .ok_or_else(|| format!("{name}: its data (from byte {local}) is past the end of the file: truncated archive?"))?;
+        let data = offset(local)
+            .and_then(|local| local_data(b, local, csize))
+            .ok_or_else(|| format!("{name}: its data (from byte {local}, {csize} bytes) is past the end of the file: truncated archive?"))?;
         if !deflated && csize != size {
             return Err(format!(
                 "{name}: stored, yet {csize} bytes hold {size} bytes"
+            ));
+        }
+        // A reader sizes its arrays from `size`: refuse sizes the compressed bytes cannot
+        // hold before anyone allocates for them.
+        if deflated && size > inflated_bound(csize) {
+            return Err(format!(
+                "{name}: {csize} deflated bytes cannot hold the {size} bytes the archive says (deflate expands at most 1032 times): a damaged archive"
             ));
         }
         out.push(Entry {
@@ -135,7 +180,7 @@ pub fn entries(b: &[u8]) -> Result<Vec<Entry>, String> {
             size,
             data,
         });
-        at += 46 + name_len + extra_len + comment_len;
+        at = next;
     }
     Ok(out)
 }
@@ -165,9 +210,10 @@ fn local_data(b: &[u8], at: usize, csize: u64) -> Option<Range<usize>> {
     if u32_at(b, at)? != LOCAL {
         return None;
     }
-    let start = at + 30 + u16_at(b, at + 26)? as usize + u16_at(b, at + 28)? as usize;
-    let end = (start as u64).checked_add(csize)?;
-    (end <= b.len() as u64).then_some(start..end as usize)
+    // The signature is in the file, so `at + 30` does not overflow.
+    let start = at + 30 + usize::from(u16_at(b, at + 26)?) + usize::from(u16_at(b, at + 28)?);
+    let end = start.checked_add(offset(csize)?)?;
+    (end <= b.len()).then_some(start..end)
 }
 
 /// Reads one member's uncompressed bytes in pieces, into buffers the caller gives.
@@ -197,19 +243,25 @@ impl<'a> MemberReader<'a> {
     /// The member ends first, or its deflate stream is damaged.
     pub fn fill(&mut self, out: &mut [u8]) -> Result<(), String> {
         let name = &self.entry.name;
-        let end = self.done + out.len() as u64;
-        if end > self.entry.size {
+        let end = self
+            .done
+            .checked_add(out.len() as u64)
+            .filter(|&e| e <= self.entry.size);
+        let Some(end) = end else {
             return Err(format!(
-                "{name}: holds {} bytes; {end} were needed",
-                self.entry.size
+                "{name}: holds {} bytes; {} were needed",
+                self.entry.size,
+                u128::from(self.done) + out.len() as u128
             ));
-        }
+        };
         match &mut self.inflate {
             None => {
-                let at = self.done as usize;
-                let src = self.input.get(at..at + out.len()).ok_or_else(|| {
-                    format!("{name}: cut short at byte {at} (truncated archive?)")
-                })?;
+                let at = self.done;
+                let src = offset(at)
+                    .and_then(|at| self.input.get(at..at.checked_add(out.len())?))
+                    .ok_or_else(|| {
+                        format!("{name}: cut short at byte {at} (truncated archive?)")
+                    })?;
                 out.copy_from_slice(src);
             }
             Some(z) => {
