@@ -28,6 +28,7 @@ mod source;
 mod spec;
 
 pub use error::InputError;
+pub use formats::mex::read_mex_labels;
 pub use input::{ColumnOptions, Content, Input, Progress, ReadConverted, ReadOptions};
 pub use probe::{known_kind, Match, Probe, HEAD_LEN};
 pub use reader::{choose, readers, Accepts, Member, Reader};

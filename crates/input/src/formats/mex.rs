@@ -51,56 +51,113 @@ fn find(folder: &Path, names: &[&str]) -> Result<PathBuf, InputError> {
     )))
 }
 
-/// The first tab-separated column of every line of `path` (gzip looked through): one
-/// label per line, checked to number `size` coordinates (`what` names them).
-fn read_labels(path: &Path, size: u64, what: &str, of: &str) -> Result<Labels, InputError> {
-    let file = std::fs::File::open(path).map_err(|e| InputError::io(path, e))?;
-    let mut raw = Vec::new();
-    let mut head = [0u8; 2];
-    let mut reader = std::io::BufReader::new(file);
+/// The labels of dimension `dim` (0: rows, from `features.tsv`; 1: columns, from
+/// `barcodes.tsv`) of a MEX matrix with `size` coordinates there, read from `reader`
+/// (gzip looked through): the first tab-separated column of every line. `path` names the
+/// file in errors.
+///
+/// The text is read whole, within `memory_limit` (the machine's default where `None`):
+/// a file, or a gzip stream once inflated, larger than that is refused as soon as the
+/// limit is passed, and so are labels whose index would take it past the limit.
+///
+/// # Errors
+/// The limit; a read or gzip error; a line that is empty or not UTF-8; more or fewer
+/// lines than `size`. Each names the file, and the line where there is one.
+pub fn read_mex_labels(
+    reader: impl Read,
+    path: &Path,
+    dim: usize,
+    size: u64,
+    memory_limit: Option<u64>,
+) -> Result<Labels, InputError> {
+    let (what, of) = if dim == 0 {
+        ("feature", "rows")
+    } else {
+        ("barcode", "columns")
+    };
+    let limit = memory_limit.unwrap_or_else(sptk_tensor::default_memory_limit);
+    let too_large = |what: String| InputError::Labels {
+        path: path.to_path_buf(),
+        line: None,
+        message: format!(
+            "{what}, past the memory limit of {limit} bytes (--memory-limit); a damaged or \
+             hostile file?"
+        ),
+    };
+    let mut reader = std::io::BufReader::new(reader);
     let gz = {
         use std::io::BufRead;
         let buf = reader.fill_buf().map_err(|e| InputError::io(path, e))?;
-        head[..buf.len().min(2)].copy_from_slice(&buf[..buf.len().min(2)]);
-        head == [0x1f, 0x8b]
+        buf.starts_with(&[0x1f, 0x8b])
     };
+    // One byte past the limit tells a file at the limit from one past it.
+    let bound = limit.saturating_add(1);
+    let mut raw = Vec::new();
     let read = if gz {
-        flate2::read::MultiGzDecoder::new(reader).read_to_end(&mut raw)
+        flate2::read::MultiGzDecoder::new(reader)
+            .take(bound)
+            .read_to_end(&mut raw)
     } else {
-        reader.read_to_end(&mut raw)
+        reader.take(bound).read_to_end(&mut raw)
     };
     read.map_err(|e| InputError::io(path, e))?;
+    if raw.len() as u64 > limit {
+        let form = if gz { " once inflated" } else { "" };
+        return Err(too_large(format!("more than {limit} bytes{form}")));
+    }
     let bad = |line: usize, message: String| InputError::Labels {
         path: path.to_path_buf(),
         line: Some(line as u64 + 1),
         message,
     };
-    let mut lines: Vec<&[u8]> = raw.split(|&b| b == b'\n').collect();
-    if lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
-    }
-    let mut labels = Vec::with_capacity(lines.len());
-    for (i, line) in lines.iter().enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let first = line.split(|&b| b == b'\t').next().unwrap_or(line);
-        let text =
-            std::str::from_utf8(first).map_err(|_| bad(i, "the label is not UTF-8 text".into()))?;
-        if text.is_empty() {
-            return Err(bad(i, format!("an empty {what} (expected one per line)")));
-        }
-        labels.push(text);
-    }
-    if labels.len() as u64 != size {
+    let body = raw.strip_suffix(b"\n").unwrap_or(&raw);
+    let count = if raw.is_empty() {
+        0
+    } else {
+        body.iter().filter(|&&b| b == b'\n').count() + 1
+    };
+    if count as u64 != size {
         return Err(InputError::Labels {
             path: path.to_path_buf(),
             line: None,
             message: format!(
-                "{} {what}s for the {size} {of} of the matrix; a MEX folder has one per line",
-                labels.len()
+                "{count} {what}s for the {size} {of} of the matrix; a MEX folder has one per line"
             ),
         });
     }
+    // The text (`raw`), the labels' slices, then their copy and offsets in `Labels`.
+    let need = (raw.len() as u128) * 2 + (count as u128) * 24;
+    if need > u128::from(limit) {
+        return Err(too_large(format!(
+            "{count} {what}s in {} bytes take {need} bytes to index",
+            raw.len()
+        )));
+    }
+    let mut labels = Vec::with_capacity(count);
+    if !raw.is_empty() {
+        for (i, line) in body.split(|&b| b == b'\n').enumerate() {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let first = line.split(|&b| b == b'\t').next().unwrap_or(line);
+            let text = std::str::from_utf8(first)
+                .map_err(|_| bad(i, "the label is not UTF-8 text".into()))?;
+            if text.is_empty() {
+                return Err(bad(i, format!("an empty {what} (expected one per line)")));
+            }
+            labels.push(text);
+        }
+    }
     Ok(Labels::from_strings(labels))
+}
+
+/// [`read_mex_labels`] of the file `path`.
+fn read_labels(
+    path: &Path,
+    dim: usize,
+    size: u64,
+    memory_limit: Option<u64>,
+) -> Result<Labels, InputError> {
+    let file = std::fs::File::open(path).map_err(|e| InputError::io(path, e))?;
+    read_mex_labels(file, path, dim, size, memory_limit)
 }
 
 /// The folder's files: matrix, features, barcodes.
@@ -115,19 +172,21 @@ fn files(source: &Source) -> Result<[PathBuf; 3], InputError> {
     ])
 }
 
-/// Row labels (features) and column labels (barcodes) for a matrix of `dims`.
+/// Row labels (features) and column labels (barcodes) for a matrix of `dims`, each
+/// file read within `memory_limit`.
 fn labels(
     features: &Path,
     barcodes: &Path,
     dims: &[u64],
+    memory_limit: Option<u64>,
 ) -> Result<Vec<Option<Arc<Labels>>>, InputError> {
     let (rows, cols) = (dims.first().copied(), dims.get(1).copied());
     let (Some(rows), Some(cols)) = (rows, cols) else {
         return Err(InputError::Source("a MEX matrix has two dimensions".into()));
     };
     Ok(vec![
-        Some(Arc::new(read_labels(features, rows, "feature", "rows")?)),
-        Some(Arc::new(read_labels(barcodes, cols, "barcode", "columns")?)),
+        Some(Arc::new(read_labels(features, 0, rows, memory_limit)?)),
+        Some(Arc::new(read_labels(barcodes, 1, cols, memory_limit)?)),
     ])
 }
 
@@ -170,7 +229,12 @@ impl Reader for Mex {
     fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
         let [matrix, features, barcodes] = files(source)?;
         let data = sptk_mtx::read_path(&matrix, &read_options(opts, 0))?;
-        let labels = labels(&features, &barcodes, data.entries.dim_sizes())?;
+        let labels = labels(
+            &features,
+            &barcodes,
+            data.entries.dim_sizes(),
+            opts.memory_limit,
+        )?;
         Ok(Input {
             name: source.spec().to_string(),
             format: self.name(),
@@ -197,7 +261,12 @@ impl Reader for Mex {
         let Some(mut d) = read_converted_file(&matrix, name, target, convert, opts)? else {
             return Ok(None);
         };
-        let labels = labels(&features, &barcodes, &d.input.dim_sizes())?;
+        let labels = labels(
+            &features,
+            &barcodes,
+            &d.input.dim_sizes(),
+            opts.memory_limit,
+        )?;
         sptk_tensor::attach_labels(&mut d.converted.tensor, &labels).map_err(|error| {
             InputError::Convert {
                 one_based: true,
@@ -207,5 +276,62 @@ impl Reader for Mex {
         d.input.format = self.name();
         d.input.notes.push(note(&features, &barcodes));
         Ok(Some(d))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::{read, SourceSpec};
+
+    fn gzip(b: &[u8]) -> Vec<u8> {
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(9));
+        z.write_all(b).unwrap();
+        z.finish().unwrap()
+    }
+
+    /// A gzip bomb as `features.tsv.gz`: 56 MiB of labels in about 60 KB. It was
+    /// inflated whole before any check; now the memory limit stops it.
+    #[test]
+    fn a_gzip_bomb_of_labels_stops_at_the_memory_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path();
+        let put = |name: &str, b: &[u8]| std::fs::write(folder.join(name), b).unwrap();
+        put(
+            "matrix.mtx",
+            b"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 5\n",
+        );
+        put("barcodes.tsv", b"AAAC-1\nAAAG-1\n");
+        put("features.tsv.gz", &gzip(&b"ENSG01\n".repeat(64 << 17)));
+        let opts = ReadOptions {
+            memory_limit: Some(4 << 20),
+            ..Default::default()
+        };
+        let e = read(SourceSpec::resolve(&[folder]).unwrap(), None, &opts)
+            .err()
+            .unwrap()
+            .to_string();
+        let want = format!(
+            "{}: more than 4194304 bytes once inflated, past the memory limit of 4194304 bytes",
+            folder.join("features.tsv.gz").display()
+        );
+        assert!(e.starts_with(&want), "{e}");
+    }
+
+    /// Labels whose slices and copy would pass the limit though their text does not.
+    #[test]
+    fn labels_whose_index_passes_the_limit_are_refused() {
+        let text = b"a\n".repeat(1000);
+        let e = read_mex_labels(&text[..], Path::new("b.tsv"), 1, 1000, Some(20_000))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("b.tsv: 1000 barcodes in 2000 bytes take 28000 bytes to index"),
+            "{e}"
+        );
+        let l = read_mex_labels(&text[..], Path::new("b.tsv"), 1, 1000, Some(28_000)).unwrap();
+        assert_eq!(l.len(), 1000);
     }
 }
