@@ -19,10 +19,13 @@ What a write does, in order:
    the target, and fsyncs the folder. A failing fsync of the folder is an error: the new
    file is then in place but might not survive a crash.
 
-A named temporary is removed by its owner's `Drop` when a write fails. The command-line
-tools are built with `panic = "abort"`, under which no destructor runs: they call
-[`remove_temporaries_on_panic`] first, whose panic hook removes the named temporaries the
-process is still writing. (Unnamed ones vanish with the process anyway.)
+A named temporary is removed by its owner's `Drop` when a write fails, and when a panic
+unwinds past it. The workspace's release profile unwinds (`panic = "unwind"`: the table
+readers turn a dependency's panic into an error), so destructors are the cleanup, for
+caught and uncaught panics alike. [`remove_temporaries_on_panic`] is for builds with
+`panic = "abort"`, under which no destructor runs: there its panic hook removes the named
+temporaries the process is still writing; in an unwinding build it installs nothing (see
+its doc for why). (Unnamed temporaries vanish with the process anyway.)
 
 Standard output (`-`) is not a file that can be replaced atomically: [`AtomicFile::create`]
 refuses it, and callers write standard output themselves.
@@ -89,15 +92,32 @@ pub fn remove_pending_temporaries() -> usize {
         .count()
 }
 
-/// Installs a panic hook that removes this process's named temporaries, then runs the
-/// hook that was in place (which prints the message). For programs built with
-/// `panic = "abort"`, where the temporaries' destructors never run.
+/// In a build with `panic = "abort"`, installs a panic hook that removes this process's
+/// named temporaries, then runs the hook that was in place (which prints the message):
+/// there the temporaries' destructors never run. In an unwinding build (the workspace's
+/// release profile, and every test) it does nothing.
+///
+/// Why nothing: a panic hook runs when the panic starts, before anyone knows whether it
+/// will be caught, and stable Rust gives the hook no way to ask. Under unwinding most
+/// panics are caught (the table readers' `catch_unwind` seam turns a damaged file into an
+/// error; rayon carries a worker's panic to its caller), and a hook that deleted every
+/// pending temporary would then destroy the other outputs still being written, in this
+/// thread or another, by a process that goes on running. Nor is the hook needed: a panic
+/// that unwinds runs the destructors of every frame it leaves, caught or not (the runtime
+/// catches at `main` and at each thread's start), and [`AtomicFile`] and [`AtomicPath`]
+/// remove their temporaries when dropped. What is left are the panics that abort even
+/// while unwinding (a panic in a destructor during unwinding, one that reaches an
+/// `extern "C"` frame): those leave at most a named temporary (only where `O_TMPFILE`
+/// is missing, or for [`AtomicPath`]), which the next write to the same target removes
+/// ([`remove_stale_temporaries`]: its writer's process is gone).
 pub fn remove_temporaries_on_panic() {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        remove_pending_temporaries();
-        previous(info);
-    }));
+    if cfg!(panic = "abort") {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            remove_pending_temporaries();
+            previous(info);
+        }));
+    }
 }
 
 /// The folder of `path` (`.` for a bare file name).

@@ -32,6 +32,11 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Where the array is, for a caught panic: column and first row.
+    pub fn place(&self) -> String {
+        format!("column `{}`, the batch from row {}", self.column, self.row0)
+    }
+
     fn at(&self, i: usize, message: impl Into<String>) -> TableError {
         TableError::column(self.path, self.column, Some(self.row0 + i as u64), message)
     }

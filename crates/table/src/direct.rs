@@ -16,6 +16,7 @@ use sptk_tensor::{
 
 use crate::columns::{self, ArrowValue, Ctx};
 use crate::error::TableError;
+use crate::guard::contain;
 use crate::table::{Found, Table};
 
 /// A table converted straight into its target.
@@ -112,7 +113,11 @@ impl<V: ArrowValue> EntryParts for Direct<'_, V> {
                 size: Some(self.dims[dim]),
             };
             scratch.clear();
-            crate::columns::coords(arr.as_ref(), &ctx, &mut scratch)?;
+            contain(
+                &file.path,
+                || ctx.place(),
+                || crate::columns::coords(arr.as_ref(), &ctx, &mut scratch),
+            )?;
             count(&scratch);
             row0 += batch.num_rows() as u64;
             Ok(())
@@ -171,6 +176,18 @@ impl Table {
     /// # Errors
     /// The table's errors, naming the file, column and row; conversion errors.
     pub fn read_converted(
+        &self,
+        target: &Target,
+        convert: &ConvertOptions,
+    ) -> Result<Option<TableConverted>, TableError> {
+        contain(
+            &self.files[0].path,
+            || "reading its rows".into(),
+            || self.read_converted_inner(target, convert),
+        )
+    }
+
+    fn read_converted_inner(
         &self,
         target: &Target,
         convert: &ConvertOptions,

@@ -46,6 +46,16 @@ pub enum TableError {
         /// The error.
         error: sptk_tensor::ConvertError,
     },
+    /// The Arrow or Parquet library panicked on the file (a damage it does not check
+    /// for); the panic was caught at the reader seam.
+    Panicked {
+        /// The file.
+        path: PathBuf,
+        /// Where in it (record batch, row group, column), as far as known.
+        place: String,
+        /// The panic's message.
+        message: String,
+    },
     /// Reading would take more memory than allowed.
     TooLarge {
         /// What needs the memory, and how much.
@@ -120,6 +130,15 @@ impl fmt::Display for TableError {
             } => write!(f, "{}: column `{column}`: {message}", path.display()),
             TableError::Invalid { path, message } => write!(f, "{}: {message}", path.display()),
             TableError::Convert { path, error } => write!(f, "{}: {error}", path.display()),
+            TableError::Panicked {
+                path,
+                place,
+                message,
+            } => write!(
+                f,
+                "{}: {place}: the Arrow / Parquet library failed on it ({message}); the file is damaged or not a valid table",
+                path.display()
+            ),
             TableError::TooLarge { message } => f.write_str(message),
         }
     }

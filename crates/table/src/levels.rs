@@ -5,6 +5,7 @@
 //! Index arrays keep their widths (unsigned 8 to 64 bits; packed 2-bit n:m offsets as their
 //! bytes); bf16 values are kept as their 16 bits and complex values as interleaved parts.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -96,6 +97,8 @@ pub fn write_levels(dir: &Path, tensor: &Tensor, opts: &WriteOptions) -> Result<
     let tmp = parent.join(format!(".{name}.tmp.{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir(&tmp).map_err(|e| TableError::io(&tmp, e))?;
+    // Removes the half-written folder on an error and on a panic that unwinds alike.
+    let guard = RemoveDirOnDrop(Some(tmp.clone()));
     let result = (|| {
         let mut meta = HashMap::new();
         meta.insert(ENCODING.to_string(), tensor.encoding().to_string());
@@ -152,10 +155,27 @@ pub fn write_levels(dir: &Path, tensor: &Tensor, opts: &WriteOptions) -> Result<
         }
         std::fs::rename(&tmp, dir).map_err(|e| TableError::io(dir, e))
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
+    if result.is_ok() {
+        guard.disarm();
     }
     result
+}
+
+/// A temporary folder removed when dropped, unless disarmed.
+struct RemoveDirOnDrop(Option<PathBuf>);
+
+impl RemoveDirOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for RemoveDirOnDrop {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 /// One single-column file read whole, with its metadata.
@@ -165,10 +185,23 @@ struct Column {
     path: PathBuf,
 }
 
-fn read_column(path: &Path) -> Result<Column, TableError> {
+/// Reads one single-column file whole, counting the bytes it decodes into `used` (shared
+/// by the files of a folder) against the budget `limit` batch by batch: an encoded run
+/// can decode to far more than the file holds.
+fn read_column(path: &Path, limit: u64, used: &Cell<u64>) -> Result<Column, TableError> {
+    crate::guard::contain(
+        path,
+        || "reading it".into(),
+        || read_column_inner(path, limit, used),
+    )
+}
+
+fn read_column_inner(path: &Path, limit: u64, used: &Cell<u64>) -> Result<Column, TableError> {
     let file = File::open(path).map_err(|e| TableError::io(path, e))?;
+    let len = crate::open::parquet_data_end(&mut &file, path)?;
     let b =
         ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| TableError::format(path, e))?;
+    crate::open::parquet_parts(b.metadata(), len, path)?;
     let meta: HashMap<String, String> = b.schema().metadata().clone().into();
     if b.schema().fields().len() != 1 {
         return Err(TableError::format(path, "a levels file holds one column"));
@@ -176,6 +209,19 @@ fn read_column(path: &Path) -> Result<Column, TableError> {
     let mut array = Vec::new();
     for batch in b.build().map_err(|e| TableError::format(path, e))? {
         let batch = batch.map_err(|e| TableError::format(path, e))?;
+        // Twice: the arrays, and the vector they are copied into.
+        let bytes = used
+            .get()
+            .saturating_add(2 * batch.get_array_memory_size() as u64);
+        used.set(bytes);
+        if bytes > limit {
+            return Err(TableError::TooLarge {
+                message: format!(
+                    "{}: the levels folder decodes to more than the memory limit of {limit} bytes",
+                    path.display()
+                ),
+            });
+        }
         array.push(batch.column(0).clone());
     }
     Ok(Column {
@@ -247,7 +293,27 @@ impl Column {
 /// Missing files or metadata, arrays of the wrong type, and every invariant the arrays
 /// break.
 pub fn read_levels(dir: &Path) -> Result<Tensor, TableError> {
-    let values = read_column(&dir.join("values.parquet"))?;
+    read_levels_within(dir, None)
+}
+
+/// [`read_levels`] within a memory budget in bytes (None: the machine's default,
+/// [`sptk_tensor::default_memory_limit`]): every file's decoded arrays are counted
+/// against it as they are read.
+///
+/// # Errors
+/// As for [`read_levels`], and [`TableError::TooLarge`] past the budget.
+pub fn read_levels_within(dir: &Path, memory_limit: Option<u64>) -> Result<Tensor, TableError> {
+    let limit = memory_limit.unwrap_or_else(sptk_tensor::default_memory_limit);
+    crate::guard::contain(
+        dir,
+        || "reading the levels folder".into(),
+        || read_levels_inner(dir, limit),
+    )
+}
+
+fn read_levels_inner(dir: &Path, limit: u64) -> Result<Tensor, TableError> {
+    let used = Cell::new(0);
+    let values = read_column(&dir.join("values.parquet"), limit, &used)?;
     let get = |k: &str| {
         values.meta.get(k).ok_or_else(|| {
             TableError::format(
@@ -272,7 +338,7 @@ pub fn read_levels(dir: &Path) -> Result<Tensor, TableError> {
         let load = |what: &str| -> Result<Option<IndexVec>, TableError> {
             let p = dir.join(format!("{what}_{l}.parquet"));
             if p.is_file() {
-                Ok(Some(read_column(&p)?.index()?))
+                Ok(Some(read_column(&p, limit, &used)?.index()?))
             } else {
                 Ok(None)
             }

@@ -10,14 +10,16 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use arrow_ipc::reader::{FileReader, StreamReader};
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
 use parquet::arrow::ProjectionMask;
+use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::TableError;
+use crate::guard::contain;
 
 /// The kinds of table file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,19 +84,44 @@ fn format_err(path: &Path) -> impl Fn(&dyn std::fmt::Display) -> TableError + '_
 }
 
 impl TableFile {
-    /// Opens a file of a known kind.
+    /// Opens a file of a known kind. `limit` is the memory budget that sizes read from
+    /// the file (compressed Arrow buffers, for one) are checked against before the
+    /// libraries allocate them.
     pub fn open(
         path: &Path,
         kind: TableKind,
         hive: HashMap<String, String>,
+        limit: u64,
     ) -> Result<TableFile, TableError> {
         let file = File::open(path).map_err(|e| TableError::io(path, e))?;
-        Self::open_data(path, kind, Data::Path, Some(file), hive)
+        contain(
+            path,
+            || "reading its metadata".into(),
+            || Self::open_data(path, kind, Data::Path, Some(file), hive, limit),
+        )
     }
 
     /// Opens a table held in memory (standard input, buffered).
-    pub fn from_bytes(name: &Path, kind: TableKind, bytes: Bytes) -> Result<TableFile, TableError> {
-        Self::open_data(name, kind, Data::Buffered(bytes), None, HashMap::new())
+    pub fn from_bytes(
+        name: &Path,
+        kind: TableKind,
+        bytes: Bytes,
+        limit: u64,
+    ) -> Result<TableFile, TableError> {
+        contain(
+            name,
+            || "reading its metadata".into(),
+            || {
+                Self::open_data(
+                    name,
+                    kind,
+                    Data::Buffered(bytes),
+                    None,
+                    HashMap::new(),
+                    limit,
+                )
+            },
+        )
     }
 
     fn open_data(
@@ -103,36 +130,40 @@ impl TableFile {
         data: Data,
         file: Option<File>,
         hive: HashMap<String, String>,
+        limit: u64,
     ) -> Result<TableFile, TableError> {
         let err = format_err(path);
         let mut parquet = None;
         let (schema, parts) = match (kind, &data) {
             (TableKind::Parquet, _) => {
                 let opts = ArrowReaderOptions::new();
-                let meta = match (&data, &file) {
-                    (Data::Buffered(b), _) => ArrowReaderMetadata::load(b, opts),
-                    (Data::Path, Some(f)) => ArrowReaderMetadata::load(f, opts),
-                    (Data::Path, None) => unreachable!("a path source comes with its file"),
-                }
-                .map_err(|e| {
+                let (meta, len) = match (&data, &file) {
+                    (Data::Buffered(b), _) => (
+                        ArrowReaderMetadata::load(b, opts),
+                        parquet_data_end(&mut std::io::Cursor::new(b), path)?,
+                    ),
+                    (Data::Path, Some(f)) => (
+                        ArrowReaderMetadata::load(f, opts),
+                        parquet_data_end(&mut &*f, path)?,
+                    ),
+                    (Data::Path, None) => {
+                        return Err(TableError::invalid(path, "a path source without its file"))
+                    }
+                };
+                let meta = meta.map_err(|e| {
                     TableError::format(
                         path,
                         format!("not a readable Parquet file (truncated or damaged?): {e}"),
                     )
                 })?;
-                let parts = meta
-                    .metadata()
-                    .row_groups()
-                    .iter()
-                    .map(|g| u64::try_from(g.num_rows()).unwrap_or(0))
-                    .collect();
+                let parts = parquet_parts(meta.metadata(), len, path)?;
                 let schema = meta.schema().clone();
                 parquet = Some(meta);
                 (schema, parts)
             }
             (TableKind::ArrowFile, Data::Path) => {
                 let mut f = file.ok_or_else(|| TableError::invalid(path, "not opened"))?;
-                let rows = ipc_batch_rows(&mut f, path)?;
+                let rows = ipc_file_blocks(&mut f, path, limit)?;
                 f.seek(SeekFrom::Start(0))
                     .map_err(|e| TableError::io(path, e))?;
                 let r = FileReader::try_new(BufReader::new(f), None).map_err(|e| err(&e))?;
@@ -140,7 +171,7 @@ impl TableFile {
             }
             (TableKind::ArrowFile, Data::Buffered(b)) => {
                 let mut c = std::io::Cursor::new(b.clone());
-                let rows = ipc_batch_rows(&mut c, path)?;
+                let rows = ipc_file_blocks(&mut c, path, limit)?;
                 c.set_position(0);
                 let r = FileReader::try_new(c, None).map_err(|e| err(&e))?;
                 (r.schema(), rows)
@@ -148,14 +179,24 @@ impl TableFile {
             (TableKind::ArrowStream, _) => {
                 let schema = match (&data, file) {
                     (Data::Buffered(b), _) => {
-                        StreamReader::try_new(std::io::Cursor::new(b.clone()), None)
+                        let mut c = std::io::Cursor::new(b.clone());
+                        ipc_stream_messages(&mut c, path, limit)?;
+                        c.set_position(0);
+                        StreamReader::try_new(c, None)
                             .map_err(|e| err(&e))?
                             .schema()
                     }
-                    (Data::Path, Some(f)) => StreamReader::try_new(BufReader::new(f), None)
-                        .map_err(|e| err(&e))?
-                        .schema(),
-                    (Data::Path, None) => unreachable!("a path source comes with its file"),
+                    (Data::Path, Some(mut f)) => {
+                        ipc_stream_messages(&mut BufReader::new(&mut f), path, limit)?;
+                        f.seek(SeekFrom::Start(0))
+                            .map_err(|e| TableError::io(path, e))?;
+                        StreamReader::try_new(BufReader::new(f), None)
+                            .map_err(|e| err(&e))?
+                            .schema()
+                    }
+                    (Data::Path, None) => {
+                        return Err(TableError::invalid(path, "a path source without its file"))
+                    }
                 };
                 (schema, Vec::new())
             }
@@ -186,6 +227,22 @@ impl TableFile {
         window: usize,
         mut each: impl FnMut(RecordBatch) -> Result<(), TableError>,
     ) -> Result<(), TableError> {
+        let place = || match self.kind {
+            TableKind::Parquet => format!("row group {part}"),
+            _ => format!("record batch {part}"),
+        };
+        contain(&self.path, place, || {
+            self.each_batch_inner(part, projection, window, &mut each)
+        })
+    }
+
+    fn each_batch_inner(
+        &self,
+        part: usize,
+        projection: &[usize],
+        window: usize,
+        each: &mut dyn FnMut(RecordBatch) -> Result<(), TableError>,
+    ) -> Result<(), TableError> {
         let path = &self.path;
         let err = format_err(path);
         match self.kind {
@@ -205,7 +262,9 @@ impl TableFile {
                                 .build()
                                 .map_err(|e| err(&e))?;
                         for batch in reader {
-                            each(batch.map_err(|e| err(&e))?)?;
+                            let batch = batch.map_err(|e| err(&e))?;
+                            validate_decoded(&batch, path, part)?;
+                            each(batch)?;
                         }
                     }};
                 }
@@ -253,12 +312,25 @@ impl TableFile {
     ) -> Result<(), TableError> {
         let path = &self.path;
         let err = format_err(path);
+        // The batch being read, for the place a caught panic is reported at.
+        let mut at = 0usize;
+        let place = |at: usize| format!("record batch {at} of the stream");
         macro_rules! run {
             ($input:expr) => {{
-                let r = StreamReader::try_new($input, Some(projection.to_vec()))
-                    .map_err(|e| err(&e))?;
-                for batch in r {
+                let mut r = contain(
+                    path,
+                    || place(0),
+                    || {
+                        StreamReader::try_new($input, Some(projection.to_vec()))
+                            .map_err(|e| err(&e))
+                    },
+                )?;
+                loop {
+                    let Some(batch) = contain(path, || place(at), || Ok(r.next()))? else {
+                        break;
+                    };
                     each(batch.map_err(|e| err(&e))?)?;
+                    at += 1;
                 }
             }};
         }
@@ -272,9 +344,190 @@ impl TableFile {
     }
 }
 
-/// The rows of every record batch of an Arrow IPC file, from its footer and each batch's
-/// message header (no batch is decoded).
-fn ipc_batch_rows<R: Read + Seek>(f: &mut R, path: &Path) -> Result<Vec<u64>, TableError> {
+/// Where a Parquet file's data ends: at its footer (the metadata, its length, `PAR1`).
+/// Zero for a file too short to have one (the metadata reader then refuses it).
+pub(crate) fn parquet_data_end<R: Read + Seek>(f: &mut R, path: &Path) -> Result<u64, TableError> {
+    let io = |e| TableError::io(path, e);
+    let len = f.seek(SeekFrom::End(0)).map_err(io)?;
+    if len < 12 {
+        return Ok(0);
+    }
+    let mut tail = [0u8; 8];
+    f.seek(SeekFrom::End(-8)).map_err(io)?;
+    f.read_exact(&mut tail).map_err(io)?;
+    let footer = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    Ok(len.saturating_sub(8).saturating_sub(footer))
+}
+
+/// Rows of every row group of a Parquet file, after checking what the reader will trust:
+/// row counts that are not negative and add up, and every column chunk's bytes between
+/// the file's start and `len`, where its data ends (the reader allocates a chunk's
+/// stated size before reading it).
+pub(crate) fn parquet_parts(
+    meta: &ParquetMetaData,
+    len: u64,
+    path: &Path,
+) -> Result<Vec<u64>, TableError> {
+    let mut parts = Vec::with_capacity(meta.row_groups().len());
+    let mut total = 0u64;
+    for (g, group) in meta.row_groups().iter().enumerate() {
+        let rows = u64::try_from(group.num_rows()).map_err(|_| {
+            TableError::format(
+                path,
+                format!("row group {g}: a row count of {}", group.num_rows()),
+            )
+        })?;
+        total = total.checked_add(rows).ok_or_else(|| {
+            TableError::format(path, format!("row group {g}: the row counts overflow"))
+        })?;
+        for chunk in group.columns() {
+            let start = chunk
+                .dictionary_page_offset()
+                .unwrap_or(chunk.data_page_offset());
+            let size = chunk.compressed_size();
+            let end = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(size).ok())
+                .and_then(|(s, n)| s.checked_add(n));
+            if end.is_none_or(|e| e > len) {
+                return Err(TableError::column(
+                    path,
+                    &chunk.column_path().string(),
+                    None,
+                    format!(
+                        "row group {g}: its {size} bytes at offset {start} lie outside the file's {len} bytes of data (truncated or damaged?)"
+                    ),
+                ));
+            }
+        }
+        parts.push(rows);
+    }
+    Ok(parts)
+}
+
+/// Checks the arrays of a batch the Parquet reader decoded whose layout it builds
+/// unchecked and we then index: dictionaries (their keys) and text (offsets, UTF-8).
+/// Primitive arrays need no pass: their buffers' lengths are checked on construction.
+fn validate_decoded(batch: &RecordBatch, path: &Path, group: usize) -> Result<(), TableError> {
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        if matches!(
+            column.data_type(),
+            DataType::Dictionary(..) | DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        ) {
+            column.to_data().validate_full().map_err(|e| {
+                TableError::column(path, field.name(), None, format!("row group {group}: {e}"))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// What one IPC message header says, once checked.
+struct Checked {
+    /// Rows, for a record batch.
+    rows: Option<u64>,
+    /// Bytes of the body that follows the header.
+    body: u64,
+}
+
+/// Checks one IPC message header `msg` (continuation marker and length included) whose
+/// body starts at `body_at` and may take at most `room` bytes: every buffer inside the
+/// body (arrow-buffer panics on one outside: `the offset of the new Buffer cannot exceed
+/// the existing length`), and, for a compressed body, the uncompressed sizes the buffers
+/// declare (read through `f`; arrow-ipc reserves them before decompressing) within the
+/// memory budget `limit`.
+fn check_message<R: Read + Seek>(
+    f: &mut R,
+    msg: &[u8],
+    body_at: u64,
+    room: u64,
+    limit: u64,
+    what: &dyn Fn() -> String,
+    path: &Path,
+) -> Result<Checked, TableError> {
+    let bad = |m: String| {
+        TableError::format(
+            path,
+            format!("not a readable Arrow IPC file: {}: {m}", what()),
+        )
+    };
+    let skip = if msg.get(..4) == Some(&[0xff; 4]) {
+        8
+    } else {
+        4
+    };
+    let header = msg
+        .get(skip..)
+        .ok_or_else(|| bad("its header is cut short".into()))?;
+    let m = arrow_ipc::root_as_message(header).map_err(|e| bad(e.to_string()))?;
+    let body = u64::try_from(m.bodyLength())
+        .map_err(|_| bad(format!("a body of {} bytes", m.bodyLength())))?;
+    if body > room {
+        return Err(bad(format!(
+            "a body of {body} bytes where {room} are left in the file (truncated or damaged?)"
+        )));
+    }
+    let batch = match m.header_type() {
+        arrow_ipc::MessageHeader::RecordBatch => m.header_as_record_batch(),
+        arrow_ipc::MessageHeader::DictionaryBatch => {
+            m.header_as_dictionary_batch().and_then(|d| d.data())
+        }
+        _ => None,
+    };
+    let Some(batch) = batch else {
+        return Ok(Checked { rows: None, body });
+    };
+    let rows = u64::try_from(batch.length())
+        .map_err(|_| bad(format!("a length of {} rows", batch.length())))?;
+    let compressed = batch.compression().is_some();
+    let mut unpacked = 0u64;
+    for (i, b) in batch.buffers().into_iter().flatten().enumerate() {
+        let end = u64::try_from(b.offset())
+            .ok()
+            .zip(u64::try_from(b.length()).ok())
+            .and_then(|(o, n)| o.checked_add(n));
+        if end.is_none_or(|e| e > body) {
+            return Err(bad(format!(
+                "buffer {i} ({} bytes at offset {}) lies outside the body of {body} bytes",
+                b.length(),
+                b.offset()
+            )));
+        }
+        if compressed && b.length() >= 8 {
+            let mut prefix = [0u8; 8];
+            f.seek(SeekFrom::Start(body_at.saturating_add(b.offset() as u64)))
+                .and_then(|_| f.read_exact(&mut prefix))
+                .map_err(|e| TableError::io(path, e))?;
+            let n = i64::from_le_bytes(prefix);
+            if n > 0 {
+                unpacked = unpacked.saturating_add(n as u64);
+            }
+        }
+    }
+    if unpacked > limit {
+        return Err(TableError::TooLarge {
+            message: format!(
+                "{}: {}: its compressed buffers declare {unpacked} bytes uncompressed, more than the memory limit of {limit} bytes",
+                path.display(),
+                what()
+            ),
+        });
+    }
+    Ok(Checked {
+        rows: Some(rows),
+        body,
+    })
+}
+
+/// The rows of every record batch of an Arrow IPC file, from its footer and each
+/// block's message header (no batch is decoded), after checking every block (record
+/// batches and dictionaries) with [`check_message`]: inside the file, its buffers inside
+/// its body, its compressed sizes within the budget.
+fn ipc_file_blocks<R: Read + Seek>(
+    f: &mut R,
+    path: &Path,
+    limit: u64,
+) -> Result<Vec<u64>, TableError> {
     let io = |e| TableError::io(path, e);
     let bad =
         |what: String| TableError::format(path, format!("not a readable Arrow IPC file: {what}"));
@@ -293,27 +546,103 @@ fn ipc_batch_rows<R: Read + Seek>(f: &mut R, path: &Path) -> Result<Vec<u64>, Ta
     f.seek(SeekFrom::Start(footer_at)).map_err(io)?;
     f.read_exact(&mut footer).map_err(io)?;
     let footer = arrow_ipc::root_as_footer(&footer).map_err(|e| bad(format!("footer: {e}")))?;
+    let dictionaries = footer.dictionaries().into_iter().flatten();
+    let batches = footer.recordBatches().into_iter().flatten();
     let mut rows = Vec::new();
-    for (i, block) in footer.recordBatches().into_iter().flatten().enumerate() {
-        let meta_len = usize::try_from(block.metaDataLength())
-            .map_err(|_| bad(format!("batch {i}: negative metadata length")))?;
-        let at = u64::try_from(block.offset())
-            .map_err(|_| bad(format!("batch {i}: negative offset")))?;
-        if meta_len < 8 || at.saturating_add(meta_len as u64) > footer_at {
-            return Err(bad(format!("batch {i}: its message lies outside the file")));
+    for (i, (is_batch, block)) in dictionaries
+        .map(|b| (false, b))
+        .chain(batches.map(|b| (true, b)))
+        .enumerate()
+    {
+        let n = rows.len();
+        let what = || {
+            if is_batch {
+                format!("record batch {n}")
+            } else {
+                format!("dictionary block {i}")
+            }
+        };
+        let meta_len = u64::try_from(block.metaDataLength()).unwrap_or(0);
+        let at = u64::try_from(block.offset()).ok();
+        let body_len = u64::try_from(block.bodyLength()).ok();
+        let (Some(at), Some(body_len)) = (at, body_len) else {
+            return Err(bad(format!("{}: a negative offset or length", what())));
+        };
+        let end = at
+            .checked_add(meta_len)
+            .and_then(|e| e.checked_add(body_len));
+        if meta_len < 8 || end.is_none_or(|e| e > footer_at) {
+            return Err(bad(format!(
+                "{}: its message lies outside the file",
+                what()
+            )));
         }
-        let mut msg = vec![0u8; meta_len];
+        let mut msg = vec![0u8; meta_len as usize];
         f.seek(SeekFrom::Start(at)).map_err(io)?;
         f.read_exact(&mut msg).map_err(io)?;
-        let skip = if msg[..4] == [0xff; 4] { 8 } else { 4 };
-        let m =
-            arrow_ipc::root_as_message(&msg[skip..]).map_err(|e| bad(format!("batch {i}: {e}")))?;
-        let b = m
-            .header_as_record_batch()
-            .ok_or_else(|| bad(format!("block {i} is not a record batch")))?;
-        rows.push(
-            u64::try_from(b.length()).map_err(|_| bad(format!("batch {i}: negative length")))?,
-        );
+        let checked = check_message(f, &msg, at + meta_len, body_len, limit, &what, path)?;
+        if is_batch {
+            rows.push(
+                checked
+                    .rows
+                    .ok_or_else(|| bad(format!("{} is not a record batch", what())))?,
+            );
+        }
     }
     Ok(rows)
+}
+
+/// Walks the messages of an Arrow IPC stream front to back, reading only their headers
+/// (bodies are skipped), and checks each with [`check_message`]: the header and body
+/// inside the stream, buffers inside the body, compressed sizes within the budget. Ends
+/// at the end-of-stream marker or the end of the bytes.
+fn ipc_stream_messages<R: Read + Seek>(
+    f: &mut R,
+    path: &Path,
+    limit: u64,
+) -> Result<(), TableError> {
+    let io = |e| TableError::io(path, e);
+    let len = f.seek(SeekFrom::End(0)).map_err(io)?;
+    f.seek(SeekFrom::Start(0)).map_err(io)?;
+    let mut at = 0u64;
+    let mut index = 0usize;
+    while len - at >= 4 {
+        let what = || format!("message {index} of the stream");
+        let bad = |m: String| {
+            TableError::format(
+                path,
+                format!("not a readable Arrow IPC stream: {}: {m}", what()),
+            )
+        };
+        let mut word = [0u8; 4];
+        f.seek(SeekFrom::Start(at)).map_err(io)?;
+        f.read_exact(&mut word).map_err(io)?;
+        let (marker, meta_len) = if word == [0xff; 4] {
+            if len - at < 8 {
+                return Err(bad("cut short after its continuation marker".into()));
+            }
+            f.read_exact(&mut word).map_err(io)?;
+            (8u64, u32::from_le_bytes(word))
+        } else {
+            (4u64, u32::from_le_bytes(word))
+        };
+        if meta_len == 0 {
+            return Ok(());
+        }
+        let meta_len = u64::from(meta_len);
+        if meta_len > len - at - marker {
+            return Err(bad(format!(
+                "a header of {meta_len} bytes where {} are left (truncated or damaged?)",
+                len - at - marker
+            )));
+        }
+        let mut msg = vec![0u8; (marker + meta_len) as usize];
+        f.seek(SeekFrom::Start(at)).map_err(io)?;
+        f.read_exact(&mut msg).map_err(io)?;
+        let body_at = at + marker + meta_len;
+        let checked = check_message(f, &msg, body_at, len - body_at, limit, &what, path)?;
+        at = body_at + checked.body;
+        index += 1;
+    }
+    Ok(())
 }

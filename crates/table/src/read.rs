@@ -13,6 +13,7 @@ use sptk_tensor::{coord_width_for, Entries, IndexVec, IndexWidth, Labels};
 
 use crate::columns::{self, with_arrow_value, ArrowValue, Ctx};
 use crate::error::TableError;
+use crate::guard::contain;
 use crate::open::TableKind;
 use crate::table::{Found, Part, Table};
 
@@ -66,21 +67,27 @@ impl Table {
     /// # Errors
     /// Any [`TableError`], naming the file, column and row at fault.
     pub fn read_entries(&self) -> Result<TableEntries, TableError> {
-        with_arrow_value!(self.value_type, V => {
-            if self.relabels() || self.rows().is_none() {
-                self.read_sequential::<V>()
-            } else {
-                self.read_parallel::<V>()
-            }
-        })
+        contain(
+            &self.files[0].path,
+            || "reading its rows".into(),
+            || {
+                with_arrow_value!(self.value_type, V => {
+                    if self.relabels() || self.rows().is_none() {
+                        self.read_sequential::<V>()
+                    } else {
+                        self.read_parallel::<V>()
+                    }
+                })
+            },
+        )
     }
 
     /// Checks `rows` entries of this table against the memory budget.
     pub(crate) fn charge(&self, rows: u64, coord_bytes: u64) -> Result<(), TableError> {
         let per = coord_bytes + self.value_type.size() as u64;
         let need = rows.saturating_mul(per);
-        match self.opts.memory_limit {
-            Some(limit) if need > limit => Err(TableError::TooLarge {
+        match self.opts.budget() {
+            limit if need > limit => Err(TableError::TooLarge {
                 message: format!(
                     "{}: {rows} rows as a coordinate list need {need} bytes ({per} per entry), more than the memory limit of {limit} bytes",
                     self.files[0].path.display()
@@ -136,10 +143,17 @@ impl Table {
             match &self.found[f][d] {
                 Found::Column(_) => {
                     let arr = columns::column(batch, &file.path, name)?;
-                    columns::coords(arr.as_ref(), &ctx, out)?;
+                    contain(
+                        &file.path,
+                        || ctx.place(),
+                        || columns::coords(arr.as_ref(), &ctx, out),
+                    )?;
                 }
                 Found::Hive(text) => {
                     let c = hive_coord(text, &ctx)?;
+                    // The row count comes from the file's metadata: within the budget
+                    // before the array is made.
+                    self.charge(n as u64, 8)?;
                     out.resize(n, c);
                 }
             }
@@ -158,7 +172,10 @@ impl Table {
         let file = &self.files[f];
         values.clear();
         match &self.value {
-            None => values.resize(batch.num_rows(), V::one()),
+            None => {
+                self.charge(batch.num_rows() as u64, 0)?;
+                values.resize(batch.num_rows(), V::one());
+            }
             Some(name) => {
                 let arr = columns::column(batch, &file.path, name)?;
                 let ctx = Ctx {
@@ -168,7 +185,11 @@ impl Table {
                     base: 0,
                     size: None,
                 };
-                V::extend(arr.as_ref(), &ctx, values)?;
+                contain(
+                    &file.path,
+                    || ctx.place(),
+                    || V::extend(arr.as_ref(), &ctx, values),
+                )?;
             }
         }
         Ok(())

@@ -10,6 +10,7 @@ use sptk_tensor::ValueType;
 
 use crate::columns::{self, is_integer, is_text};
 use crate::error::TableError;
+use crate::guard::contain;
 use crate::open::{TableFile, TableKind};
 
 /// Which column holds the values.
@@ -43,6 +44,17 @@ pub struct TableOptions {
     pub memory_limit: Option<u64>,
     /// Rows decoded at a time from a Parquet row group.
     pub window: usize,
+}
+
+impl TableOptions {
+    /// The memory budget in bytes: [`TableOptions::memory_limit`], else the machine's
+    /// default ([`sptk_tensor::default_memory_limit`]). Every allocation whose size comes
+    /// from a file is checked against it first: an allocation that fails aborts the
+    /// process, which no error handling can turn into a message.
+    pub fn budget(&self) -> u64 {
+        self.memory_limit
+            .unwrap_or_else(sptk_tensor::default_memory_limit)
+    }
 }
 
 impl Default for TableOptions {
@@ -111,9 +123,14 @@ impl Table {
         let mut opened = Vec::with_capacity(files.len());
         for (path, hive) in files {
             let kind = sniff(&path)?;
-            opened.push(TableFile::open(&path, kind, hive)?);
+            opened.push(TableFile::open(&path, kind, hive, opts.budget())?);
         }
-        Table::from_files(opened, opts)
+        let first = opened.first().map(|f| f.path.clone()).unwrap_or_default();
+        contain(
+            &first,
+            || "finding the tensor in it".into(),
+            || Table::from_files(opened, opts),
+        )
     }
 
     /// Opens a table held in memory (standard input, buffered); `name` names it in
@@ -132,8 +149,12 @@ impl Table {
                 "not an Arrow IPC or Parquet table (no PAR1 / ARROW1 / stream signature)",
             )
         })?;
-        let file = TableFile::from_bytes(name, kind, bytes::Bytes::from(bytes))?;
-        Table::from_files(vec![file], opts)
+        let file = TableFile::from_bytes(name, kind, bytes::Bytes::from(bytes), opts.budget())?;
+        contain(
+            name,
+            || "finding the tensor in it".into(),
+            || Table::from_files(vec![file], opts),
+        )
     }
 
     fn from_files(files: Vec<TableFile>, opts: &TableOptions) -> Result<Table, TableError> {

@@ -3,7 +3,7 @@
 //! buffered within the memory budget. Two-dimensional tables go straight into CSR / CSC
 //! (and what the planner reaches from them) without a coordinate list.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sptk_encoding::Target;
 use sptk_table::{Table, TableKind, TableOptions, ValueColumn};
@@ -39,20 +39,23 @@ impl Tables {
 
     fn open(&self, source: &mut Source, opts: &ReadOptions) -> Result<Table, InputError> {
         let topts = Self::options(opts);
+        let name = PathBuf::from(source.spec().to_string());
         let table = match &source.spec().origin {
             Origin::Stdin => {
                 let bytes = source.buffer_stream(opts.memory_limit, self.name())?;
-                Table::from_bytes(Path::new("-"), bytes, &topts)?
+                contained(&name, || Table::from_bytes(Path::new("-"), bytes, &topts))?
             }
-            Origin::Folder(dir) => Table::open(sptk_table::files_in(dir)?, &topts)?,
-            Origin::File(_) | Origin::Files(_) => Table::open(
-                source
+            Origin::Folder(dir) => {
+                contained(&name, || Table::open(sptk_table::files_in(dir)?, &topts))?
+            }
+            Origin::File(_) | Origin::Files(_) => {
+                let files = source
                     .files()
                     .iter()
                     .map(|p| (p.clone(), Default::default()))
-                    .collect(),
-                &topts,
-            )?,
+                    .collect();
+                contained(&name, || Table::open(files, &topts))?
+            }
         };
         Ok(table)
     }
@@ -137,7 +140,8 @@ impl Reader for Tables {
     fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
         let table = self.open(source, opts)?;
         let header = Self::header(&table);
-        let read = table.read_entries()?;
+        let name = PathBuf::from(source.spec().to_string());
+        let read = contained(&name, || table.read_entries())?;
         Ok(Input {
             name: source.spec().to_string(),
             format: self.name(),
@@ -163,7 +167,8 @@ impl Reader for Tables {
             return Ok(None);
         }
         let table = self.open(source, opts)?;
-        let Some(d) = table.read_converted(target, convert)? else {
+        let name = PathBuf::from(source.spec().to_string());
+        let Some(d) = contained(&name, || table.read_converted(target, convert))? else {
             return Ok(None);
         };
         let t = &d.converted.tensor;
@@ -185,6 +190,16 @@ impl Reader for Tables {
             convert_time: d.convert_time,
         }))
     }
+}
+
+/// The input side of the reader seam: runs a call into `sptk_table` with a panic that
+/// escaped it (the crate contains its own, so there should be none) turned into an error
+/// naming the input, never a crash of the caller. The release profile unwinds for this.
+fn contained<T>(
+    name: &Path,
+    f: impl FnOnce() -> Result<T, sptk_table::TableError>,
+) -> Result<T, InputError> {
+    Ok(sptk_table::contain(name, || "reading it".into(), f)?)
 }
 
 /// Reads a levels folder (`NAME.levels/`, written by `sparse-convert -o NAME.levels`): the
@@ -214,11 +229,13 @@ impl Reader for Levels {
         }
     }
 
-    fn read(&self, source: &mut Source, _opts: &ReadOptions) -> Result<Input, InputError> {
+    fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
         let dir = source.folder().ok_or_else(|| {
             InputError::Source(format!("{}: a levels input is a folder", source.spec()))
         })?;
-        let tensor = sptk_table::read_levels(dir)?;
+        let tensor = contained(dir, || {
+            sptk_table::read_levels_within(dir, opts.memory_limit)
+        })?;
         Ok(Input {
             name: source.spec().to_string(),
             format: self.name(),
