@@ -2,49 +2,18 @@
 //! long row, sizes that are no multiple of any vector width) for every value type, index
 //! width and instruction set this CPU has. `REQUIRE_ISA=scalar,avx2,avx512` (as `.ci/run`
 //! sets it) turns a missing instruction set into a failure instead of a skip;
-//! `SPTK_JIT_CASES` scales the number of cases (64 per combination by default).
+//! `SPTK_JIT_CASES` (64 by default, at least 1) scales the random matrices: each format,
+//! width pair, value type and instruction set runs `SPTK_JIT_CASES / 8` of them (8 by
+//! default).
 
 use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
 use sptk_encoding::resolve_target;
 mod common;
 
-use common::{matrix, typed_matrix, Rng};
+use common::{cases, isas, matrix, typed_matrix, Rng, WIDTHS};
 use sptk_jit::reference::{self, RealValue};
 use sptk_jit::{kernel, Desc, Isa, Kernel, Op};
 use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
-
-fn isas() -> Vec<Isa> {
-    let required: Vec<String> = std::env::var("REQUIRE_ISA")
-        .unwrap_or_default()
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
-    let mut out = Vec::new();
-    for isa in Isa::ALL {
-        if isa.available() {
-            out.push(isa);
-        } else if required.iter().any(|r| r == isa.name()) {
-            panic!(
-                "REQUIRE_ISA names {} but this CPU does not run it",
-                isa.name()
-            );
-        } else {
-            eprintln!(
-                "!!! {} not on this CPU: its kernels are not tested here !!!",
-                isa.name()
-            );
-        }
-    }
-    out
-}
-
-fn cases() -> usize {
-    std::env::var("SPTK_JIT_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(64)
-}
 
 /// A random CSR matrix whose arrays fit `pos` / `crd` bits.
 fn random_csr(rng: &mut Rng, f64s: bool, pos: u8, crd: u8) -> Tensor {
@@ -192,16 +161,6 @@ fn run_case<T: RealValue + Into<f64> + From<f32>>(
         }
     }
 }
-
-const WIDTHS: [(u8, u8); 7] = [
-    (64, 64),
-    (32, 32),
-    (16, 16),
-    (8, 8),
-    (64, 32),
-    (32, 16),
-    (16, 8),
-];
 
 #[test]
 fn spmv_and_transposed_spmv_match_the_reference() {

@@ -4,26 +4,11 @@
 
 mod common;
 
-use common::Rng;
+use common::{isas, Rng};
 use sptk_encoding::resolve_target;
 use sptk_jit::reference;
 use sptk_jit::{kernel, Dense, DenseMut, Desc, Isa, Op, Order};
 use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
-
-fn isas() -> Vec<Isa> {
-    let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
-    Isa::ALL
-        .into_iter()
-        .filter(|isa| {
-            let ok = isa.available();
-            assert!(
-                ok || !required.split(',').any(|r| r == isa.name()),
-                "REQUIRE_ISA names {isa:?}, missing here"
-            );
-            ok
-        })
-        .collect()
-}
 
 fn csr(rng: &mut Rng, pos: u8, crd: u8) -> Tensor {
     let (rows, cols) = (
@@ -62,10 +47,7 @@ fn at(order: Order, rows: usize, cols: usize, i: usize, j: usize) -> usize {
 #[test]
 fn csr_spmm_matches_the_reference() {
     let mut rng = Rng(0x005e_ed0f_5a4a);
-    let cases: usize = std::env::var("SPTK_JIT_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(64);
+    let cases = common::cases();
     for isa in isas() {
         for (pos, crd) in [(64, 64), (32, 32), (16, 16), (8, 8)] {
             for case in 0..cases.div_ceil(4) {

@@ -6,55 +6,18 @@
 //! orders of X and Y, alpha and beta, X rows of Inf or NaN (padding must keep them out),
 //! 1, 2 and 3 threads. Gathers (BSR, DCSR, ELL, n:m) match the reference bit for bit on every
 //! instruction set; scatters (CSC, DCSC, BSC, COO) add 8 partials and stay within the summation
-//! bound, and every kernel gives the same bits on any thread count. `REQUIRE_ISA` and
-//! `SPTK_JIT_CASES` work as in `generated.rs`.
+//! bound, and every kernel gives the same bits on any thread count. `REQUIRE_ISA` works
+//! as in `generated.rs`; each format, width pair and instruction set runs
+//! `SPTK_JIT_CASES / 16` random matrices (4 by default).
 
 mod common;
 
-use common::{typed_matrix, Rng};
+use common::{cases, isas, typed_matrix, Rng, WIDTHS};
 use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
 use sptk_encoding::resolve_target;
 use sptk_jit::reference::{self, RealValue};
 use sptk_jit::{kernel, Dense, DenseMut, Desc, Isa, Kernel, Op, Order};
 use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
-
-fn isas() -> Vec<Isa> {
-    let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
-    Isa::ALL
-        .into_iter()
-        .filter(|isa| {
-            let ok = isa.available();
-            assert!(
-                ok || !required.split(',').any(|r| r == isa.name()),
-                "REQUIRE_ISA names {isa:?}, missing here"
-            );
-            if !ok {
-                eprintln!(
-                    "!!! {} not on this CPU: its kernels are not tested here !!!",
-                    isa.name()
-                );
-            }
-            ok
-        })
-        .collect()
-}
-
-fn cases() -> usize {
-    std::env::var("SPTK_JIT_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(64)
-}
-
-const WIDTHS: [(u8, u8); 7] = [
-    (64, 64),
-    (32, 32),
-    (16, 16),
-    (8, 8),
-    (64, 32),
-    (32, 16),
-    (16, 8),
-];
 
 /// A random matrix in `format` whose arrays fit `pos` / `crd` bits.
 fn random_matrix(rng: &mut Rng, f64s: bool, (pos, crd): (u8, u8), format: &str) -> Tensor {

@@ -2,8 +2,66 @@
 
 #![allow(dead_code)]
 
+pub mod guard;
+
 use sptk_encoding::resolve_target;
+use sptk_jit::Isa;
 use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
+
+/// The instruction sets this CPU runs, each to be tested. `REQUIRE_ISA` (names separated
+/// by commas, as `.ci/run` sets it) turns a missing one into a failure instead of a skip;
+/// a name that is no instruction set fails too, so a typo cannot require nothing.
+pub fn isas() -> Vec<Isa> {
+    let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
+    for name in required.split(',').filter(|s| !s.is_empty()) {
+        assert!(
+            Isa::ALL.iter().any(|isa| isa.name() == name),
+            "REQUIRE_ISA names '{name}', which is no instruction set ({:?})",
+            Isa::ALL.map(|isa| isa.name())
+        );
+    }
+    Isa::ALL
+        .into_iter()
+        .filter(|isa| {
+            let ok = isa.available();
+            assert!(
+                ok || !required.split(',').any(|r| r == isa.name()),
+                "REQUIRE_ISA names {} but this CPU does not run it",
+                isa.name()
+            );
+            if !ok {
+                eprintln!(
+                    "!!! {} not on this CPU: its kernels are not tested here !!!",
+                    isa.name()
+                );
+            }
+            ok
+        })
+        .collect()
+}
+
+/// `SPTK_JIT_CASES`: how far the random tests scale (64 by default, at least 1: no setting
+/// runs nothing). Each test says how many cases it derives from it.
+pub fn cases() -> usize {
+    match std::env::var("SPTK_JIT_CASES") {
+        Ok(s) => s
+            .parse::<usize>()
+            .unwrap_or_else(|_| panic!("SPTK_JIT_CASES={s} is no count"))
+            .max(1),
+        Err(_) => 64,
+    }
+}
+
+/// Position and coordinate widths every test runs: equal, and coordinates narrower.
+pub const WIDTHS: [(u8, u8); 7] = [
+    (64, 64),
+    (32, 32),
+    (16, 16),
+    (8, 8),
+    (64, 32),
+    (32, 16),
+    (16, 8),
+];
 
 /// A small deterministic generator (xorshift): the tests must not depend on the run.
 pub struct Rng(pub u64);
