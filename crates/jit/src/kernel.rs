@@ -131,6 +131,49 @@ enum Walk {
     BlockScatter { p: u32, q: u32, so: u32, st: u32 },
 }
 
+/// The arrays of a walk: positions, coordinates and outer coordinates.
+type Operands<'a> = (&'a IndexVec, &'a IndexVec, Option<&'a IndexVec>);
+
+impl Walk {
+    /// The arrays this walk's kernel reads from `a`: (pos, crd, outer).
+    fn operands<'a>(self, a: &'a Tensor, desc: &Desc) -> Result<Operands<'a>, KernelError> {
+        let missing = || KernelError::Unsupported(format!("{desc}: arrays missing"));
+        // COO reads its coordinates from `crd` (and `outer`, the second array of SoA); its
+        // positions only size it.
+        Ok(match self {
+            // ELL has no positions: `pos` stands for nothing there and is never read.
+            Walk::Ell(_) | Walk::Nm(..) | Walk::RowScatter => (
+                a.crd(2).ok_or_else(missing)?,
+                a.crd(2).ok_or_else(missing)?,
+                None,
+            ),
+            Walk::Blocks { .. } | Walk::BlockScatter { .. } => (
+                a.pos(1).ok_or_else(missing)?,
+                a.crd(1).ok_or_else(missing)?,
+                None,
+            ),
+            Walk::Gather(c) | Walk::Scatter(c) => (
+                a.pos(1).ok_or_else(missing)?,
+                a.crd(1).ok_or_else(missing)?,
+                if c {
+                    Some(a.crd(0).ok_or_else(missing)?)
+                } else {
+                    None
+                },
+            ),
+            Walk::Entries(soa) => (
+                a.pos(0).ok_or_else(missing)?,
+                a.crd(0).ok_or_else(missing)?,
+                if soa {
+                    Some(a.crd(1).ok_or_else(missing)?)
+                } else {
+                    None
+                },
+            ),
+        })
+    }
+}
+
 fn walk(desc: &Desc) -> Option<Walk> {
     Some(match (desc.op, desc.format) {
         (Op::Spmv, Format::Csr) | (Op::SpmvT, Format::Csc) => Walk::Gather(false),
@@ -322,40 +365,7 @@ impl Kernel {
         crate::dense::check_len("y", y.len(), yn, 1)?;
         let walk =
             walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
-        let missing = || KernelError::Unsupported(format!("{}: arrays missing", self.desc));
-        // The arrays each walk reads: (pos, crd, outer). COO reads its coordinates from
-        // `crd` (and `outer`, the second array of SoA); its positions only size it.
-        let (pos, crd, outer) = match walk {
-            // ELL has no positions: `pos` stands for nothing there and is never read.
-            Walk::Ell(_) | Walk::Nm(..) | Walk::RowScatter => (
-                a.crd(2).ok_or_else(missing)?,
-                a.crd(2).ok_or_else(missing)?,
-                None,
-            ),
-            Walk::Blocks { .. } | Walk::BlockScatter { .. } => (
-                a.pos(1).ok_or_else(missing)?,
-                a.crd(1).ok_or_else(missing)?,
-                None,
-            ),
-            Walk::Gather(c) | Walk::Scatter(c) => (
-                a.pos(1).ok_or_else(missing)?,
-                a.crd(1).ok_or_else(missing)?,
-                if c {
-                    Some(a.crd(0).ok_or_else(missing)?)
-                } else {
-                    None
-                },
-            ),
-            Walk::Entries(soa) => (
-                a.pos(0).ok_or_else(missing)?,
-                a.crd(0).ok_or_else(missing)?,
-                if soa {
-                    Some(a.crd(1).ok_or_else(missing)?)
-                } else {
-                    None
-                },
-            ),
-        };
+        let (pos, crd, outer) = walk.operands(a, &self.desc)?;
         let compressed = matches!(walk, Walk::Gather(true));
         let n_outer = pos.len().saturating_sub(1);
         let vals = T::slice(a.values()).unwrap_or_default();
@@ -1423,6 +1433,9 @@ pub fn kernel(desc: &Desc) -> Result<Arc<Kernel>, KernelError> {
     map.insert(*desc, Arc::clone(&k));
     Ok(k)
 }
+
+#[cfg(test)]
+mod top_of_width_tests;
 
 #[cfg(test)]
 mod tests {

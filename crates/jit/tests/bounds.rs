@@ -279,3 +279,47 @@ fn coordinates_at_the_top_of_their_width_read_x_where_they_point() {
     }
     assert_eq!(runs, isas().len() * 4 * 16 * 2);
 }
+
+#[test]
+fn coordinates_at_the_top_of_their_width_write_the_output_where_they_point() {
+    let mut rng = Rng(0x3c6e_f372_fe94_f82b);
+    // (format, op, the big dimension is A's rows): kernels that write y (Y, or their
+    // partials) at a stored coordinate.
+    let writes = [
+        ("CSC", Op::Spmv, true),
+        ("DCSC", Op::Spmv, true),
+        ("COO", Op::Spmv, true),
+        ("COO:soa", Op::Spmv, true),
+        ("BSC:3x2", Op::Spmv, true),
+        ("CSR", Op::SpmvT, false),
+        ("DCSR", Op::SpmvT, false),
+        ("COO:soa", Op::SpmvT, false),
+        ("BSR:2x3", Op::SpmvT, false),
+        ("ELL", Op::SpmvT, false),
+        ("CSC", Op::Spmm, true),
+        ("DCSC", Op::Spmm, true),
+        ("BSC:3x2", Op::Spmm, true),
+        ("COO", Op::Spmm, true),
+        ("COO:soa", Op::Spmm, true),
+    ];
+    let mut runs = 0;
+    for isa in isas() {
+        for crd in [8u8, 16] {
+            let (dim, coords) = top_coords(crd);
+            for (format, op, big_rows) in writes {
+                for f64s in [true, false] {
+                    let (a, _) =
+                        top_matrix((dim, &coords), big_rows, f64s, (64, crd), format, &mut rng);
+                    let k = if op == Op::Spmm { 5 } else { 1 };
+                    if f64s {
+                        run::<f64>(&a, op, isa, (k, None), &mut rng);
+                    } else {
+                        run::<f32>(&a, op, isa, (k, None), &mut rng);
+                    }
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(runs, isas().len() * 2 * 15 * 2);
+}
