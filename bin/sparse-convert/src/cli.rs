@@ -30,6 +30,20 @@ pub enum Command {
     Encoding(EncodingArgs),
     /// Check a `.spt` file completely: every checksum, then every array invariant.
     Verify(VerifyArgs),
+    /// The helper of an isolated HDF5 read: run by sparse-convert itself (and by
+    /// `sptk_input` for library callers), never by hand.
+    #[cfg(feature = "hdf5")]
+    #[command(name = sptk_input::isolate::HELPER_COMMAND, hide = true)]
+    IsolatedHdf5(HelperArgs),
+}
+
+/// `sparse-convert isolated-hdf5 OP FD KIND LIMIT THREADS FILE [MEMBER]`
+#[cfg(feature = "hdf5")]
+#[derive(Debug, Args)]
+pub struct HelperArgs {
+    /// What `sptk_input::isolate::serve` takes.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 /// `sparse-convert verify FILE.spt`
@@ -95,6 +109,15 @@ pub struct InputArgs {
     /// first appearance, as text coordinates always are; the ids become labels.
     #[arg(long)]
     pub relabel: bool,
+    /// HDF5 input: read it in this process instead of a helper process. Faster by the
+    /// cost of starting the helper, for trusted files only: libhdf5 can crash or hang on
+    /// a damaged file, and in this process that takes sparse-convert down with it.
+    #[arg(long)]
+    pub no_isolate: bool,
+    /// HDF5 input: the helper process's time limit in seconds (default: 60 plus 1 per
+    /// 20 MB of input); one that runs longer is killed and the input refused.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, conflicts_with = "no_isolate")]
+    pub isolate_timeout: Option<std::time::Duration>,
     /// Worker threads (0: one per core; at most 4 per core). Output is identical for any
     /// value.
     #[arg(long, default_value_t = 0)]
@@ -158,6 +181,14 @@ impl Width {
             Width::Auto => None,
         }
     }
+}
+
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("`{text}`: a number of seconds above 0 (30, 0.5)"))
 }
 
 fn parse_width(text: &str) -> Result<Width, String> {
@@ -249,6 +280,42 @@ mod tests {
         assert!(matches!(c.command, Some(Command::Info(ref i)) if i.json));
         let c = Cli::try_parse_from(["sparse-convert", "encoding", "CSR"]).unwrap();
         assert!(matches!(c.command, Some(Command::Encoding(ref e)) if e.text == "CSR"));
+    }
+
+    #[test]
+    fn isolation_flags_parse() {
+        let c =
+            Cli::try_parse_from(["sparse-convert", "a.h5ad", "--isolate-timeout", "0.5"]).unwrap();
+        assert_eq!(
+            c.convert.input.isolate_timeout,
+            Some(std::time::Duration::from_millis(500))
+        );
+        assert!(
+            Cli::try_parse_from(["sparse-convert", "a.h5ad", "--isolate-timeout", "-1"]).is_err()
+        );
+        assert!(Cli::try_parse_from([
+            "sparse-convert",
+            "a.h5ad",
+            "--no-isolate",
+            "--isolate-timeout",
+            "5"
+        ])
+        .is_err());
+        #[cfg(feature = "hdf5")]
+        {
+            let c = Cli::try_parse_from([
+                "sparse-convert",
+                sptk_input::isolate::HELPER_COMMAND,
+                "read",
+                "3",
+                "-",
+                "-",
+                "0",
+                "x.h5",
+            ])
+            .unwrap();
+            assert!(matches!(c.command, Some(Command::IsolatedHdf5(ref h)) if h.args.len() == 6));
+        }
     }
 
     #[test]

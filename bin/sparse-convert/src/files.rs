@@ -2,14 +2,16 @@
 //! format, chosen from the name or `--format`.
 
 use anyhow::{bail, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::cli::{ConvertArgs, InputArgs};
 use crate::progress;
 use indicatif::ProgressBar;
 use sptk_encoding::Target;
-use sptk_input::{Input, InputError, Opened, ReadConverted, ReadOptions, SourceSpec};
+use sptk_input::{
+    Helper, Input, InputError, Isolation, Opened, ReadConverted, ReadOptions, SourceSpec,
+};
 use sptk_tensor::{ConvertOptions, Tensor};
 
 /// File formats the command line writes.
@@ -271,8 +273,35 @@ fn read_options(
             index_base: args.index_base,
             relabel: args.relabel,
         },
+        isolation: isolation(args),
     };
     (opts, bar)
+}
+
+/// Where libhdf5 runs: in a helper process, this very program re-executed with its
+/// hidden subcommand (or `$SPTK_HDF5_HELPER`), unless `--no-isolate`.
+fn isolation(args: &InputArgs) -> Isolation {
+    if args.no_isolate {
+        return Isolation::InProcess;
+    }
+    let program = std::env::var_os(sptk_input::isolate::HELPER_ENV)
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_exe().ok());
+    Isolation::Child(Helper {
+        program,
+        timeout: args.isolate_timeout,
+    })
+}
+
+/// The matrices a container input holds, when none was chosen (see `Opened::members`).
+pub fn members(args: &InputArgs, opened: &Opened) -> Result<Option<Vec<sptk_input::Member>>> {
+    let opts = ReadOptions {
+        threads: args.threads,
+        isolation: isolation(args),
+        ..ReadOptions::default()
+    };
+    opened.members_with(&opts).map_err(input_error)
 }
 
 /// Reads the input straight into `target` where its reader has a route for that (a

@@ -115,6 +115,11 @@ fn run(mut cli: Cli) -> Result<()> {
     let input = match &mut cli.command {
         Some(Command::Info(a)) => Some(&mut a.input),
         Some(Command::Encoding(_)) | Some(Command::Verify(_)) => None,
+        // The helper of an isolated HDF5 read: its parent says the threads.
+        #[cfg(feature = "hdf5")]
+        Some(Command::IsolatedHdf5(args)) => {
+            return sptk_input::isolate::serve(&args.args).map_err(anyhow::Error::msg)
+        }
         None => Some(&mut cli.convert.input),
     };
     let threads = match input {
@@ -135,6 +140,8 @@ fn run(mut cli: Cli) -> Result<()> {
         Some(Command::Info(args)) => info(*args),
         Some(Command::Encoding(args)) => encoding(args),
         Some(Command::Verify(args)) => verify(args),
+        #[cfg(feature = "hdf5")]
+        Some(Command::IsolatedHdf5(_)) => unreachable!("served above"),
         None => convert(cli.convert),
     }
 }
@@ -336,7 +343,7 @@ fn info(args: InfoArgs) -> Result<()> {
     let opened = files::open_input(&args.input)?;
     // A container with no member chosen: list what it holds, then describe its main
     // matrix where it has one.
-    let members = opened.members().map_err(files::input_error)?;
+    let members = files::members(&args.input, &opened)?;
     let name = opened.source.spec().to_string();
     if let (Some(members), false) = (&members, args.json) {
         print!("{}", report::members_table(&name, members));

@@ -10,6 +10,7 @@ use sptk_store::SptFile;
 use sptk_tensor::{ConvertOptions, Converted, Entries, Labels, Plan, Tensor, ValueType};
 
 use crate::error::InputError;
+use crate::isolate::Isolation;
 
 /// Called with the number of input bytes consumed so far.
 pub use sptk_tensor::Progress;
@@ -30,6 +31,9 @@ pub struct ReadOptions {
     pub checksums: bool,
     /// How a table's columns make a tensor (Arrow IPC and Parquet inputs).
     pub columns: ColumnOptions,
+    /// Where libhdf5 runs for HDF5 inputs: in this process (the default) or in a helper
+    /// process that a damaged file cannot take this one down with (see [`Isolation`]).
+    pub isolation: Isolation,
 }
 
 /// How the columns of a table (Arrow IPC, Parquet) make a tensor.
@@ -58,6 +62,7 @@ impl Default for ReadOptions {
             mmap: true,
             checksums: true,
             columns: ColumnOptions::default(),
+            isolation: Isolation::default(),
         }
     }
 }
@@ -71,6 +76,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("mmap", &self.mmap)
             .field("checksums", &self.checksums)
             .field("columns", &self.columns)
+            .field("isolation", &self.isolation)
             .finish()
     }
 }

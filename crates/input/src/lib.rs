@@ -22,6 +22,7 @@
 mod error;
 mod formats;
 mod input;
+pub mod isolate;
 mod probe;
 mod reader;
 mod source;
@@ -30,6 +31,7 @@ mod spec;
 pub use error::InputError;
 pub use formats::mex::read_mex_labels;
 pub use input::{ColumnOptions, Content, Input, Progress, ReadConverted, ReadOptions};
+pub use isolate::{Helper, Isolation};
 pub use probe::{known_kind, Match, Probe, HEAD_LEN};
 pub use reader::{choose, readers, Accepts, Member, Reader};
 pub use source::Source;
@@ -78,10 +80,19 @@ impl<'r> Opened<'r> {
     /// # Errors
     /// The container cannot be opened.
     pub fn members(&self) -> Result<Option<Vec<Member>>, InputError> {
+        self.members_with(&ReadOptions::default())
+    }
+
+    /// [`Opened::members`] as `opts` say (an HDF5 file listed in a helper process where
+    /// [`ReadOptions::isolation`] asks for it).
+    ///
+    /// # Errors
+    /// The container cannot be opened.
+    pub fn members_with(&self, opts: &ReadOptions) -> Result<Option<Vec<Member>>, InputError> {
         if self.source.spec().member.is_some() {
             return Ok(None);
         }
-        self.reader.members(&self.source)
+        self.reader.members_with(&self.source, opts)
     }
 
     /// Reads the input whole.

@@ -57,6 +57,19 @@ pub trait Reader: Sync {
         Ok(None)
     }
 
+    /// [`Reader::members`] as `opts` say (where the format has a choice, such as HDF5's
+    /// [`ReadOptions::isolation`]).
+    ///
+    /// # Errors
+    /// The container cannot be opened.
+    fn members_with(
+        &self,
+        source: &Source,
+        _opts: &ReadOptions,
+    ) -> Result<Option<Vec<Member>>, InputError> {
+        self.members(source)
+    }
+
     /// Reads the source straight into `target` where the format has a faster route than
     /// reading it whole and converting (Matrix Market into CSR-routed targets). `None`:
     /// no such route here; read, then convert.

@@ -2,11 +2,19 @@
 //! MATLAB v7.3 `.mat`, each a reader of its own (so `--from` can name it), plus plain HDF5
 //! whose matrix is named as `FILE:PATH`. A member names the matrix inside the file
 //! (`file.h5ad:layers/counts`, `file.mat:S.W`); CSR / CSC arrays arrive as level arrays.
+//!
+//! Detection never calls libhdf5 (a damaged file could crash the caller before any read
+//! is isolated): MATLAB files are told by their header, every other HDF5 file by its
+//! signature goes to the `hdf5` reader, and the kind is found when the file is read, by
+//! the process that reads it ([`ReadOptions::isolation`]: this one, or a helper).
+
+use std::path::Path;
 
 use sptk_hdf5::Kind;
 
 use crate::error::InputError;
 use crate::input::{Content, Input, ReadOptions};
+use crate::isolate::Isolation;
 use crate::probe::{Match, Probe};
 use crate::reader::{Accepts, Member, Reader};
 use crate::source::Source;
@@ -16,13 +24,7 @@ pub struct Hdf5(pub Kind);
 
 impl Reader for Hdf5 {
     fn name(&self) -> &'static str {
-        match self.0 {
-            Kind::Binsparse => "binsparse (HDF5)",
-            Kind::AnnData => "AnnData .h5ad",
-            Kind::TenX => "10x Genomics .h5",
-            Kind::Matlab => "MATLAB v7.3 .mat",
-            Kind::Plain => "HDF5",
-        }
+        kind_name(self.0)
     }
 
     fn keys(&self) -> &'static [&'static str] {
@@ -36,20 +38,14 @@ impl Reader for Hdf5 {
     }
 
     fn detect(&self, probe: &Probe) -> Match {
-        if self.0 == Kind::Matlab && sptk_hdf5::is_matlab_header(&probe.head) && probe.is_hdf5() {
-            return Match::Content;
-        }
         if !probe.is_hdf5() {
             return Match::No;
         }
-        let Some(path) = probe.path.as_deref() else {
-            return Match::No;
-        };
-        match sptk_hdf5::detect(path) {
-            Ok(kind) if kind == self.0 => Match::Content,
-            // A file HDF5 cannot open is still HDF5 by its signature: the plain reader
-            // takes it and reports the library's error.
-            Err(_) if self.0 == Kind::Plain => Match::Content,
+        match self.0 {
+            Kind::Matlab if sptk_hdf5::is_matlab_header(&probe.head) => Match::Content,
+            // The kind is found when the file is read; a file HDF5 cannot open is still
+            // HDF5 by its signature, and reading it reports the library's error.
+            Kind::Plain if probe.path.is_some() => Match::Content,
             _ => Match::No,
         }
     }
@@ -63,10 +59,21 @@ impl Reader for Hdf5 {
     }
 
     fn members(&self, source: &Source) -> Result<Option<Vec<Member>>, InputError> {
+        self.members_with(source, &ReadOptions::default())
+    }
+
+    fn members_with(
+        &self,
+        source: &Source,
+        opts: &ReadOptions,
+    ) -> Result<Option<Vec<Member>>, InputError> {
         let Some(path) = source.path() else {
             return Ok(None);
         };
-        let all = sptk_hdf5::list(path)?;
+        let all = match &opts.isolation {
+            Isolation::InProcess => sptk_hdf5::list(path)?,
+            Isolation::Child(helper) => crate::isolate::list(path, opts.threads, helper)?,
+        };
         Ok(Some(
             all.into_iter()
                 .map(|m| Member {
@@ -84,11 +91,8 @@ impl Reader for Hdf5 {
         let path = source.path().ok_or_else(|| {
             InputError::Source(format!("{}: an HDF5 input must be a file", source.spec()))
         })?;
-        let h5opts = sptk_hdf5::ReadOptions {
-            memory_limit: opts.memory_limit,
-        };
         let member = source.spec().member.as_deref();
-        let m = sptk_hdf5::read(path, Some(self.0), member, &h5opts)?;
+        let m = read_matrix(path, self.kind(), member, opts)?;
         let header = format!("{} {}", m.object, m.layout);
         let content = match m.content {
             sptk_hdf5::Content::Entries(entries) => Content::Entries {
@@ -107,12 +111,51 @@ impl Reader for Hdf5 {
         };
         Ok(Input {
             name: source.spec().to_string(),
-            format: self.name(),
+            format: kind_name(m.kind),
             header,
             field: None,
             one_based: false,
             content,
             notes: m.notes,
         })
+    }
+}
+
+impl Hdf5 {
+    /// The kind this reader reads as; None for `hdf5`: the content says.
+    fn kind(&self) -> Option<Kind> {
+        (self.0 != Kind::Plain).then_some(self.0)
+    }
+}
+
+/// The reader's name of a kind of HDF5 file.
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Binsparse => "binsparse (HDF5)",
+        Kind::AnnData => "AnnData .h5ad",
+        Kind::TenX => "10x Genomics .h5",
+        Kind::Matlab => "MATLAB v7.3 .mat",
+        Kind::Plain => "HDF5",
+    }
+}
+
+/// Reads the matrix `member` of `path` where `opts` say: `sptk_hdf5::read` in this
+/// process, or the same call in a helper process (`crate::isolate`).
+fn read_matrix(
+    path: &Path,
+    kind: Option<Kind>,
+    member: Option<&str>,
+    opts: &ReadOptions,
+) -> Result<sptk_hdf5::Matrix, InputError> {
+    match &opts.isolation {
+        Isolation::InProcess => {
+            let h5opts = sptk_hdf5::ReadOptions {
+                memory_limit: opts.memory_limit,
+            };
+            Ok(sptk_hdf5::read(path, kind, member, &h5opts)?)
+        }
+        Isolation::Child(helper) => {
+            crate::isolate::read(path, kind, member, opts.memory_limit, opts.threads, helper)
+        }
     }
 }

@@ -1,0 +1,92 @@
+//! HDF5 inputs read in a child process, so that a damaged file cannot take the caller down.
+//!
+//! libhdf5 is not hardened against damaged metadata: a few bytes overwritten in a B-tree
+//! or a heap make it read wild pointers (SIGSEGV) or loop, inside the library, before any
+//! check of ours can run. With [`Isolation::Child`] every libhdf5 call of a read happens
+//! in a helper process instead:
+//!
+//! 1. The parent creates an anonymous memory file (`memfd_create`) and starts the helper
+//!    by `exec` (never a bare `fork`: the parent has worker threads and libhdf5's lock),
+//!    as `HELPER isolated-hdf5 OP FD KIND LIMIT THREADS FILE [MEMBER]` with the memfd as
+//!    descriptor `FD`, in a process group of its own, with no standard input or output.
+//! 2. The helper ([`serve`]; `sparse-convert`'s hidden subcommand) opens the file with
+//!    libhdf5, finds its kind, reads the matrix (or lists the members) exactly as the
+//!    in-process read does, and writes its answer straight into the memfd: a small,
+//!    versioned layout (`wire.rs`) of the labels, notes and every array, or the
+//!    reader's located error.
+//! 3. The parent waits at most the time limit (60 s plus 1 s per 20 MB of input, or the
+//!    one given). A helper killed by a signal, ending with a failure status, or not done
+//!    in time (its process group is then killed) becomes `FILE: the HDF5 library failed
+//!    while reading it (signal 11); the file is damaged or not HDF5`. Nothing is left
+//!    behind: the memfd is gone when its last descriptor and mapping are.
+//! 4. Otherwise the parent seals the memfd against writing and resizing, maps it, and
+//!    checks the answer before it builds anything: every length and offset against the
+//!    mapping, then the arrays as any input's (pointers, coordinates in range, labels),
+//!    borrowing them from the mapping without a copy.
+//!
+//! [`Isolation::InProcess`] (`--no-isolate`) calls libhdf5 in the caller's own process:
+//! a little faster, for files that are trusted. Detection never calls libhdf5 in either
+//! mode: an HDF5 file is told by its signature, and its kind (AnnData, 10x, binsparse,
+//! MATLAB or plain) is found by whichever process reads it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[cfg(feature = "hdf5")]
+mod process;
+#[cfg(feature = "hdf5")]
+mod wire;
+
+#[cfg(feature = "hdf5")]
+pub use process::serve;
+#[cfg(feature = "hdf5")]
+pub(crate) use process::{list, read};
+
+/// The helper's subcommand: `HELPER isolated-hdf5 ...` (hidden in `sparse-convert`).
+pub const HELPER_COMMAND: &str = "isolated-hdf5";
+
+/// The environment variable naming the helper program.
+pub const HELPER_ENV: &str = "SPTK_HDF5_HELPER";
+
+/// Where libhdf5 runs when an HDF5 input is read or listed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// In this process: for trusted files (a damaged one can crash or hang the process).
+    #[default]
+    InProcess,
+    /// In a helper process (see the module documentation).
+    Child(Helper),
+}
+
+/// The helper process of an isolated read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Helper {
+    /// The program, which must take [`HELPER_COMMAND`] as `sparse-convert` does. None:
+    /// `$SPTK_HDF5_HELPER`, else `sparse-convert` beside the current executable.
+    pub program: Option<PathBuf>,
+    /// The time limit. None: 60 s plus 1 s per 20 MB of input.
+    pub timeout: Option<Duration>,
+}
+
+impl Helper {
+    /// The program to run.
+    pub fn resolve_program(&self) -> PathBuf {
+        if let Some(p) = &self.program {
+            return p.clone();
+        }
+        if let Some(p) = std::env::var_os(HELPER_ENV).filter(|p| !p.is_empty()) {
+            return PathBuf::from(p);
+        }
+        let name = "sparse-convert";
+        std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|d| d.join(name)))
+            .unwrap_or_else(|| PathBuf::from(name))
+    }
+
+    /// The time limit for an input of `bytes`.
+    pub fn limit_for(&self, bytes: u64) -> Duration {
+        self.timeout
+            .unwrap_or_else(|| Duration::from_secs(60 + bytes / 20_000_000))
+    }
+}

@@ -1,0 +1,832 @@
+//! The answer an isolated HDF5 read leaves in its memfd: a small, versioned,
+//! length-prefixed layout that the child writes and the parent maps and checks before it
+//! builds anything from it. Nothing in it is trusted: every length and offset is checked
+//! against the mapping before a slice is made, and the arrays then go through the same
+//! validation as any input (`Tensor::try_from_parts`, `Entries::from_checked_arrays`,
+//! `Labels::try_from_parts`).
+//!
+//! ```text
+//! offset 0   magic     8 bytes  "sptkH5io"
+//!        8   version   u32      1
+//!       12   reserved  u32      0
+//!       16   meta_len  u64      bytes of the record below
+//!       24   meta      meta_len bytes: the record (fields in the order listed below)
+//!   data     arrays    from the first multiple of 64 at or after 24 + meta_len; each
+//!                      array starts at a multiple of 64 from there
+//! ```
+//!
+//! Numbers are little-endian `u64` unless said otherwise (`u8` for tags and flags); a
+//! string is its byte length then its UTF-8 bytes; an array reference is its element type
+//! (`u8`: 2, 8, 16, 32 or 64 for index arrays; a string naming the value type for value
+//! arrays), its element count, its offset from the start of the data and its byte length.
+//! Array bytes are in the machine's own order: the child is a helper on the same machine.
+//!
+//! The record starts with a tag:
+//! - 0, a matrix: object, kind (`u8`, [`kind_code`]), layout, notes (count, strings),
+//!   labels (count; each a flag, then offsets and text arrays when set), then the content:
+//!   tag 0 coordinates (rank, dimension sizes, one index array per dimension, the value
+//!   array) or tag 1 level arrays (encoding text, rank, dimension sizes, level count, each
+//!   level's pos and crd as a flag and an index array, the value array, then the tensor's
+//!   own labels as above).
+//! - 1, an error of the HDF5 reader: the object, the message (the file is the parent's).
+//! - 2, a member list: count, each path, layout, rank and dimension sizes, a flag and the
+//!   value type name, a flag and the entry count.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use sptk_hdf5::{Content, H5Error, Kind, Matrix, Member};
+use sptk_tensor::{
+    Buf, Entries, IndexVec, Labels, LevelArrays, Owner, Pod, Tensor, ValueType, ValueVec,
+};
+
+/// The layout's first bytes.
+pub(crate) const MAGIC: &[u8; 8] = b"sptkH5io";
+/// The layout's version.
+pub(crate) const VERSION: u32 = 1;
+/// Bytes before the record.
+const PREFIX: usize = 24;
+/// Alignment of the data and of every array in it.
+const ALIGN: usize = 64;
+
+/// What a child answers.
+pub(crate) enum Answer {
+    /// The matrix read.
+    Matrix(Box<Matrix>),
+    /// The reader's error: object and message.
+    Error(H5Error),
+    /// The members of the file.
+    Members(Vec<Member>),
+}
+
+impl Answer {
+    /// The labels a matrix's level arrays carry themselves (written after them).
+    pub(crate) fn tensor_labels(&self) -> Vec<Option<&Labels>> {
+        match self {
+            Answer::Matrix(m) => match &m.content {
+                Content::Tensor(t) => t.all_labels(),
+                Content::Entries(_) => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The code of a kind of HDF5 file in the layout.
+pub(crate) fn kind_code(kind: Kind) -> u8 {
+    match kind {
+        Kind::Binsparse => 0,
+        Kind::AnnData => 1,
+        Kind::TenX => 2,
+        Kind::Matlab => 3,
+        Kind::Plain => 4,
+    }
+}
+
+/// The kind of a code (see [`kind_code`]).
+pub(crate) fn kind_of_code(code: u8) -> Option<Kind> {
+    [
+        Kind::Binsparse,
+        Kind::AnnData,
+        Kind::TenX,
+        Kind::Matlab,
+        Kind::Plain,
+    ]
+    .into_iter()
+    .find(|&k| kind_code(k) == code)
+}
+
+/// The bytes of `v`.
+fn pod_bytes<T: Pod>(v: &[T]) -> &[u8] {
+    // SAFETY: `T: Pod` has no padding, so all `size_of_val(v)` bytes of the slice are
+    // initialized; `u8` has alignment 1; the view borrows `v` for its lifetime.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// An answer being laid out: the record, and the arrays to place after it.
+#[derive(Default)]
+pub(crate) struct Writer<'a> {
+    meta: Vec<u8>,
+    arrays: Vec<&'a [u8]>,
+    data_len: usize,
+}
+
+impl<'a> Writer<'a> {
+    fn u8(&mut self, x: u8) {
+        self.meta.push(x);
+    }
+
+    fn u64(&mut self, x: u64) {
+        self.meta.extend_from_slice(&x.to_le_bytes());
+    }
+
+    fn str(&mut self, s: &str) {
+        self.u64(s.len() as u64);
+        self.meta.extend_from_slice(s.as_bytes());
+    }
+
+    fn u64s(&mut self, v: &[u64]) {
+        self.u64(v.len() as u64);
+        for &x in v {
+            self.u64(x);
+        }
+    }
+
+    /// Places `bytes` (`len` elements) in the data and refers to it.
+    fn bytes(&mut self, len: usize, bytes: &'a [u8]) {
+        let at = self.data_len.next_multiple_of(ALIGN);
+        self.u64(len as u64);
+        self.u64(at as u64);
+        self.u64(bytes.len() as u64);
+        self.data_len = at + bytes.len();
+        self.arrays.push(bytes);
+    }
+
+    fn index(&mut self, v: &'a IndexVec) {
+        let bits = v.width().bits() as u8;
+        self.u8(bits);
+        let bytes = match v {
+            IndexVec::Packed2 { bytes, .. } | IndexVec::U8(bytes) => pod_bytes(bytes),
+            IndexVec::U16(x) => pod_bytes(x),
+            IndexVec::U32(x) => pod_bytes(x),
+            IndexVec::U64(x) => pod_bytes(x),
+        };
+        self.bytes(v.len(), bytes);
+    }
+
+    fn values(&mut self, v: &'a ValueVec) {
+        self.str(v.value_type().name());
+        let bytes = match v {
+            ValueVec::Bool(x) => {
+                // SAFETY: `bool` is one byte holding 0 or 1, each a valid `u8`; the view
+                // borrows `x` for its lifetime.
+                unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<u8>(), x.len()) }
+            }
+            ValueVec::F16(x) => pod_bytes(x),
+            ValueVec::BF16(x) => pod_bytes(x),
+            ValueVec::F32(x) => pod_bytes(x),
+            ValueVec::F64(x) => pod_bytes(x),
+            ValueVec::I8(x) => pod_bytes(x),
+            ValueVec::I16(x) => pod_bytes(x),
+            ValueVec::I32(x) => pod_bytes(x),
+            ValueVec::I64(x) => pod_bytes(x),
+            ValueVec::U8(x) => pod_bytes(x),
+            ValueVec::U16(x) => pod_bytes(x),
+            ValueVec::U32(x) => pod_bytes(x),
+            ValueVec::U64(x) => pod_bytes(x),
+            ValueVec::C64(x) => pod_bytes(x),
+            ValueVec::C128(x) => pod_bytes(x),
+        };
+        self.bytes(v.len(), bytes);
+    }
+
+    fn labels<L: std::ops::Deref<Target = Labels>>(&mut self, all: &'a [Option<L>]) {
+        self.u64(all.len() as u64);
+        for l in all {
+            match l {
+                None => self.u8(0),
+                Some(l) => {
+                    self.u8(1);
+                    self.index(l.offsets());
+                    let text = l.bytes();
+                    self.bytes(text.len(), text);
+                }
+            }
+        }
+    }
+
+    /// Lays out `answer`.
+    pub(crate) fn answer(answer: &'a Answer, tensor_labels: &'a [Option<&'a Labels>]) -> Self {
+        let mut w = Writer::default();
+        match answer {
+            Answer::Matrix(m) => {
+                w.u8(0);
+                w.str(&m.object);
+                w.u8(kind_code(m.kind));
+                w.str(&m.layout);
+                w.u64(m.notes.len() as u64);
+                for n in &m.notes {
+                    w.str(n);
+                }
+                w.labels(&m.labels);
+                match &m.content {
+                    Content::Entries(e) => {
+                        w.u8(0);
+                        w.u64s(e.dim_sizes());
+                        for c in e.coord_arrays() {
+                            w.index(c);
+                        }
+                        w.values(e.values());
+                    }
+                    Content::Tensor(t) => {
+                        w.u8(1);
+                        w.str(&t.encoding().to_string());
+                        w.u64s(t.dim_sizes());
+                        w.u64(t.levels().len() as u64);
+                        for l in t.levels() {
+                            for a in [&l.pos, &l.crd] {
+                                match a {
+                                    None => w.u8(0),
+                                    Some(a) => {
+                                        w.u8(1);
+                                        w.index(a);
+                                    }
+                                }
+                            }
+                        }
+                        w.values(t.values());
+                        w.labels(tensor_labels);
+                    }
+                }
+            }
+            Answer::Error(e) => {
+                w.u8(1);
+                w.str(&e.object);
+                w.str(&e.message);
+            }
+            Answer::Members(all) => {
+                w.u8(2);
+                w.u64(all.len() as u64);
+                for m in all {
+                    w.str(&m.path);
+                    w.str(&m.layout);
+                    w.u64s(&m.dims);
+                    match m.value_type {
+                        None => w.u8(0),
+                        Some(t) => {
+                            w.u8(1);
+                            w.str(t.name());
+                        }
+                    }
+                    match m.entries {
+                        None => w.u8(0),
+                        Some(n) => {
+                            w.u8(1);
+                            w.u64(n);
+                        }
+                    }
+                }
+            }
+        }
+        w
+    }
+
+    /// Where the data starts.
+    fn data_start(&self) -> usize {
+        (PREFIX + self.meta.len()).next_multiple_of(ALIGN)
+    }
+
+    /// Total bytes of the layout.
+    pub(crate) fn len(&self) -> usize {
+        self.data_start() + self.data_len
+    }
+
+    /// The prefix and the record.
+    pub(crate) fn head(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(PREFIX + self.meta.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(self.meta.len() as u64).to_le_bytes());
+        out.extend_from_slice(&self.meta);
+        out
+    }
+
+    /// Each array with the offset it goes to.
+    pub(crate) fn placed(&self) -> Vec<(usize, &'a [u8])> {
+        let start = self.data_start();
+        let mut at = 0usize;
+        self.arrays
+            .iter()
+            .map(|&a| {
+                at = at.next_multiple_of(ALIGN);
+                let here = start + at;
+                at += a.len();
+                (here, a)
+            })
+            .collect()
+    }
+}
+
+/// Why an answer cannot be used: it breaks the layout (a child that misbehaved).
+pub(crate) type Damaged = String;
+
+/// Reads an answer out of the mapped bytes `map`, kept alive by `owner`.
+struct Reader<'m> {
+    map: &'m [u8],
+    owner: Owner,
+    meta: Range<usize>,
+    at: usize,
+    data: usize,
+}
+
+impl<'m> Reader<'m> {
+    fn take(&mut self, n: usize) -> Result<&'m [u8], Damaged> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.meta.end)
+            .ok_or_else(|| format!("the record ends before byte {} + {n}", self.at))?;
+        let out = self
+            .map
+            .get(self.at..end)
+            .ok_or("the record is cut short")?;
+        self.at = end;
+        Ok(out)
+    }
+
+    fn u8(&mut self) -> Result<u8, Damaged> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u64(&mut self) -> Result<u64, Damaged> {
+        let b = self.take(8)?;
+        let mut x = [0u8; 8];
+        x.copy_from_slice(b);
+        Ok(u64::from_le_bytes(x))
+    }
+
+    /// A count of items of at least `min_bytes` each in the record: never more than the
+    /// record has room for, so a hostile count cannot make a large allocation.
+    fn count(&mut self, min_bytes: usize) -> Result<usize, Damaged> {
+        let n = self.u64()?;
+        let room = (self.meta.end - self.at) / min_bytes.max(1);
+        usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= room)
+            .ok_or_else(|| format!("a count of {n} is more than the record holds"))
+    }
+
+    fn str(&mut self) -> Result<String, Damaged> {
+        let n = self.count(1)?;
+        let b = self.take(n)?;
+        String::from_utf8(b.to_vec()).map_err(|_| "a string is not UTF-8".into())
+    }
+
+    fn flag(&mut self) -> Result<bool, Damaged> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            x => Err(format!("a flag is {x}, not 0 or 1")),
+        }
+    }
+
+    fn u64s(&mut self) -> Result<Vec<u64>, Damaged> {
+        let n = self.count(8)?;
+        (0..n).map(|_| self.u64()).collect()
+    }
+
+    /// An array reference: its element count and its byte range in the mapping.
+    fn range(&mut self) -> Result<(usize, Range<usize>), Damaged> {
+        let len = self.u64()?;
+        let at = self.u64()?;
+        let bytes = self.u64()?;
+        let start = (self.data as u64).checked_add(at);
+        let end = start.and_then(|s| s.checked_add(bytes));
+        match (usize::try_from(len), start, end) {
+            (Ok(len), Some(start), Some(end)) if end <= self.map.len() as u64 => {
+                Ok((len, start as usize..end as usize))
+            }
+            _ => Err(format!(
+                "an array of {bytes} bytes at {at} runs past the {} bytes written",
+                self.map.len()
+            )),
+        }
+    }
+
+    fn buf<T: Pod>(&mut self, len: usize, range: Range<usize>) -> Result<Buf<T>, Damaged> {
+        if range.len() != len.saturating_mul(std::mem::size_of::<T>()) {
+            return Err(format!(
+                "an array of {len} elements of {} bytes spans {} bytes",
+                std::mem::size_of::<T>(),
+                range.len()
+            ));
+        }
+        // SAFETY: `map` is the mapping `owner` keeps alive; the memfd behind it is sealed
+        // against writes, shrinking and growing before it is mapped (see `super::run`), so
+        // the bytes stay valid and unchanged while `owner` lives. `from_owner` checks the
+        // range's bounds, alignment and length.
+        unsafe { Buf::from_owner(self.owner.clone(), self.map, range) }.map_err(|e| e.to_string())
+    }
+
+    fn index(&mut self) -> Result<IndexVec, Damaged> {
+        let bits = self.u8()?;
+        let (len, range) = self.range()?;
+        Ok(match bits {
+            2 => {
+                if range.len() != len.div_ceil(4) {
+                    return Err(format!("{len} 2-bit elements in {} bytes", range.len()));
+                }
+                IndexVec::Packed2 {
+                    bytes: self.buf(range.len(), range)?,
+                    len,
+                }
+            }
+            8 => IndexVec::U8(self.buf(len, range)?),
+            16 => IndexVec::U16(self.buf(len, range)?),
+            32 => IndexVec::U32(self.buf(len, range)?),
+            64 => IndexVec::U64(self.buf(len, range)?),
+            other => return Err(format!("an index width of {other} bits")),
+        })
+    }
+
+    fn values(&mut self) -> Result<ValueVec, Damaged> {
+        let name = self.str()?;
+        let t: ValueType = name.parse()?;
+        let (len, range) = self.range()?;
+        Ok(match t {
+            ValueType::Bool => {
+                if range.len() != len {
+                    return Err(format!("{len} bools in {} bytes", range.len()));
+                }
+                // SAFETY: as in `buf`; `from_owner_bools` also checks every byte is 0 or 1.
+                let b = unsafe { Buf::from_owner_bools(self.owner.clone(), self.map, range) };
+                ValueVec::Bool(b.map_err(|e| e.to_string())?)
+            }
+            ValueType::F16 => ValueVec::F16(self.buf(len, range)?),
+            ValueType::BF16 => ValueVec::BF16(self.buf(len, range)?),
+            ValueType::F32 => ValueVec::F32(self.buf(len, range)?),
+            ValueType::F64 => ValueVec::F64(self.buf(len, range)?),
+            ValueType::I8 => ValueVec::I8(self.buf(len, range)?),
+            ValueType::I16 => ValueVec::I16(self.buf(len, range)?),
+            ValueType::I32 => ValueVec::I32(self.buf(len, range)?),
+            ValueType::I64 => ValueVec::I64(self.buf(len, range)?),
+            ValueType::U8 => ValueVec::U8(self.buf(len, range)?),
+            ValueType::U16 => ValueVec::U16(self.buf(len, range)?),
+            ValueType::U32 => ValueVec::U32(self.buf(len, range)?),
+            ValueType::U64 => ValueVec::U64(self.buf(len, range)?),
+            ValueType::C64 => ValueVec::C64(self.buf(len, range)?),
+            ValueType::C128 => ValueVec::C128(self.buf(len, range)?),
+        })
+    }
+
+    fn labels(&mut self) -> Result<Vec<Option<Labels>>, Damaged> {
+        let n = self.count(1)?;
+        (0..n)
+            .map(|_| {
+                if !self.flag()? {
+                    return Ok(None);
+                }
+                let offsets = self.index()?;
+                let (len, range) = self.range()?;
+                let text = self.buf::<u8>(len, range)?;
+                Labels::try_from_parts(offsets, text)
+                    .map(Some)
+                    .map_err(|e| format!("labels: {}", e.message))
+            })
+            .collect()
+    }
+
+    fn matrix(&mut self) -> Result<Result<Box<Matrix>, String>, Damaged> {
+        let object = self.str()?;
+        let kind = kind_of_code(self.u8()?).ok_or("an unknown kind of file")?;
+        let layout = self.str()?;
+        let n = self.count(8)?;
+        let notes = (0..n).map(|_| self.str()).collect::<Result<Vec<_>, _>>()?;
+        let labels = self
+            .labels()?
+            .into_iter()
+            .map(|l| l.map(Arc::new))
+            .collect();
+        // What the arrays break is said as the in-process checks say it.
+        let content = match self.u8()? {
+            0 => {
+                let dims = self.u64s()?;
+                let coords = (0..dims.len())
+                    .map(|_| self.index())
+                    .collect::<Result<Vec<_>, _>>()?;
+                let values = self.values()?;
+                match Entries::from_checked_arrays(dims, coords, values) {
+                    Ok(e) => Content::Entries(e),
+                    Err(e) => return Ok(Err(e.to_string())),
+                }
+            }
+            1 => {
+                let text = self.str()?;
+                let encoding = text
+                    .parse()
+                    .map_err(|e| format!("the encoding `{text}` does not parse: {e}"))?;
+                let dims = self.u64s()?;
+                let n = self.count(2)?;
+                let mut levels = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let pos = if self.flag()? {
+                        Some(self.index()?)
+                    } else {
+                        None
+                    };
+                    let crd = if self.flag()? {
+                        Some(self.index()?)
+                    } else {
+                        None
+                    };
+                    levels.push(LevelArrays { pos, crd });
+                }
+                let values = self.values()?;
+                let own = self.labels()?;
+                let mut t = match Tensor::try_from_parts(encoding, dims, levels, values) {
+                    Ok(t) => t,
+                    Err(e) => return Ok(Err(e.to_string())),
+                };
+                for (d, l) in own.into_iter().enumerate() {
+                    if let Some(l) = l {
+                        t = match t.with_labels(d, l) {
+                            Ok(t) => t,
+                            Err(e) => return Ok(Err(e.message)),
+                        };
+                    }
+                }
+                Content::Tensor(t)
+            }
+            x => return Err(format!("an unknown content tag {x}")),
+        };
+        Ok(Ok(Box::new(Matrix {
+            object,
+            kind,
+            layout,
+            content,
+            labels,
+            notes,
+        })))
+    }
+
+    fn members(&mut self) -> Result<Vec<Member>, Damaged> {
+        let n = self.count(8)?;
+        (0..n)
+            .map(|_| {
+                let path = self.str()?;
+                let layout = self.str()?;
+                let dims = self.u64s()?;
+                let value_type = if self.flag()? {
+                    Some(self.str()?.parse::<ValueType>()?)
+                } else {
+                    None
+                };
+                let entries = if self.flag()? {
+                    Some(self.u64()?)
+                } else {
+                    None
+                };
+                Ok(Member {
+                    path,
+                    layout,
+                    dims,
+                    value_type,
+                    entries,
+                })
+            })
+            .collect()
+    }
+}
+
+/// What the parent makes of an answer.
+pub(crate) enum Decoded {
+    /// A usable answer.
+    Answer(Answer),
+    /// Arrays that fail validation: what is wrong.
+    Invalid(String),
+}
+
+/// Reads the answer in `map` (kept alive by `owner`), checking every length and offset
+/// before a slice is made and validating the arrays as any input.
+///
+/// # Errors
+/// The bytes break the layout.
+pub(crate) fn decode(map: &[u8], owner: Owner, file: &std::path::Path) -> Result<Decoded, Damaged> {
+    if map.get(..8) != Some(&MAGIC[..]) {
+        return Err("it does not start with the layout's magic bytes".into());
+    }
+    let word = |r: Range<usize>| map.get(r).ok_or_else(|| "it is cut short".to_string());
+    let mut v = [0u8; 4];
+    v.copy_from_slice(word(8..12)?);
+    if u32::from_le_bytes(v) != VERSION {
+        return Err(format!(
+            "layout version {}, not {VERSION}",
+            u32::from_le_bytes(v)
+        ));
+    }
+    let mut n = [0u8; 8];
+    n.copy_from_slice(word(16..24)?);
+    let meta_len = u64::from_le_bytes(n);
+    let meta_end = usize::try_from(meta_len)
+        .ok()
+        .and_then(|m| m.checked_add(PREFIX))
+        .filter(|&e| e <= map.len())
+        .ok_or_else(|| format!("a record of {meta_len} bytes runs past the end"))?;
+    let mut r = Reader {
+        map,
+        owner,
+        meta: PREFIX..meta_end,
+        at: PREFIX,
+        data: meta_end.next_multiple_of(ALIGN),
+    };
+    let out = match r.u8()? {
+        0 => match r.matrix()? {
+            Ok(m) => Decoded::Answer(Answer::Matrix(m)),
+            // The rest of the record is not read: the arrays are refused already.
+            Err(why) => return Ok(Decoded::Invalid(why)),
+        },
+        1 => {
+            let object = r.str()?;
+            let message = r.str()?;
+            Decoded::Answer(Answer::Error(H5Error {
+                file: file.to_path_buf(),
+                object,
+                message,
+            }))
+        }
+        2 => Decoded::Answer(Answer::Members(r.members()?)),
+        x => return Err(format!("an unknown answer tag {x}")),
+    };
+    if r.at != r.meta.end {
+        return Err(format!(
+            "{} bytes of the record are left over",
+            r.meta.end - r.at
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lays `answer` out in memory as the helper does in its memfd, 8-aligned (the
+    /// alignment of every element type but the 64 the helper's pages give).
+    fn laid_out(answer: &Answer) -> Vec<u64> {
+        let tensor_labels = answer.tensor_labels();
+        let w = Writer::answer(answer, &tensor_labels);
+        let mut bytes = vec![0u8; w.len()];
+        let head = w.head();
+        bytes[..head.len()].copy_from_slice(&head);
+        for (at, a) in w.placed() {
+            bytes[at..at + a.len()].copy_from_slice(a);
+        }
+        words(&bytes)
+    }
+
+    fn words(bytes: &[u8]) -> Vec<u64> {
+        bytes
+            .chunks(8)
+            .map(|c| {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                u64::from_le_bytes(w)
+            })
+            .collect()
+    }
+
+    fn decoded(words: Vec<u64>, len: usize) -> Result<Decoded, Damaged> {
+        let owner = Arc::new(words);
+        let map: &[u8] = pod_bytes(&owner[..]);
+        let map = &map[..len.min(map.len())];
+        // The owner keeps `map` alive; nothing writes it.
+        decode(map, owner.clone(), std::path::Path::new("f.h5"))
+    }
+
+    fn matrix(content: Content) -> Answer {
+        Answer::Matrix(Box::new(Matrix {
+            object: "/X".into(),
+            kind: Kind::AnnData,
+            layout: "csr_matrix".into(),
+            content,
+            labels: vec![Some(Arc::new(Labels::from_strings(["a", "b", "c"]))), None],
+            notes: vec!["rows labelled from /obs/_index".into()],
+        }))
+    }
+
+    fn csr() -> Tensor {
+        let encoding = "map = (i, j) -> (i : dense, j : compressed), posWidth = 32, crdWidth = 16"
+            .parse()
+            .unwrap();
+        Tensor::try_from_parts(
+            encoding,
+            vec![3, 4],
+            vec![
+                LevelArrays {
+                    pos: None,
+                    crd: None,
+                },
+                LevelArrays {
+                    pos: Some(IndexVec::U32(vec![0u32, 2, 2, 3].into())),
+                    crd: Some(IndexVec::U16(vec![0u16, 3, 1].into())),
+                },
+            ],
+            ValueVec::F64(vec![1.5, -2.0, 4.0].into()),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn every_answer_round_trips_borrowing_its_arrays() {
+        let t = csr()
+            .with_labels(1, Labels::from_strings(["w", "x", "y", "z"]))
+            .unwrap();
+        let Decoded::Answer(Answer::Matrix(m)) =
+            decoded(laid_out(&matrix(Content::Tensor(t.clone()))), usize::MAX).unwrap()
+        else {
+            panic!("not a matrix");
+        };
+        assert_eq!(
+            (m.object.as_str(), m.kind, m.layout.as_str()),
+            ("/X", Kind::AnnData, "csr_matrix")
+        );
+        assert_eq!(m.notes, ["rows labelled from /obs/_index"]);
+        assert_eq!(
+            m.labels[0].as_ref().unwrap().iter().collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        assert!(m.labels[1].is_none());
+        let Content::Tensor(back) = m.content else {
+            panic!("not level arrays");
+        };
+        assert_eq!(back, t);
+        assert_eq!(back.labels(1), t.labels(1));
+        assert!(matches!(back.values(), ValueVec::F64(v) if v.is_shared()));
+
+        let e = Entries::from_checked_arrays(
+            vec![3, 4],
+            vec![
+                IndexVec::U8(vec![2u8, 0].into()),
+                IndexVec::U8(vec![1u8, 3].into()),
+            ],
+            ValueVec::Bool(vec![true, false].into()),
+        )
+        .unwrap();
+        let Decoded::Answer(Answer::Matrix(m)) =
+            decoded(laid_out(&matrix(Content::Entries(e.clone()))), usize::MAX).unwrap()
+        else {
+            panic!("not a matrix");
+        };
+        let Content::Entries(back) = m.content else {
+            panic!("not coordinates");
+        };
+        assert_eq!(back.coord_arrays(), e.coord_arrays());
+        assert_eq!(back.values(), e.values());
+
+        let members = vec![Member {
+            path: "/X".into(),
+            layout: "csr_matrix".into(),
+            dims: vec![3, 4],
+            value_type: Some(ValueType::F32),
+            entries: None,
+        }];
+        let Decoded::Answer(Answer::Members(back)) =
+            decoded(laid_out(&Answer::Members(members.clone())), usize::MAX).unwrap()
+        else {
+            panic!("not members");
+        };
+        assert_eq!(back, members);
+
+        let error = H5Error {
+            file: "f.h5".into(),
+            object: "/X/indptr".into(),
+            message: "decreases".into(),
+        };
+        let Decoded::Answer(Answer::Error(back)) =
+            decoded(laid_out(&Answer::Error(error)), usize::MAX).unwrap()
+        else {
+            panic!("not an error");
+        };
+        assert_eq!(back.to_string(), "f.h5: /X/indptr: decreases");
+    }
+
+    #[test]
+    fn a_damaged_answer_is_refused_never_trusted() {
+        let good = laid_out(&matrix(Content::Tensor(csr())));
+        let len = good.len() * 8;
+        // Cut short anywhere: refused (or, cut inside padding after the record, refused
+        // when an array runs past the end).
+        for cut in 0..len {
+            assert!(
+                !matches!(decoded(good.clone(), cut), Ok(Decoded::Answer(_))) || cut >= len - 8,
+                "cut at {cut} accepted"
+            );
+        }
+        // Any byte of the prefix and record changed: an answer that validates or a
+        // refusal, never a panic or an out-of-bounds slice.
+        let bytes: Vec<u8> = pod_bytes(&good[..]).to_vec();
+        let record_end = PREFIX + u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
+        for at in 0..record_end {
+            for x in [0u8, 1, 0x7f, 0xff] {
+                let mut b = bytes.clone();
+                b[at] = x;
+                let _ = decoded(words(&b), usize::MAX);
+            }
+        }
+        // Coordinates past the dimension in otherwise well-formed arrays: validated as
+        // any input's, with the validator's words.
+        let mut b = bytes.clone();
+        let crd = [0u8, 0, 3, 0, 1, 0];
+        let at = (record_end..b.len() - crd.len())
+            .find(|&i| b[i..i + crd.len()] == crd)
+            .expect("the crd array is in the data");
+        b[at + 2] = 9;
+        match decoded(words(&b), usize::MAX) {
+            Ok(Decoded::Invalid(why)) => assert!(why.contains('9'), "{why}"),
+            _ => panic!("an out-of-range coordinate got through"),
+        }
+        b.truncate(8);
+        assert!(decoded(words(&b), usize::MAX).is_err());
+    }
+}
