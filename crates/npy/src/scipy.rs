@@ -84,14 +84,17 @@ pub fn read_scipy(npz: &Npz, memory_limit: Option<u64>) -> Result<SciPyMatrix, N
 }
 
 /// Refuses members whose arrays together pass the memory limit, before reading them;
-/// returns the bytes they take.
+/// returns the bytes they take. DIA offsets are counted twice over: as read, and widened
+/// to 64 bits.
 fn charge(npz: &Npz, members: &[&str], limit: u64) -> Result<u128, NpyError> {
     let mut total: u128 = 0;
     for name in members {
         let h = npz.header(name)?;
         let Some(header) = h.header else { continue };
-        let bytes = u128::from(header.len().unwrap_or(u64::MAX)) * header.dtype.size() as u128;
-        total += bytes;
+        let n = u128::from(header.len().unwrap_or(u64::MAX));
+        let widened = if *name == "offsets.npy" { 8 } else { 0 };
+        let bytes = n * (header.dtype.size() + widened) as u128;
+        total = total.saturating_add(bytes);
         if total > u128::from(limit) {
             return Err(npz.err(format!(
                 "{name}: {bytes} bytes, which would bring the arrays read to {total} bytes, past the memory limit of {limit} bytes (--memory-limit)"

@@ -329,6 +329,23 @@ fn dia_entries_count_against_the_memory_limit() {
     );
     let z = Npz::from_bytes(Path::new("dia.npz"), a).unwrap();
     assert!(read_scipy(&z, Some(8 << 20)).is_ok());
+    // Offsets stored as bytes are widened to 64 bits: counted so before they are read.
+    let k = 4096;
+    let offsets = npy(
+        1,
+        &format!("{{'descr': '|i1', 'fortran_order': False, 'shape': ({k},), }}"),
+        None,
+        &vec![0u8; k],
+    );
+    let dict = format!("{{'descr': '|u1', 'fortran_order': False, 'shape': ({k}, 1), }}");
+    let a = zip(&[
+        member("format.npy", text("dia")),
+        member("shape.npy", ints("i8", &[1, 1])),
+        member("offsets.npy", offsets),
+        member("data.npy", npy(1, &dict, None, &vec![0u8; k])),
+    ]);
+    let e = scipy_error("dia.npz", a, Some(20_000));
+    assert_has(&e, &["dia.npz: offsets.npy: 36864 bytes", "limit of 20000"]);
 }
 
 /// A `.npy` whose header length field is past the end of a tiny file, and one cut
