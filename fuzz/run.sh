@@ -6,6 +6,9 @@
 # about 8 minutes on 2 cores). The sanitizer flags are nightly features; RUSTC_BOOTSTRAP=1
 # unlocks them on the stable toolchain, whose ASan runtime ships with rust-std.
 # Usage: fuzz/run.sh [target ...]     (default: all targets)
+# FUZZ_TARGETS_PER_RUN=N (no targets named): only N targets run, a different N each day
+# (the sorted list taken N at a time from an offset that moves by N a day, wrapping), so
+# the time a run takes stays bounded as targets are added; unset or 0 runs them all.
 # Every target runs even if an earlier one fails; the exit status is non-zero if any found
 # a crash (the input is saved under fuzz/artifacts/TARGET/; replay it by running the
 # target's binary, printed below, on that file). `cargo fuzz run TARGET` works as well.
@@ -16,12 +19,28 @@ seconds="${FUZZ_SECONDS:-20}"
 triple="$(rustc -vV | sed -n 's/^host: //p')"
 target_dir="${CARGO_TARGET_DIR:-target}"
 
+per_run="${FUZZ_TARGETS_PER_RUN:-0}"
+
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
+    all=()
     for f in fuzz_targets/*.rs; do
-        targets+=("$(basename "$f" .rs)")
+        all+=("$(basename "$f" .rs)")
     done
+    if [ "$per_run" -gt 0 ] && [ "$per_run" -lt ${#all[@]} ]; then
+        day=$(($(date -u +%s) / 86400))
+        for ((i = 0; i < per_run; i++)); do
+            targets+=("${all[(day * per_run + i) % ${#all[@]}]}")
+        done
+        echo "FUZZ_TARGETS_PER_RUN=$per_run: today's targets are ${targets[*]}" >&2
+    else
+        targets=("${all[@]}")
+    fi
 fi
+bins=()
+for t in "${targets[@]}"; do
+    bins+=(--bin "$t")
+done
 
 # `--target` keeps these flags off build scripts and proc macros, as cargo-fuzz does.
 RUSTFLAGS="-Cpasses=sancov-module \
@@ -31,7 +50,7 @@ RUSTFLAGS="-Cpasses=sancov-module \
  -Cllvm-args=-sanitizer-coverage-trace-compares \
  -Cllvm-args=-sanitizer-coverage-stack-depth \
  --cfg fuzzing -Zsanitizer=address -Cdebug-assertions -Coverflow-checks" \
-    cargo build --release --locked --target "$triple" --bins
+    cargo build --release --locked --target "$triple" "${bins[@]}"
 
 failed=()
 for t in "${targets[@]}"; do
@@ -43,6 +62,8 @@ for t in "${targets[@]}"; do
     [ -d "seeds/$t" ] && seeds+=("seeds/$t")
     case "$t" in
         mtx_read | mtx_mmap | mtx_direct) seeds+=("../testdata/mtx") ;;
+        npz_read) seeds+=("../testdata/expected") ;;
+        npy_read) seeds+=("../crates/npy/tests/data") ;;
     esac
     if ! "$bin" -artifact_prefix="artifacts/$t/" -max_total_time="$seconds" \
         -rss_limit_mb=4096 -max_len=65536 "corpus/$t" "${seeds[@]}"; then
