@@ -115,6 +115,10 @@ fn damaged_files_that_crash_libhdf5_are_refused_without_a_signal() {
             "{rel} seed {seed}: killed: {err}"
         );
         assert!(!isolated.status.success(), "{rel} seed {seed} converted");
+        // Listing the file for `info` goes through the helper too (it may list members
+        // and say why the main matrix cannot be read: no signal either way).
+        let info = run(&["info", &name], d, &[]);
+        assert_eq!(info.status.signal(), None, "info {rel} seed {seed}");
         let in_process = run(&[&name, "--to", "CSR", "--no-isolate"], d, &[]);
         if let Some(signal) = in_process.status.signal() {
             crashed += 1;
@@ -316,4 +320,57 @@ fn a_real_hang_in_libhdf5_ends_at_the_time_limit() {
     assert!(start.elapsed() < Duration::from_secs(30));
     assert_eq!(o.status.signal(), None, "{}", stderr(&o));
     assert!(!o.status.success());
+}
+
+#[test]
+fn library_callers_ask_for_isolation_in_their_read_options() {
+    use sptk_input::{Content, Helper, Isolation, ReadOptions, SourceSpec};
+    let child = ReadOptions {
+        isolation: Isolation::Child(Helper {
+            program: Some(env!("CARGO_BIN_EXE_sparse-convert").into()),
+            timeout: None,
+        }),
+        ..ReadOptions::default()
+    };
+    for rel in [
+        "anndata/adata_layers.h5ad",
+        "10x/filtered_feature_bc_matrix.h5",
+        "binsparse/tensor3d_coo_f64.bsp.h5",
+    ] {
+        let path = testdata().join(rel);
+        let spec = || SourceSpec::resolve(&[&path]).unwrap();
+        let a = sptk_input::read(spec(), None, &child).unwrap();
+        let b = sptk_input::read(spec(), None, &ReadOptions::default()).unwrap();
+        assert_eq!(
+            (a.format, &a.header, &a.notes),
+            (b.format, &b.header, &b.notes)
+        );
+        match (&a.content, &b.content) {
+            (Content::Tensor(x), Content::Tensor(y)) => {
+                assert_eq!(x, y, "{rel}");
+                assert_eq!(x.all_labels(), y.all_labels(), "{rel}");
+            }
+            (
+                Content::Entries {
+                    entries: x,
+                    labels: lx,
+                },
+                Content::Entries {
+                    entries: y,
+                    labels: ly,
+                },
+            ) => {
+                assert_eq!(x.coord_arrays(), y.coord_arrays(), "{rel}");
+                assert_eq!(x.values(), y.values(), "{rel}");
+                assert_eq!(lx, ly, "{rel}");
+            }
+            _ => panic!("{rel}: different kinds of content"),
+        }
+        let opened = sptk_input::Opened::open(spec(), None).unwrap();
+        assert_eq!(
+            opened.members_with(&child).unwrap(),
+            opened.members().unwrap(),
+            "{rel}"
+        );
+    }
 }
