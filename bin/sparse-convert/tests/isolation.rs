@@ -305,6 +305,52 @@ fn a_helper_that_crashes_hangs_or_is_missing_is_contained() {
 }
 
 #[test]
+fn a_helper_does_not_outlive_a_caller_that_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(
+        testdata().join("binsparse/csr_f64_i32.bsp.h5"),
+        d.join("m.h5"),
+    )
+    .unwrap();
+    let pid_file = d.join("helper.pid");
+    let hang = fake_helper(
+        d,
+        &format!("echo $$ > {}\nexec sleep 60", pid_file.display()),
+    );
+    let mut parent = Command::new(env!("CARGO_BIN_EXE_sparse-convert"))
+        .args(["m.h5", "--to", "CSR"])
+        .current_dir(d)
+        .env("SPTK_HDF5_HELPER", &hang)
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::read_to_string(&pid_file).map_or(true, |p| !p.ends_with('\n')) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no helper started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let start = Instant::now();
+    loop {
+        let s = std::fs::read_to_string(&stat).unwrap_or_default();
+        if s.is_empty() || s.contains(") Z ") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the helper outlives its caller: {s}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn a_real_hang_in_libhdf5_ends_at_the_time_limit() {
     // A damaged copy on which libhdf5 loops (it did for more than 20 s when chosen).
     let dir = tempfile::tempdir().unwrap();

@@ -104,7 +104,8 @@ struct Args<'a> {
     member: Option<&'a str>,
 }
 
-/// A new memfd, closed on exec (the helper gets it by [`keep_open`]) and open to sealing.
+/// A new memfd, closed on exec (the helper gets it by [`prepare_child`]) and open to
+/// sealing.
 fn memfd() -> std::io::Result<OwnedFd> {
     // SAFETY: a NUL-terminated name and valid flags; no memory is handed over.
     let fd = unsafe {
@@ -120,13 +121,19 @@ fn memfd() -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// In the helper, between fork and exec: keeps `fd` open across the exec.
-fn keep_open(fd: RawFd) -> std::io::Result<()> {
-    // SAFETY: `fcntl` on a descriptor number, async-signal-safe (this runs between fork
-    // and exec); no memory is touched.
+/// In the helper, between fork and exec: keeps `fd` open across the exec, and has the
+/// kernel kill the helper if `parent` dies first (its process group of its own does not
+/// get the terminal's Ctrl-C, and a helper stuck in libhdf5 must not outlive the caller).
+fn prepare_child(fd: RawFd, parent: libc::pid_t) -> std::io::Result<()> {
+    // SAFETY: `fcntl`, `prctl` and `getppid` on plain numbers, async-signal-safe (this runs
+    // between fork and exec); no memory is touched.
     let ok = unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFD);
-        flags >= 0 && libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) >= 0
+        flags >= 0
+            && libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) >= 0
+            && libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) >= 0
+            // The parent may have died before the request: then there is nobody to answer.
+            && libc::getppid() == parent
     };
     if ok {
         Ok(())
@@ -163,10 +170,11 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
-    // SAFETY: the closure runs in the child between fork and exec and only calls `fcntl`
-    // (async-signal-safe): it allocates nothing and takes no lock.
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec and only makes the
+    // async-signal-safe calls of `prepare_child`: it allocates nothing and takes no lock.
     unsafe {
-        cmd.pre_exec(move || keep_open(fd));
+        cmd.pre_exec(move || prepare_child(fd, parent));
     }
     let mut child = cmd.spawn().map_err(|e| {
         file_error(
