@@ -26,8 +26,9 @@
 //!   labels (count; each a flag, then offsets and text arrays when set), then the content:
 //!   tag 0 coordinates (rank, dimension sizes, one index array per dimension, the value
 //!   array) or tag 1 level arrays (encoding text, rank, dimension sizes, level count, each
-//!   level's pos and crd as a flag and an index array, the value array, then the tensor's
-//!   own labels as above).
+//!   level's pos and crd as a flag and an index array, the value array, the tensor's own
+//!   labels as above, then the slices applied when it was made: count, each dimension,
+//!   offset, size and stride).
 //! - 1, an error of the HDF5 reader: the object, the message (the file is the parent's).
 //! - 2, a member list: count, each path, layout, rank and dimension sizes, a flag and the
 //!   value type name, a flag and the entry count.
@@ -37,7 +38,8 @@ use std::sync::Arc;
 
 use sptk_hdf5::{Content, H5Error, Kind, Matrix, Member};
 use sptk_tensor::{
-    Buf, Entries, IndexVec, Labels, LevelArrays, Owner, Pod, Tensor, ValueType, ValueVec,
+    AppliedSlice, Buf, Entries, IndexVec, Labels, LevelArrays, Owner, Pod, Tensor, ValueType,
+    ValueVec,
 };
 
 /// The layout's first bytes.
@@ -236,6 +238,12 @@ impl<'a> Writer<'a> {
                         }
                         w.values(t.values());
                         w.labels(tensor_labels);
+                        w.u64(t.applied_slices().len() as u64);
+                        for a in t.applied_slices() {
+                            for x in [a.dim as u64, a.offset, a.size, a.stride] {
+                                w.u64(x);
+                            }
+                        }
                     }
                 }
             }
@@ -524,6 +532,17 @@ impl<'m> Reader<'m> {
                 }
                 let values = self.values()?;
                 let own = self.labels()?;
+                let n = self.count(32)?;
+                let mut slices = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let dim = usize::try_from(self.u64()?).map_err(|_| "a slice's dimension")?;
+                    slices.push(AppliedSlice {
+                        dim,
+                        offset: self.u64()?,
+                        size: self.u64()?,
+                        stride: self.u64()?,
+                    });
+                }
                 let mut t = match Tensor::try_from_parts(encoding, dims, levels, values) {
                     Ok(t) => t,
                     Err(e) => return Ok(Err(e.to_string())),
@@ -536,7 +555,7 @@ impl<'m> Reader<'m> {
                         };
                     }
                 }
-                Content::Tensor(t)
+                Content::Tensor(t.with_applied_slices(slices))
             }
             x => return Err(format!("an unknown content tag {x}")),
         };
@@ -721,7 +740,13 @@ mod tests {
     fn every_answer_round_trips_borrowing_its_arrays() {
         let t = csr()
             .with_labels(1, Labels::from_strings(["w", "x", "y", "z"]))
-            .unwrap();
+            .unwrap()
+            .with_applied_slices(vec![AppliedSlice {
+                dim: 1,
+                offset: 2,
+                size: 4,
+                stride: 3,
+            }]);
         let Decoded::Answer(Answer::Matrix(m)) =
             decoded(laid_out(&matrix(Content::Tensor(t.clone()))), usize::MAX).unwrap()
         else {
@@ -742,6 +767,7 @@ mod tests {
         };
         assert_eq!(back, t);
         assert_eq!(back.labels(1), t.labels(1));
+        assert_eq!(back.applied_slices(), t.applied_slices());
         assert!(matches!(back.values(), ValueVec::F64(v) if v.is_shared()));
 
         let e = Entries::from_checked_arrays(
