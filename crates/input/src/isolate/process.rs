@@ -211,10 +211,13 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
 
 /// Waits for `child` at most `limit`; None when it is still running then.
 fn wait(child: &mut Child, limit: Duration) -> std::io::Result<Option<ExitStatus>> {
-    let deadline = Instant::now() + limit;
+    // A limit past what the clock can hold is no limit.
+    let deadline = Instant::now().checked_add(limit);
     // A pidfd becomes readable when the process ends: no polling interval to pay.
-    // SAFETY: the syscall takes a pid and flags and returns a new descriptor or -1.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id(), 0) };
+    let pid = libc::c_long::from(child.id());
+    // SAFETY: the syscall takes a pid and flags (passed as the `long`s `syscall` reads)
+    // and returns a new descriptor or -1; no memory is handed over.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as libc::c_long) };
     let pidfd = (pidfd >= 0).then(|| {
         // SAFETY: a new open descriptor that nothing else owns.
         unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) }
@@ -223,7 +226,9 @@ fn wait(child: &mut Child, limit: Duration) -> std::io::Result<Option<ExitStatus
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));
         }
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
         if left.is_zero() {
             return Ok(None);
         }
