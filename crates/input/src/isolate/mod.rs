@@ -8,8 +8,9 @@
 //! 1. The parent creates an anonymous memory file (`memfd_create`) and starts the helper
 //!    by `exec` (never a bare `fork`: the parent has worker threads and libhdf5's lock),
 //!    as `HELPER isolated-hdf5 OP FD KIND LIMIT THREADS FILE [MEMBER]` with the memfd as
-//!    descriptor `FD`, in a process group of its own, with no standard input or output.
-//! 2. The helper ([`serve`]; `sparse-convert`'s hidden subcommand) opens the file with
+//!    descriptor `FD`, in a process group of its own (killed whole at the time limit), with
+//!    no standard input or output, and set to die with the thread that started it.
+//! 2. The helper (`serve`, behind `sparse-convert`'s hidden subcommand) opens the file with
 //!    libhdf5, finds its kind, reads the matrix (or lists the members) exactly as the
 //!    in-process read does, and writes its answer straight into the memfd: a small,
 //!    versioned layout (`wire.rs`) of the labels, notes and every array, or the
