@@ -367,23 +367,49 @@ pub fn serve(args: &[OsString]) -> Result<(), String> {
         },
         _ => return Err(usage()),
     };
-    write(&file, &answer).map_err(|e| format!("writing the answer: {e}"))
+    write(&file, answer).map_err(|e| format!("writing the answer: {e}"))
 }
 
-/// Writes `answer` into `file`: the record, then the arrays in parallel pieces.
-fn write(file: &File, answer: &Answer) -> std::io::Result<()> {
-    let tensor_labels = answer.tensor_labels();
-    let w = Writer::answer(answer, &tensor_labels);
-    file.set_len(w.len() as u64)?;
-    file.write_all_at(&w.head(), 0)?;
-    let pieces: Vec<(usize, &[u8])> = w
-        .placed()
-        .into_iter()
-        .flat_map(|(at, a)| {
-            a.chunks(PIECE)
-                .enumerate()
-                .map(move |(k, c)| (at + k * PIECE, c))
-        })
+/// Writes `answer` into `file`: the record and the labels, then the content's arrays one
+/// at a time, each freed once written, so that the helper holds the arrays twice (its own
+/// copy and the memfd) for one array at most, not for all of them.
+fn write(file: &File, answer: Answer) -> std::io::Result<()> {
+    let (content_at, content) = {
+        let tensor_labels = answer.tensor_labels();
+        let w = Writer::answer(&answer, &tensor_labels);
+        file.set_len(w.len() as u64)?;
+        file.write_all_at(&w.head(), 0)?;
+        let placed = w.placed();
+        let content = w.content();
+        for (i, &(at, bytes)) in placed.iter().enumerate() {
+            if !content.contains(&i) {
+                put(file, at, bytes)?;
+            }
+        }
+        let content_at: Vec<usize> = placed[content.clone()].iter().map(|p| p.0).collect();
+        (content_at, content)
+    };
+    let Answer::Matrix(m) = answer else {
+        return Ok(());
+    };
+    let arrays = wire::content_in_order(m.content);
+    if arrays.len() != content.len() {
+        return Err(std::io::Error::other(
+            "the content's arrays are not the ones laid out",
+        ));
+    }
+    for (at, array) in content_at.into_iter().zip(arrays) {
+        put(file, at, array.bytes())?;
+    }
+    Ok(())
+}
+
+/// Writes `bytes` at `at` of `file` in parallel pieces.
+fn put(file: &File, at: usize, bytes: &[u8]) -> std::io::Result<()> {
+    let pieces: Vec<(usize, &[u8])> = bytes
+        .chunks(PIECE)
+        .enumerate()
+        .map(|(k, c)| (at + k * PIECE, c))
         .collect();
     sptk_tensor::par::try_for_each_item(pieces, |(at, c)| file.write_all_at(c, at as u64))
 }

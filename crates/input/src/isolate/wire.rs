@@ -105,12 +105,50 @@ fn pod_bytes<T: Pod>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+/// The bytes of an index array.
+pub(crate) fn index_bytes(v: &IndexVec) -> &[u8] {
+    match v {
+        IndexVec::Packed2 { bytes, .. } | IndexVec::U8(bytes) => pod_bytes(bytes),
+        IndexVec::U16(x) => pod_bytes(x),
+        IndexVec::U32(x) => pod_bytes(x),
+        IndexVec::U64(x) => pod_bytes(x),
+    }
+}
+
+/// The bytes of a value array.
+pub(crate) fn value_bytes(v: &ValueVec) -> &[u8] {
+    match v {
+        ValueVec::Bool(x) => {
+            // SAFETY: `bool` is one byte holding 0 or 1, each a valid `u8`; the view
+            // borrows `x` for its lifetime.
+            unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<u8>(), x.len()) }
+        }
+        ValueVec::F16(x) => pod_bytes(x),
+        ValueVec::BF16(x) => pod_bytes(x),
+        ValueVec::F32(x) => pod_bytes(x),
+        ValueVec::F64(x) => pod_bytes(x),
+        ValueVec::I8(x) => pod_bytes(x),
+        ValueVec::I16(x) => pod_bytes(x),
+        ValueVec::I32(x) => pod_bytes(x),
+        ValueVec::I64(x) => pod_bytes(x),
+        ValueVec::U8(x) => pod_bytes(x),
+        ValueVec::U16(x) => pod_bytes(x),
+        ValueVec::U32(x) => pod_bytes(x),
+        ValueVec::U64(x) => pod_bytes(x),
+        ValueVec::C64(x) => pod_bytes(x),
+        ValueVec::C128(x) => pod_bytes(x),
+    }
+}
+
 /// An answer being laid out: the record, and the arrays to place after it.
 #[derive(Default)]
 pub(crate) struct Writer<'a> {
     meta: Vec<u8>,
     arrays: Vec<&'a [u8]>,
     data_len: usize,
+    /// Which of `arrays` are the content's (level or coordinate arrays and values), in
+    /// the order [`content_in_order`] gives them.
+    content: Range<usize>,
 }
 
 impl<'a> Writer<'a> {
@@ -147,39 +185,12 @@ impl<'a> Writer<'a> {
     fn index(&mut self, v: &'a IndexVec) {
         let bits = v.width().bits() as u8;
         self.u8(bits);
-        let bytes = match v {
-            IndexVec::Packed2 { bytes, .. } | IndexVec::U8(bytes) => pod_bytes(bytes),
-            IndexVec::U16(x) => pod_bytes(x),
-            IndexVec::U32(x) => pod_bytes(x),
-            IndexVec::U64(x) => pod_bytes(x),
-        };
-        self.bytes(v.len(), bytes);
+        self.bytes(v.len(), index_bytes(v));
     }
 
     fn values(&mut self, v: &'a ValueVec) {
         self.str(v.value_type().name());
-        let bytes = match v {
-            ValueVec::Bool(x) => {
-                // SAFETY: `bool` is one byte holding 0 or 1, each a valid `u8`; the view
-                // borrows `x` for its lifetime.
-                unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<u8>(), x.len()) }
-            }
-            ValueVec::F16(x) => pod_bytes(x),
-            ValueVec::BF16(x) => pod_bytes(x),
-            ValueVec::F32(x) => pod_bytes(x),
-            ValueVec::F64(x) => pod_bytes(x),
-            ValueVec::I8(x) => pod_bytes(x),
-            ValueVec::I16(x) => pod_bytes(x),
-            ValueVec::I32(x) => pod_bytes(x),
-            ValueVec::I64(x) => pod_bytes(x),
-            ValueVec::U8(x) => pod_bytes(x),
-            ValueVec::U16(x) => pod_bytes(x),
-            ValueVec::U32(x) => pod_bytes(x),
-            ValueVec::U64(x) => pod_bytes(x),
-            ValueVec::C64(x) => pod_bytes(x),
-            ValueVec::C128(x) => pod_bytes(x),
-        };
-        self.bytes(v.len(), bytes);
+        self.bytes(v.len(), value_bytes(v));
     }
 
     fn labels<L: std::ops::Deref<Target = Labels>>(&mut self, all: &'a [Option<L>]) {
@@ -211,6 +222,7 @@ impl<'a> Writer<'a> {
                     w.str(n);
                 }
                 w.labels(&m.labels);
+                let first = w.arrays.len();
                 match &m.content {
                     Content::Entries(e) => {
                         w.u8(0);
@@ -219,6 +231,7 @@ impl<'a> Writer<'a> {
                             w.index(c);
                         }
                         w.values(e.values());
+                        w.content = first..w.arrays.len();
                     }
                     Content::Tensor(t) => {
                         w.u8(1);
@@ -237,6 +250,7 @@ impl<'a> Writer<'a> {
                             }
                         }
                         w.values(t.values());
+                        w.content = first..w.arrays.len();
                         w.labels(tensor_labels);
                         w.u64(t.applied_slices().len() as u64);
                         for a in t.applied_slices() {
@@ -300,6 +314,11 @@ impl<'a> Writer<'a> {
         out
     }
 
+    /// Which of [`Writer::placed`] are the content's arrays.
+    pub(crate) fn content(&self) -> Range<usize> {
+        self.content.clone()
+    }
+
     /// Each array with the offset it goes to.
     pub(crate) fn placed(&self) -> Vec<(usize, &'a [u8])> {
         let start = self.data_start();
@@ -313,6 +332,49 @@ impl<'a> Writer<'a> {
                 (here, a)
             })
             .collect()
+    }
+}
+
+/// The content's arrays of a matrix, taken out of it in the order the layout places them
+/// (each level's pos and crd, or each dimension's coordinates, then the values): the
+/// helper writes each and frees it before the next.
+pub(crate) fn content_in_order(content: Content) -> Vec<Owned> {
+    match content {
+        Content::Entries(e) => {
+            let (_, coords, values) = e.into_parts();
+            let mut out: Vec<Owned> = coords.into_iter().map(Owned::Index).collect();
+            out.push(Owned::Values(values));
+            out
+        }
+        Content::Tensor(t) => {
+            let (_, _, levels, values) = t.into_parts();
+            let mut out: Vec<Owned> = levels
+                .into_iter()
+                .flat_map(|l| [l.pos, l.crd])
+                .flatten()
+                .map(Owned::Index)
+                .collect();
+            out.push(Owned::Values(values));
+            out
+        }
+    }
+}
+
+/// One array of the content, owned.
+pub(crate) enum Owned {
+    /// Positions or coordinates.
+    Index(IndexVec),
+    /// Values.
+    Values(ValueVec),
+}
+
+impl Owned {
+    /// Its bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Owned::Index(v) => index_bytes(v),
+            Owned::Values(v) => value_bytes(v),
+        }
     }
 }
 
