@@ -1,6 +1,9 @@
 //! Running `sparse-convert` from the command-line tests: a run with its output, a run that
 //! must succeed, and one that must fail with a given message.
 
+// Each test file uses some of these.
+#![allow(dead_code)]
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The damaged-files campaign (issue "Hardening"): SPTK_DAMAGED_RUNS damaged copies (2400 by
+# default) of every testdata/ file and of the .npz / .npy / .safetensors / .arrows / .spt
+# files sparse-convert writes, each converted --to CSR in a child process. Prints the table
+# per format: converted, refused, refused because the isolated HDF5 reader failed, crashed,
+# hung, left files behind. Exits non-zero if any crashed, hung or left files (their copies are
+# kept and named). The same test runs 300 files in CI (bin/sparse-convert/tests/damaged.rs).
+# Usage: benches/damaged.sh [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export SPTK_DAMAGED_RUNS="${1:-${SPTK_DAMAGED_RUNS:-2400}}"
+time cargo test --locked -p sparse-convert --test damaged -- --nocapture
