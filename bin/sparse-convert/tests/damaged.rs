@@ -9,7 +9,8 @@
 //! fine (a flipped bit in a value is still a valid file).
 //!
 //! `SPTK_DAMAGED_RUNS` sets the number of damaged files (300 by default, spread over the
-//! seeds); `benches/damaged.sh` runs the large campaign and prints the table per format.
+//! seeds); `SPTK_DAMAGED_SHOW=1` prints every run's exit and message; `benches/damaged.sh`
+//! runs the large campaign and prints the table per format.
 
 mod common;
 
@@ -199,6 +200,9 @@ fn convert(input: &Path, dir: &Path) -> Outcome {
     if !left.is_empty() && !whole_output {
         eprintln!("{}: left {left:?} ({status}): {err}", input.display());
         return Outcome::LeftFiles;
+    }
+    if std::env::var("SPTK_DAMAGED_SHOW").is_ok() {
+        eprintln!("{}: {status}: {}", input.display(), err.trim());
     }
     if status.success() {
         Outcome::Converted
