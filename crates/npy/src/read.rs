@@ -152,60 +152,70 @@ impl Npy {
     }
 
     /// The elements in stored order as `T`: f64 and f32 arrays convert (f64 -> f32
-    /// rounds to nearest), f16 widens exactly. Big-endian files are swapped.
+    /// rounds to nearest), f16 widens exactly. Big-endian files are swapped. The result
+    /// is counted against the machine's memory limit
+    /// ([`sptk_tensor::default_memory_limit`]) before it is allocated.
     ///
     /// # Errors
     /// Integer, boolean and complex arrays: a kernel operand must be real floating point,
-    /// and this reader does not guess a conversion for it.
+    /// and this reader does not guess a conversion for it. An array whose floats would
+    /// pass the memory limit.
     pub fn to_floats<T: Float>(&self) -> Result<Vec<T>, NpyError> {
         let data = self.data();
         let big = self.header.big_endian;
-        Ok(match self.header.dtype {
-            ValueType::F64 => data
-                .chunks_exact(8)
-                .map(|c| {
-                    let b: [u8; 8] = c.try_into().unwrap_or_default();
-                    T::from_f64(if big {
-                        f64::from_be_bytes(b)
-                    } else {
-                        f64::from_le_bytes(b)
-                    })
+        let dtype = self.header.dtype;
+        if !matches!(dtype, ValueType::F64 | ValueType::F32 | ValueType::F16) {
+            return Err(NpyError::new(
+                &self.path,
+                format!(
+                    "holds {} elements; a {} operand must be a real float array (f16, f32 \
+                     or f64): convert it with numpy's astype first",
+                    dtype.name(),
+                    T::NAME
+                ),
+            ));
+        }
+        let n = data.len() / dtype.size();
+        let bytes = n as u128 * std::mem::size_of::<T>() as u128;
+        let limit = sptk_tensor::default_memory_limit();
+        let mut out = Vec::new();
+        if bytes > u128::from(limit) || out.try_reserve_exact(n).is_err() {
+            return Err(NpyError::new(
+                &self.path,
+                format!(
+                    "{n} elements as {} take {bytes} bytes, past this machine's memory limit \
+                     of {limit} bytes",
+                    T::NAME
+                ),
+            ));
+        }
+        match dtype {
+            ValueType::F64 => out.extend(data.chunks_exact(8).map(|c| {
+                let b: [u8; 8] = c.try_into().unwrap_or_default();
+                T::from_f64(if big {
+                    f64::from_be_bytes(b)
+                } else {
+                    f64::from_le_bytes(b)
                 })
-                .collect(),
-            ValueType::F32 => data
-                .chunks_exact(4)
-                .map(|c| {
-                    let b: [u8; 4] = c.try_into().unwrap_or_default();
-                    T::from_f32(if big {
-                        f32::from_be_bytes(b)
-                    } else {
-                        f32::from_le_bytes(b)
-                    })
+            })),
+            ValueType::F32 => out.extend(data.chunks_exact(4).map(|c| {
+                let b: [u8; 4] = c.try_into().unwrap_or_default();
+                T::from_f32(if big {
+                    f32::from_be_bytes(b)
+                } else {
+                    f32::from_le_bytes(b)
                 })
-                .collect(),
-            ValueType::F16 => data
-                .chunks_exact(2)
-                .map(|c| {
-                    let b: [u8; 2] = c.try_into().unwrap_or_default();
-                    let h = if big {
-                        f16::from_be_bytes(b)
-                    } else {
-                        f16::from_le_bytes(b)
-                    };
-                    T::from_f32(h.to_f32())
-                })
-                .collect(),
-            other => {
-                return Err(NpyError::new(
-                    &self.path,
-                    format!(
-                        "holds {} elements; a {} operand must be a real float array (f16, f32 \
-                         or f64): convert it with numpy's astype first",
-                        other.name(),
-                        T::NAME
-                    ),
-                ))
-            }
-        })
+            })),
+            _ => out.extend(data.chunks_exact(2).map(|c| {
+                let b: [u8; 2] = c.try_into().unwrap_or_default();
+                let h = if big {
+                    f16::from_be_bytes(b)
+                } else {
+                    f16::from_le_bytes(b)
+                };
+                T::from_f32(h.to_f32())
+            })),
+        }
+        Ok(out)
     }
 }

@@ -77,11 +77,20 @@ fn explain(e: SafeTensorError) -> String {
     }
 }
 
+/// A header entry as far as [`offsets_within`] needs it: its `data_offsets`, every other
+/// field skipped unread (`__metadata__` has none).
+#[derive(serde::Deserialize)]
+struct Offsets {
+    #[serde(default)]
+    data_offsets: Option<(u64, u64)>,
+}
+
 /// Checks that every tensor's `data_offsets` lie within the data section, before the
 /// `safetensors` crate sees them: it adds the last offset to the header's length
 /// unchecked, which overflows (a panic where overflow checks are on, a wrapped sum that
-/// can pass its check where not) for offsets near 2^64. A header that is not a JSON
-/// object of objects is left to the crate, which explains what is wrong with it.
+/// can pass its check where not) for offsets near 2^64. The header is read for the
+/// offsets alone (shapes are skipped, not stored); one that does not read so is left to
+/// the crate, which explains what is wrong with it.
 fn offsets_within(all: &[u8]) -> Result<(), String> {
     let Some(n) = all
         .get(..8)
@@ -97,18 +106,15 @@ fn offsets_within(all: &[u8]) -> Result<(), String> {
         return Ok(());
     };
     let data = all.len() - 8 - json.len();
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_slice(json) else {
+    let Ok(map) = serde_json::from_slice::<std::collections::BTreeMap<String, Offsets>>(json)
+    else {
         return Ok(());
     };
     for (name, t) in &map {
-        let Some(offsets) = t.get("data_offsets").and_then(|o| o.as_array()) else {
+        let Some((from, to)) = t.data_offsets else {
             continue;
         };
-        let past = offsets
-            .iter()
-            .filter_map(serde_json::Value::as_u64)
-            .find(|&o| o > data as u64);
-        if let Some(o) = past {
+        if let Some(o) = [from, to].into_iter().find(|&o| o > data as u64) {
             return Err(format!(
                 "tensor `{name}`: its data offset {o} is past the data section, which holds {data} bytes (truncated file, or offsets past the end)"
             ));

@@ -388,3 +388,24 @@ fn safetensors_offsets_past_the_file_are_refused() {
         .to_string();
     assert_has(&e, &["h.safetensors: tensor `t", "which holds 8 bytes"]);
 }
+
+/// A `.npy` of f32 whose floats as f64 would take eight times this machine's memory
+/// limit: a sparse file (a header, then a hole), so it costs no disk. The floats were
+/// collected unchecked (an allocation abort); now the limit is counted first.
+#[test]
+fn floats_past_the_memory_limit_are_refused() {
+    let n = sptk_tensor::default_memory_limit();
+    let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
+    let head = npy(1, &dict, None, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.npy");
+    let mut f = std::fs::File::create(&p).unwrap();
+    f.write_all(&head).unwrap();
+    f.set_len(head.len() as u64 + n * 4).unwrap();
+    let e = Npy::open(&p)
+        .unwrap()
+        .to_floats::<f64>()
+        .unwrap_err()
+        .to_string();
+    assert_has(&e, &["big.npy: ", "past this machine's memory limit"]);
+}
