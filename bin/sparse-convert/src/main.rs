@@ -24,7 +24,8 @@ use sptk_tensor::{ConvertOptions, Converted};
 static ALLOC: sptk_tensor::HugePageAlloc = sptk_tensor::HugePageAlloc;
 
 fn main() -> ExitCode {
-    // Built with `panic = "abort"`: no destructor removes a temporary on a panic.
+    // Removes temporaries on a panic only in a `panic = "abort"` build (the release
+    // profile unwinds, and destructors remove them): see its doc.
     sptk_output::remove_temporaries_on_panic();
     let cli = Cli::parse();
     match run(cli) {
