@@ -357,6 +357,9 @@ impl Table {
             let proj = self.projection(f, &all, true);
             let mut row0 = 0u64;
             let mut each = |batch: RecordBatch| -> Result<(), TableError> {
+                // Within the budget before the batch's rows are decoded and appended.
+                let after = (values.len() + batch.num_rows()) as u64;
+                self.charge(after, 8 * rank as u64)?;
                 self.decode(f, &batch, row0, sizes, &mut scratch, &mut vbuf)?;
                 for d in 0..rank {
                     if self.relabel[d] {
@@ -367,7 +370,7 @@ impl Table {
                 }
                 values.extend_from_slice(&vbuf);
                 row0 += batch.num_rows() as u64;
-                self.charge(values.len() as u64, 8 * rank as u64)
+                Ok(())
             };
             if file.kind == TableKind::ArrowStream {
                 file.each_stream_batch(&proj, &mut each)?;

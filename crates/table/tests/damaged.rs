@@ -482,3 +482,26 @@ fn parquet_column_chunks_past_the_end_of_the_file_are_refused() {
         "{text}"
     );
 }
+
+#[test]
+fn rows_read_front_to_back_are_counted_against_the_budget_before_they_are_decoded() {
+    // A stream is read batch by batch: the budget refuses the batch that would pass it,
+    // before its rows are decoded (2000 rows x (2 x 8 + 8) bytes = 48,000 > 30,000).
+    let opts = TableOptions {
+        memory_limit: Some(30_000),
+        ..TableOptions::default()
+    };
+    let t = Table::from_bytes(Path::new("s.arrows"), ipc_stream(false, false), &opts).unwrap();
+    let e = t.read_entries().err().unwrap();
+    let text = e.to_string();
+    assert!(
+        matches!(e, TableError::TooLarge { .. })
+            && text.starts_with("s.arrows: 1500 rows as a coordinate list need 36000 bytes"),
+        "{text}"
+    );
+    // Without a limit given, the machine's default applies.
+    assert_eq!(
+        TableOptions::default().budget(),
+        sptk_tensor::default_memory_limit()
+    );
+}
