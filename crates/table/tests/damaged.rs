@@ -505,3 +505,42 @@ fn rows_read_front_to_back_are_counted_against_the_budget_before_they_are_decode
         sptk_tensor::default_memory_limit()
     );
 }
+
+/// `coo_unsorted_dups.parquet` with 49 bytes of its data pages overwritten with 0xff (found
+/// by the campaign above at a larger count): parquet's RLE decoder panics on it (`Num of
+/// bytes exceed MAX_VLQ_BYTE_LEN`, or a shift overflow where overflow checks are on),
+/// past every check made before reading. With `panic = "abort"` the release
+/// `sparse-convert` died of SIGABRT on this file.
+fn parquet_that_panics() -> Vec<u8> {
+    let mut bytes = std::fs::read(testdata().join("coo_unsorted_dups.parquet")).unwrap();
+    bytes[7353..7402].fill(0xff);
+    bytes
+}
+
+#[test]
+fn a_page_that_makes_parquet_panic_is_refused_naming_file_and_row_group() {
+    quiet();
+    let csr = sptk_encoding::resolve_target("CSR", 2).unwrap();
+    let t = Table::from_bytes(
+        Path::new("rle.parquet"),
+        parquet_that_panics(),
+        &TableOptions::default(),
+    )
+    .unwrap();
+    let direct = t
+        .read_converted(&csr, &ConvertOptions::default())
+        .err()
+        .unwrap();
+    let listed = t.read_entries().err().unwrap();
+    for e in [direct, listed] {
+        let text = e.to_string();
+        assert!(
+            matches!(e, TableError::Panicked { .. })
+                && text.starts_with(
+                    "rle.parquet: row group 0: the Arrow / Parquet library failed on it ("
+                )
+                && text.ends_with("); the file is damaged or not a valid table"),
+            "{text}"
+        );
+    }
+}
