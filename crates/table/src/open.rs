@@ -2,6 +2,14 @@
 //! (parts are record batches, found from the footer without decoding them) and Arrow IPC
 //! streams (read once, front to back). A file is reopened by every part that reads it, so
 //! parts read in parallel; a stream given on standard input arrives as buffered bytes.
+//!
+//! Opening checks what arrow-rs and parquet would otherwise trust (see [`check_message`],
+//! [`parquet_parts`]): every IPC message inside the file, every buffer inside its body, the
+//! uncompressed sizes compressed buffers declare within the memory budget, every Parquet
+//! column chunk inside the file's data. arrow-ipc's own validation of the arrays it builds
+//! stays on (no `with_skip_validation`), and batches the Parquet reader decodes are
+//! validated in full where it builds them unchecked (dictionaries, text). Every call into
+//! the libraries runs inside [`contain`], for the panics these checks do not foresee.
 
 use std::collections::HashMap;
 use std::fs::File;
