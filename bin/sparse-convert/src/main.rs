@@ -23,10 +23,26 @@ use sptk_tensor::{ConvertOptions, Converted};
 #[global_allocator]
 static ALLOC: sptk_tensor::HugePageAlloc = sptk_tensor::HugePageAlloc;
 
+/// A panic that the table readers catch (a damaged file arrow-rs or parquet trips over)
+/// becomes an error line with the panic's message: the default hook's `thread 'main'
+/// panicked at ...` before it would read as a crash. Other panics print as always.
+fn quiet_contained_panics() {
+    #[cfg(feature = "table")]
+    {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !sptk_table::panic_is_contained() {
+                previous(info);
+            }
+        }));
+    }
+}
+
 fn main() -> ExitCode {
     // Removes temporaries on a panic only in a `panic = "abort"` build (the release
     // profile unwinds, and destructors remove them): see its doc.
     sptk_output::remove_temporaries_on_panic();
+    quiet_contained_panics();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -34,14 +34,15 @@ fn the_release_profile_unwinds() {
 }
 
 /// Converts `name` (written into `dir`) to CSR: it must fail with status 1, no signal,
-/// its error (the last line of standard error: a caught panic's message and backtrace
-/// come first, from the default panic hook) saying `want` after the file's name.
+/// its error (the only line of standard error: a panic the readers catch prints nothing
+/// of its own, its message is in the error) saying `want` after the file's name.
 fn refused(dir: &Path, name: &str, bytes: &[u8], want: &str) -> String {
     std::fs::write(dir.join(name), bytes).unwrap();
     let o = common::run(&[name, "--to", "CSR", "-o", "out.spt"], dir, None);
     let all = String::from_utf8_lossy(&o.stderr).into_owned();
     assert_eq!(o.status.signal(), None, "{name}: killed by a signal: {all}");
     assert_eq!(o.status.code(), Some(1), "{name}: {all}");
+    assert_eq!(all.trim_end().lines().count(), 1, "{name}: {all}");
     let err = all.trim_end().lines().last().unwrap_or("").to_string();
     assert!(
         err.starts_with(&format!("sparse-convert: error: {name}: ")) && err.contains(want),

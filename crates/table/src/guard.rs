@@ -11,6 +11,7 @@
 //! why sizes read from files go through the memory budget before anything is allocated.
 
 use std::any::Any;
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -27,6 +28,19 @@ fn panic_text(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+thread_local! {
+    /// How many [`contain`] calls this thread is inside.
+    static CONTAINED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// True while this thread runs inside [`contain`]: a panic here becomes an error that
+/// carries its message, so a panic hook can stay quiet instead of printing what looks like
+/// a crash before the error line (`sparse-convert` installs such a hook). A panic on
+/// another thread (a rayon worker) is still caught, but this says `false` there.
+pub fn panic_is_contained() -> bool {
+    CONTAINED.with(|c| c.get() > 0)
+}
+
 /// Runs `f`; a panic inside it becomes [`TableError::Panicked`] naming `path` and `place`
 /// (for example `row group 3`, or a column and the row its batch starts at), with the
 /// panic's message. The crate's own entry points already run inside it; callers use it
@@ -40,7 +54,10 @@ pub fn contain<T>(
     place: impl FnOnce() -> String,
     f: impl FnOnce() -> Result<T, TableError>,
 ) -> Result<T, TableError> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    CONTAINED.with(|c| c.set(c.get() + 1));
+    let caught = catch_unwind(AssertUnwindSafe(f));
+    CONTAINED.with(|c| c.set(c.get() - 1));
+    match caught {
         Ok(r) => r,
         Err(payload) => Err(TableError::Panicked {
             path: path.to_path_buf(),

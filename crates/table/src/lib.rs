@@ -22,7 +22,7 @@ mod write;
 pub use direct::TableConverted;
 pub use error::TableError;
 pub use files::{files_in, is_table_name, PartitionFile};
-pub use guard::contain;
+pub use guard::{contain, panic_is_contained};
 pub use levels::{is_levels_folder, read_levels, read_levels_within, write_levels};
 pub use open::TableKind;
 pub use read::TableEntries;
