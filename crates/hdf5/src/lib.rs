@@ -26,6 +26,8 @@ mod write;
 use std::path::Path;
 
 pub use arrays::{Content, Matrix};
+#[doc(hidden)]
+pub use direct::decode_chunk;
 pub use error::H5Error;
 pub use list::{list, Member};
 pub use write::{write_binsparse, write_h5ad, write_mat, Structure, WriteOptions};
