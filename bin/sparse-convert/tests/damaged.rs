@@ -108,6 +108,9 @@ fn seeds(scratch: &Path) -> Vec<(String, PathBuf)> {
         ("tns", "COO"),
         ("spt", "CSR"),
     ] {
+        if ext == "arrows" && !cfg!(feature = "table") {
+            continue;
+        }
         let out_path = scratch.join(format!("seed.{ext}"));
         let args = [
             source.to_str().unwrap(),
