@@ -171,15 +171,31 @@ fn a_few_hundred_damaged_files_never_kill_the_process() {
     assert!(refused > 0);
 }
 
-/// The outputs of one conversion, for comparing two ways of reading.
-fn outcome(args: &[&str], dir: &Path, isolate: bool) -> (Option<i32>, String, String, Vec<u8>) {
+/// How an HDF5 input is read.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// In the helper, the matrix copied out of its memory (the default).
+    Copied,
+    /// In the helper, the matrix sent through the memfd (the fallback where the kernel
+    /// refuses the copy).
+    Memfd,
+    /// In process.
+    InProcess,
+}
+
+/// The outputs of one conversion, for comparing ways of reading.
+fn outcome(args: &[&str], dir: &Path, mode: Mode) -> (Option<i32>, String, String, Vec<u8>) {
     let out = dir.join("out.spt");
     let _ = std::fs::remove_file(&out);
     let mut a = args.to_vec();
-    if !isolate {
+    if mode == Mode::InProcess {
         a.push("--no-isolate");
     }
-    let o = run(&a, dir, &[]);
+    let env: &[(&str, &str)] = match mode {
+        Mode::Memfd => &[("SPTK_HDF5_TRANSPORT", "memfd")],
+        _ => &[],
+    };
+    let o = run(&a, dir, env);
     // Everything but how long the writing took.
     let err: String = stderr(&o)
         .lines()
@@ -212,22 +228,28 @@ fn isolated_reads_are_the_in_process_reads_byte_for_byte() {
             cases.push(vec![member.as_str(), "--to", "CSC", "-o", "out.spt"]);
         }
         for args in cases {
-            let a = outcome(&args, d, true);
-            let b = outcome(&args, d, false);
-            assert_eq!(a.0, b.0, "{args:?}: exit status");
-            assert_eq!(a.1, b.1, "{args:?}: standard output");
-            assert_eq!(a.2, b.2, "{args:?}: standard error");
-            assert!(a.3 == b.3, "{args:?}: the .spt files differ");
-            if !a.3.is_empty() {
-                converted += 1;
+            let b = outcome(&args, d, Mode::InProcess);
+            for mode in [Mode::Copied, Mode::Memfd] {
+                if mode == Mode::Memfd && args[0] == "info" {
+                    // Listing members always goes through the memfd.
+                    continue;
+                }
+                let a = outcome(&args, d, mode);
+                assert_eq!(a.0, b.0, "{args:?}: exit status");
+                assert_eq!(a.1, b.1, "{args:?}: standard output");
+                assert_eq!(a.2, b.2, "{args:?}: standard error");
+                assert!(a.3 == b.3, "{args:?}: the .spt files differ");
+                if !a.3.is_empty() {
+                    converted += 1;
+                }
             }
         }
     }
-    assert!(converted >= 12, "{converted}");
+    assert!(converted >= 24, "{converted}");
     // Labels come through: the .spt keeps AnnData's obs and var names.
     let h5ad = testdata().join("anndata/adata_layers.h5ad");
     let h5ad = h5ad.to_str().unwrap();
-    let (_, info, _, _) = outcome(&["info", h5ad], d, true);
+    let (_, info, _, _) = outcome(&["info", h5ad], d, Mode::Copied);
     assert!(
         info.contains("labels      dimension 0: 350 labels"),
         "{info}"
@@ -299,15 +321,75 @@ fn a_helper_that_crashes_hangs_or_is_missing_is_contained() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-#[test]
-fn a_helper_does_not_outlive_a_caller_that_is_killed() {
+/// A new folder holding a small HDF5 file, `m.h5`.
+fn with_small_h5() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
     std::fs::copy(
         testdata().join("binsparse/csr_f64_i32.bsp.h5"),
-        d.join("m.h5"),
+        dir.path().join("m.h5"),
     )
     .unwrap();
+    dir
+}
+
+/// A copy request (`crates/input/src/isolate/wire.rs`) of one array of `len` bytes at
+/// `at` in a layout of `total`, at address `addr` in the helper, as `printf` octal escapes.
+fn copy_request(total: u64, at: u64, addr: u64, len: u64) -> String {
+    let mut b = b"sptkH5vm".to_vec();
+    b.extend_from_slice(&1u32.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    for x in [total, 1, 1, at, addr, len] {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    // The head: the layout's prefix, an empty record.
+    b.extend_from_slice(b"sptkH5io");
+    b.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b.iter().map(|x| format!("\\{x:03o}")).collect()
+}
+
+#[test]
+fn a_copy_request_that_lies_or_a_helper_that_dies_is_refused() {
+    let dir = with_small_h5();
+    let d = dir.path();
+    let args = ["m.h5", "--to", "CSR", "-o", "out.spt"];
+    // `$3` is the memfd's descriptor; `r` on standard output says the request is there.
+    let cases = [
+        // An address the helper has not mapped.
+        (
+            copy_request(4096, 64, 0x1000, 64),
+            "cat > /dev/null",
+            "its memory cannot be read",
+        ),
+        // An array past the layout's end.
+        (
+            copy_request(4096, 4090, 0x1000, 64),
+            "cat > /dev/null",
+            "runs past the 4096 bytes",
+        ),
+        // A helper that dies once it has asked.
+        (
+            copy_request(4096, 64, 0x1000, 64),
+            "kill -KILL $$",
+            "the HDF5 library failed while reading it (signal 9)",
+        ),
+    ];
+    for (request, then, expected) in cases {
+        let helper = fake_helper(
+            d,
+            &format!("eval \"printf '{request}' >&$3\"\nprintf r\n{then}"),
+        );
+        let o = run(&args, d, &[("SPTK_HDF5_HELPER", helper.to_str().unwrap())]);
+        assert_eq!(o.status.code(), Some(1), "{expected}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{expected}: {}", stderr(&o));
+        assert!(!d.join("out.spt").exists());
+    }
+}
+
+#[test]
+fn a_helper_does_not_outlive_a_caller_that_is_killed() {
+    let dir = with_small_h5();
+    let d = dir.path();
     let pid_file = d.join("helper.pid");
     let hang = fake_helper(
         d,

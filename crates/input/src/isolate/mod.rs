@@ -5,25 +5,31 @@
 //! check of ours can run. With [`Isolation::Child`] every libhdf5 call of a read happens
 //! in a helper process instead:
 //!
-//! 1. The parent creates an anonymous memory file (`memfd_create`) and starts the helper
-//!    by `exec` (never a bare `fork`: the parent has worker threads and libhdf5's lock),
-//!    as `HELPER isolated-hdf5 OP FD KIND LIMIT THREADS FILE [MEMBER]` with the memfd as
-//!    descriptor `FD`, in a process group of its own (killed whole at the time limit), with
-//!    no standard input or output, and set to die with the thread that started it.
+//! 1. The parent creates an anonymous memory file (`memfd_create`) and, for a matrix, a
+//!    socket pair, and starts the helper by `exec` (never a bare `fork`: the parent has
+//!    worker threads and libhdf5's lock), as `HELPER isolated-hdf5 OP FD KIND LIMIT
+//!    THREADS FILE [MEMBER]` with the memfd as descriptor `FD` and the socket as its
+//!    standard input and output (else none), in a process group of its own (killed whole
+//!    at the time limit), set to die with the thread that started it.
 //! 2. The helper (`serve`, behind `sparse-convert`'s hidden subcommand) opens the file with
-//!    libhdf5, finds its kind, reads the matrix (or lists the members) exactly as the
-//!    in-process read does, and writes its answer straight into the memfd: a small,
-//!    versioned layout (`wire.rs`) of the labels, notes and every array, or the
-//!    reader's located error.
+//!    libhdf5, finds its kind and reads the matrix (or lists the members) exactly as the
+//!    in-process read does. A matrix stays in its memory: it leaves a copy request in the
+//!    memfd (the arrays' addresses and the small record of labels and notes, `wire.rs`)
+//!    and waits. Anything else (the reader's located error, a member list) it writes into
+//!    the memfd and ends.
 //! 3. The parent waits at most the time limit (60 s plus 1 s per 20 MB of input, or the
 //!    one given). A helper killed by a signal, ending with a failure status, or not done
 //!    in time (its process group is then killed) becomes `FILE: the HDF5 library failed
 //!    while reading it (signal 11); the file is damaged or not HDF5`. Nothing is left
 //!    behind: the memfd is gone when its last descriptor and mapping are.
-//! 4. Otherwise the parent seals the memfd against writing and resizing, maps it, and
-//!    checks the answer before it builds anything: every length and offset against the
-//!    mapping, then the arrays as any input's (pointers, coordinates in range, labels),
-//!    borrowing them from the mapping without a copy.
+//! 4. A copy request is checked (every array inside the layout and apart), the arrays are
+//!    copied with `process_vm_readv` into the parent's own memory (huge pages, in
+//!    parallel; the helper frees each once copied), the helper is let go, and the copy is
+//!    checked as any input before anything is built from it: every length and offset,
+//!    then the arrays (pointers, coordinates in range, labels). Where the kernel refuses
+//!    the copy (`EPERM`), the helper writes the answer into the memfd instead; the parent
+//!    seals it against writing and resizing, maps it and checks it the same way, the
+//!    arrays borrowed from the mapping. A helper that dies during the copy is an error.
 //!
 //! [`Isolation::InProcess`] (`--no-isolate`) calls libhdf5 in the caller's own process:
 //! a little faster, for files that are trusted. Detection never calls libhdf5 in either

@@ -1,13 +1,15 @@
 //! The two sides of an isolated HDF5 read: the parent's [`run`] (memfd, helper, time
-//! limit, seal, map, check) and the helper's [`serve`].
+//! limit, copy or seal and map, check) and the helper's [`serve`].
 
 use std::ffi::OsString;
 use std::fs::File;
+use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::FileExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -142,22 +144,57 @@ fn prepare_child(fd: RawFd, parent: libc::pid_t) -> std::io::Result<()> {
     }
 }
 
+/// The environment variable that, set to `memfd`, has matrices sent through the memfd
+/// as when the kernel refuses the copy out of the helper (to test that fallback).
+pub(crate) const TRANSPORT_ENV: &str = "SPTK_HDF5_TRANSPORT";
+
+/// A connected pair of stream sockets, closed on exec: the parent's end and the helper's
+/// (its standard input and output).
+fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` has room for the two descriptors the call writes.
+    let r = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: two new open descriptors that nothing else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
 /// Runs the helper on `path` and returns its answer, checked.
 fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> {
     let size = std::fs::metadata(path)
         .map_err(|e| InputError::io(path, e))?
         .len();
-    let memfd = memfd().map_err(|e| {
+    let cannot = |e: std::io::Error| {
         file_error(
             path,
             format!("cannot make the memory file of an isolated read: {e}"),
         )
-    })?;
+    };
+    let memfd = memfd().map_err(cannot)?;
+    // A matrix is copied out of the helper's memory (`read-vm`).
+    let channel = if args.op == "read" {
+        Some(socket_pair().map_err(cannot)?)
+    } else {
+        None
+    };
     let program = helper.resolve_program();
     let fd = memfd.as_raw_fd();
     let mut cmd = Command::new(&program);
     cmd.arg(HELPER_COMMAND)
-        .arg(args.op)
+        .arg(if channel.is_some() {
+            "read-vm"
+        } else {
+            args.op
+        })
         .arg(fd.to_string())
         .arg(args.kind)
         .arg(args.limit)
@@ -166,8 +203,15 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
     if let Some(m) = args.member {
         cmd.arg(m);
     }
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
+    let (stdin, stdout) = match &channel {
+        Some((_, theirs)) => {
+            let dup = || theirs.try_clone().map(Stdio::from).map_err(cannot);
+            (dup()?, dup()?)
+        }
+        None => (Stdio::null(), Stdio::null()),
+    };
+    cmd.stdin(stdin)
+        .stdout(stdout)
         .stderr(Stdio::null())
         .process_group(0);
     let parent = std::process::id() as libc::pid_t;
@@ -176,7 +220,11 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
     unsafe {
         cmd.pre_exec(move || prepare_child(fd, parent));
     }
-    let mut child = cmd.spawn().map_err(|e| {
+    let spawned = cmd.spawn();
+    // Only the helper keeps its end: it ends when the helper does.
+    drop(cmd);
+    let ours = channel.map(|(ours, _)| ours);
+    let mut child = spawned.map_err(|e| {
         file_error(
             path,
             format!(
@@ -186,19 +234,72 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
         )
     })?;
     let limit = helper.limit_for(size);
-    let status = match wait(&mut child, limit) {
-        Ok(Some(status)) => status,
-        Ok(None) | Err(_) => {
-            kill(&mut child);
-            return Err(failed(
-                path,
-                &format!(
-                    "no answer within {} s, --isolate-timeout",
-                    limit.as_secs_f64()
-                ),
-            ));
+    let deadline = Instant::now().checked_add(limit);
+    if let Some(ours) = ours {
+        match ready(&ours, deadline) {
+            None => return Err(timed_out(path, &mut child, limit)),
+            Some(false) => {}
+            Some(true) => match copy(&memfd, &child, &ours, deadline) {
+                Ok((buf, total)) => {
+                    // The helper ends (and frees its arrays) while the copy is checked.
+                    drop(ours);
+                    let owner = Arc::new(buf);
+                    let checked =
+                        decoded(path, &wire::pod_bytes(&owner[..])[..total], owner.clone());
+                    finish(path, &mut child, deadline, limit)?;
+                    return checked;
+                }
+                // The fallback: the helper writes the answer into the memfd after all.
+                Err(Copy::Refused) => {
+                    let _ = send(&ours, b'm');
+                }
+                Err(Copy::Failed(why)) => {
+                    drop(ours);
+                    finish(path, &mut child, deadline, limit)?;
+                    return Err(broken(path, why));
+                }
+            },
         }
+    }
+    finish(path, &mut child, deadline, limit)?;
+    answer(path, File::from(memfd))
+}
+
+/// The helper ran out of time: its group is killed.
+fn timed_out(path: &Path, child: &mut Child, limit: Duration) -> InputError {
+    kill(child);
+    out_of_time(path, limit)
+}
+
+/// The error of a helper that ran out of time.
+fn out_of_time(path: &Path, limit: Duration) -> InputError {
+    failed(
+        path,
+        &format!(
+            "no answer within {} s, --isolate-timeout",
+            limit.as_secs_f64()
+        ),
+    )
+}
+
+/// Waits for the helper to end (until `deadline`): an error unless it ended well.
+fn finish(
+    path: &Path,
+    child: &mut Child,
+    deadline: Option<Instant>,
+    limit: Duration,
+) -> Result<(), InputError> {
+    let left = deadline.map_or(Duration::MAX, |d| {
+        d.saturating_duration_since(Instant::now())
+    });
+    let status = match wait(child, left) {
+        Ok(Some(status)) => status,
+        Ok(None) | Err(_) => return Err(timed_out(path, child, limit)),
     };
+    if deadline.is_some_and(|d| Instant::now() >= d) && status.signal() == Some(libc::SIGKILL) {
+        // Killed by the watchdog of a copy (see `copy`), with its group.
+        return Err(out_of_time(path, limit));
+    }
     if let Some(signal) = status.signal() {
         return Err(failed(path, &format!("signal {signal}")));
     }
@@ -206,7 +307,204 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
         let code = status.code().unwrap_or(-1);
         return Err(failed(path, &format!("exit status {code}")));
     }
-    answer(path, File::from(memfd))
+    Ok(())
+}
+
+/// Waits until `deadline` for the helper's copy request: Some(true) when it has sent
+/// one, Some(false) when it ended without (its answer is in the memfd), None at the
+/// deadline.
+fn ready(ours: &OwnedFd, deadline: Option<Instant>) -> Option<bool> {
+    loop {
+        let left = deadline.map_or(Duration::from_secs(3600), |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        if left.is_zero() {
+            return None;
+        }
+        let mut p = libc::pollfd {
+            fd: ours.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+        // SAFETY: one valid `pollfd` for the duration of the call.
+        if unsafe { libc::poll(&mut p, 1, ms) } <= 0 {
+            continue;
+        }
+        let mut b = 0u8;
+        // SAFETY: reads at most one byte into `b`, which lives through the call.
+        let n = unsafe { libc::recv(ours.as_raw_fd(), (&raw mut b).cast(), 1, 0) };
+        match n {
+            1 => return Some(b == b'r'),
+            0 => return Some(false),
+            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return Some(false),
+        }
+    }
+}
+
+/// Sends the helper one command byte (never a SIGPIPE if it is gone).
+fn send(ours: &OwnedFd, b: u8) -> std::io::Result<()> {
+    // SAFETY: sends the one byte `b`, which lives through the call.
+    let n = unsafe {
+        libc::send(
+            ours.as_raw_fd(),
+            (&raw const b).cast(),
+            1,
+            libc::MSG_NOSIGNAL,
+        )
+    };
+    if n == 1 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Why a copy out of the helper did not happen.
+enum Copy {
+    /// The kernel refuses to let this process read the helper's memory (a container's
+    /// policy, a helper that cannot be traced): the memfd path is taken instead.
+    Refused,
+    /// The request is damaged, or the helper's memory could not be read (it died).
+    Failed(String),
+}
+
+/// A copy request larger than this is refused: its record holds names and notes only.
+const MAX_REQUEST: u64 = 64 << 20;
+
+/// Copies the answer out of the helper's memory as its copy request (in the memfd) lays
+/// it out, into new memory of this process (huge pages, `big_zeroed`); tells the helper
+/// after each array of the content that it may free it. Returns the layout's words and
+/// its length in bytes.
+fn copy(
+    memfd: &OwnedFd,
+    child: &Child,
+    ours: &OwnedFd,
+    deadline: Option<Instant>,
+) -> Result<(Vec<u64>, usize), Copy> {
+    if std::env::var_os(TRANSPORT_ENV).is_some_and(|t| t == "memfd") {
+        return Err(Copy::Refused);
+    }
+    let memfd = File::from(memfd.try_clone().map_err(|e| Copy::Failed(e.to_string()))?);
+    let len = memfd
+        .metadata()
+        .map_err(|e| Copy::Failed(e.to_string()))?
+        .len();
+    if len > MAX_REQUEST {
+        return Err(Copy::Failed(format!("a copy request of {len} bytes")));
+    }
+    let mut bytes = vec![0u8; len as usize];
+    memfd
+        .read_exact_at(&mut bytes, 0)
+        .map_err(|e| Copy::Failed(e.to_string()))?;
+    let request = wire::copy_request(&bytes).map_err(Copy::Failed)?;
+    let pid = child.id() as libc::pid_t;
+    let mut buf: Vec<u64> = sptk_tensor::big_zeroed(request.total.div_ceil(8))
+        .map_err(|e| Copy::Failed(e.to_string()))?;
+    let base = buf.as_mut_ptr() as usize;
+    let head = &bytes[request.head.clone()];
+    // SAFETY: `buf` holds at least `total` bytes, and `copy_request` checked the head is no
+    // longer than `total`; `head` is another allocation.
+    unsafe { std::ptr::copy_nonoverlapping(head.as_ptr(), base as *mut u8, head.len()) };
+    // A helper that stops the copy (its memory made to block) is killed at the deadline,
+    // which ends the copy.
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let group = pid;
+    let watchdog = deadline.and_then(|d| {
+        std::thread::Builder::new()
+            .spawn(move || {
+                let left = d.saturating_duration_since(Instant::now());
+                if let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(left) {
+                    // SAFETY: a plain syscall; the group is the helper's own, which is not
+                    // reaped before this thread is joined.
+                    unsafe { libc::kill(-group, libc::SIGKILL) };
+                }
+            })
+            .ok()
+    });
+    let mut freed = 0;
+    let mut result = Ok(());
+    for a in &request.arrays {
+        let pieces: Vec<usize> = (0..a.len).step_by(PIECE).collect();
+        let r = sptk_tensor::par::try_for_each_item(pieces, |k| {
+            let n = PIECE.min(a.len - k);
+            // SAFETY: `at + len <= total <= buf`'s bytes and the arrays are apart (both
+            // checked by `copy_request`), so each piece is written by one call alone, and
+            // no reference to `buf` exists until the copy is done.
+            unsafe { read_remote(pid, base + a.at + k, a.addr, k, n) }
+        });
+        if let Err(e) = r {
+            result = Err(if freed == 0 && refused(&e) {
+                Copy::Refused
+            } else {
+                Copy::Failed(format!("its memory cannot be read ({e})"))
+            });
+            break;
+        }
+        if a.content {
+            freed += 1;
+            let _ = send(ours, b'.');
+        }
+    }
+    drop(stop);
+    if let Some(w) = watchdog {
+        let _ = w.join();
+    }
+    result.map(|()| (buf, request.total))
+}
+
+/// Whether the kernel refused the copy itself (not the helper's memory).
+fn refused(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EACCES | libc::ENOSYS)
+    )
+}
+
+/// Copies `len` bytes at `addr + skip` in process `pid` to `to` in this process, reading
+/// again after a partial read.
+///
+/// # Safety
+/// `to..to + len` must be memory of this process that nothing else reads or writes
+/// during the call.
+unsafe fn read_remote(
+    pid: libc::pid_t,
+    to: usize,
+    addr: u64,
+    skip: usize,
+    len: usize,
+) -> std::io::Result<()> {
+    let from = usize::try_from(addr)
+        .ok()
+        .and_then(|a| a.checked_add(skip))
+        .and_then(|a| a.checked_add(len).map(|_| a))
+        .ok_or_else(|| std::io::Error::other(format!("an address of {addr:#x}")))?;
+    let mut done = 0;
+    while done < len {
+        let local = libc::iovec {
+            iov_base: (to + done) as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        let remote = libc::iovec {
+            iov_base: (from + done) as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        // SAFETY: the local range is memory of this process no one else touches (the
+        // caller's contract); the remote one is only read, by the kernel, which checks it.
+        let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        } else if n == 0 {
+            return Err(std::io::Error::other("no bytes were read"));
+        } else {
+            done += n as usize;
+        }
+    }
+    Ok(())
 }
 
 /// Waits for `child` at most `limit`; None when it is still running then.
@@ -264,40 +562,50 @@ fn kill(child: &mut Child) {
     let _ = child.wait();
 }
 
+/// The helper's answer is damaged (`why`).
+fn broken(path: &Path, why: String) -> InputError {
+    file_error(
+        path,
+        format!("the isolated HDF5 reader's answer is damaged: {why}"),
+    )
+}
+
 /// The answer the helper left in `memfd`: sealed, mapped and checked.
 fn answer(path: &Path, memfd: File) -> Result<Answer, InputError> {
-    let broken = |why: String| {
-        file_error(
-            path,
-            format!("the isolated HDF5 reader's answer is damaged: {why}"),
-        )
-    };
     // Sealed before mapping: nobody (a process the helper left behind) can change or
     // shrink the bytes the arrays borrow.
     let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
     // SAFETY: `fcntl` on a descriptor this function owns.
     if unsafe { libc::fcntl(memfd.as_raw_fd(), libc::F_ADD_SEALS, seals) } < 0 {
-        return Err(broken(format!(
-            "it cannot be sealed ({})",
-            std::io::Error::last_os_error()
-        )));
+        return Err(broken(
+            path,
+            format!("it cannot be sealed ({})", std::io::Error::last_os_error()),
+        ));
     }
-    let len = memfd.metadata().map_err(|e| broken(e.to_string()))?.len();
+    let len = memfd
+        .metadata()
+        .map_err(|e| broken(path, e.to_string()))?
+        .len();
     if len == 0 {
-        return Err(broken("it is empty".into()));
+        return Err(broken(path, "it is empty".into()));
     }
     // SAFETY: the memfd is sealed against writes, shrinking and growing (above), so the
     // mapped bytes stay valid and unchanged for as long as the mapping lives.
     let map = unsafe { memmap2::MmapOptions::new().populate().map(&memfd) }
-        .map_err(|e| broken(format!("it cannot be mapped ({e})")))?;
+        .map_err(|e| broken(path, format!("it cannot be mapped ({e})")))?;
     let map = Arc::new(map);
-    match wire::decode(&map[..], map.clone(), path) {
+    decoded(path, &map[..], map.clone())
+}
+
+/// The answer laid out in `bytes` (which `owner` keeps alive and unchanged), checked.
+fn decoded(path: &Path, bytes: &[u8], owner: sptk_tensor::Owner) -> Result<Answer, InputError> {
+    match wire::decode(bytes, owner, path) {
         Ok(Decoded::Answer(a)) => Ok(a),
         Ok(Decoded::Invalid(why)) => Err(file_error(
             path,
             format!("the arrays the isolated HDF5 reader sent are not valid: {why}"),
         )),
-        Err(why) => Err(broken(why)),
+        Err(why) => Err(broken(path, why)),
     }
 }
 
@@ -306,8 +614,9 @@ const PIECE: usize = 4 << 20;
 
 /// The helper's side (`sparse-convert isolated-hdf5 ...`): reads as asked with libhdf5 and
 /// writes the answer into the memfd it was given. `args` are what follows the subcommand:
-/// `OP FD KIND LIMIT THREADS FILE [MEMBER]`, `OP` being `read` or `list`, `KIND` a kind
-/// code or `-` (found from the content), `LIMIT` the memory budget in bytes or `-`.
+/// `OP FD KIND LIMIT THREADS FILE [MEMBER]`, `OP` being `read`, `read-vm` (a matrix is
+/// lent: see `lend`) or `list`, `KIND` a kind code or `-` (found from the content),
+/// `LIMIT` the memory budget in bytes or `-`.
 ///
 /// # Errors
 /// Arguments not as the parent passes them, or the answer could not be written. The
@@ -353,8 +662,9 @@ pub fn serve(args: &[OsString]) -> Result<(), String> {
     // above); nothing else in this process uses it, so the `File` may own it.
     let file = unsafe { File::from_raw_fd(fd) };
     let path = Path::new(path);
-    let answer = match text(op)?.as_str() {
-        "read" => {
+    let op = text(op)?;
+    let answer = match op.as_str() {
+        "read" | "read-vm" => {
             let opts = sptk_hdf5::ReadOptions { memory_limit };
             match sptk_hdf5::read(path, kind, member.as_deref(), &opts) {
                 Ok(m) => Answer::Matrix(Box::new(m)),
@@ -367,7 +677,53 @@ pub fn serve(args: &[OsString]) -> Result<(), String> {
         },
         _ => return Err(usage()),
     };
-    write(&file, answer).map_err(|e| format!("writing the answer: {e}"))
+    match answer {
+        Answer::Matrix(_) if op == "read-vm" => lend(&file, answer),
+        _ => write(&file, answer),
+    }
+    .map_err(|e| format!("writing the answer: {e}"))
+}
+
+/// Lends the matrix `answer` to the parent (`read-vm`): writes its copy request into
+/// `file`, says so (`r` on standard output), then follows the parent's commands on
+/// standard input until it closes it: `.` frees the content's next array (copied), `m`
+/// (before any `.`) writes the whole answer into `file` instead.
+fn lend(file: &File, answer: Answer) -> std::io::Result<()> {
+    let request = {
+        let tensor_labels = answer.tensor_labels();
+        Writer::answer(&answer, &tensor_labels).copy_request()
+    };
+    file.write_all_at(&request, 0)?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(b"r")?;
+    out.flush()?;
+    let mut answer = Some(answer);
+    let mut arrays = std::collections::VecDeque::new();
+    let mut input = std::io::stdin().lock();
+    loop {
+        let mut b = [0u8];
+        match input.read(&mut b) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        match (b[0], answer.take()) {
+            (b'.', Some(Answer::Matrix(m))) => {
+                // The labels were copied before the content: they go too.
+                arrays = wire::content_in_order(m.content).into();
+                arrays.pop_front();
+            }
+            (b'.', None) => {
+                arrays.pop_front();
+            }
+            (b'm', Some(a)) => {
+                file.set_len(0)?;
+                return write(file, a);
+            }
+            (x, _) => return Err(std::io::Error::other(format!("a command byte {x}"))),
+        }
+    }
 }
 
 /// Writes `answer` into `file`: the record and the labels, then the content's arrays one

@@ -1,9 +1,10 @@
-//! The answer an isolated HDF5 read leaves in its memfd: a small, versioned,
-//! length-prefixed layout that the child writes and the parent maps and checks before it
-//! builds anything from it. Nothing in it is trusted: every length and offset is checked
-//! against the mapping before a slice is made, and the arrays then go through the same
-//! validation as any input (`Tensor::try_from_parts`, `Entries::from_checked_arrays`,
-//! `Labels::try_from_parts`).
+//! The answer of an isolated HDF5 read: a small, versioned, length-prefixed layout that
+//! the parent checks before it builds anything from it, either copied out of the child's
+//! memory into the parent's (a matrix, by default) or written by the child into the memfd
+//! (errors, member lists, and matrices where the kernel refuses the copy). Nothing in it
+//! is trusted: every length and offset is checked against the bytes before a slice is
+//! made, and the arrays then go through the same validation as any input
+//! (`Tensor::try_from_parts`, `Entries::from_checked_arrays`, `Labels::try_from_parts`).
 //!
 //! ```text
 //! offset 0   magic     8 bytes  "sptkH5io"
@@ -32,6 +33,31 @@
 //! - 1, an error of the HDF5 reader: the object, the message (the file is the parent's).
 //! - 2, a member list: count, each path, layout, rank and dimension sizes, a flag and the
 //!   value type name, a flag and the entry count.
+//!
+//! **Copy request** (`read-vm`). A child that has read a matrix does not copy its arrays:
+//! it leaves this in the memfd, says `r` on its standard output (a socket to the parent)
+//! and waits, its arrays where the reader put them:
+//!
+//! ```text
+//! offset 0   magic     8 bytes  "sptkH5vm"
+//!        8   version   u32      1
+//!       12   reserved  u32      0
+//!       16   total     u64      bytes of the layout above, the arrays in place
+//!       24   count     u64      arrays
+//!       32   content   u64      how many of the last arrays are the content's
+//!       40   table     count x (offset in the layout, address in the child, bytes), u64s:
+//!                      the labels' arrays first, then the content's in layout order
+//!   40 + 24 count      the layout's prefix and record, to the end of the memfd
+//! ```
+//!
+//! The parent checks the request ([`copy_request`]: every array after the head, inside
+//! `total` and apart from the others), allocates `total` bytes of its own, puts the head
+//! there and copies each array into its place with `process_vm_readv`, then checks the
+//! whole as an answer from the memfd. After each array of the content it sends `.` (the
+//! child frees that array: the two processes hold one array twice at most, not all of
+//! them); closing the socket ends the child. Where the kernel refuses the copy (`EPERM`:
+//! a container's policy, a child that cannot be traced), it sends `m` instead, and the
+//! child writes the whole answer into the memfd after all.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -99,7 +125,7 @@ pub(crate) fn kind_of_code(code: u8) -> Option<Kind> {
 }
 
 /// The bytes of `v`.
-fn pod_bytes<T: Pod>(v: &[T]) -> &[u8] {
+pub(crate) fn pod_bytes<T: Pod>(v: &[T]) -> &[u8] {
     // SAFETY: `T: Pod` has no padding, so all `size_of_val(v)` bytes of the slice are
     // initialized; `u8` has alignment 1; the view borrows `v` for its lifetime.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
@@ -333,6 +359,136 @@ impl<'a> Writer<'a> {
             })
             .collect()
     }
+}
+
+/// The first bytes of a copy request (`read-vm`, below).
+pub(crate) const VM_MAGIC: &[u8; 8] = b"sptkH5vm";
+/// Bytes of a copy request before its table.
+const VM_PREFIX: usize = 40;
+/// Bytes of one array in a copy request's table.
+const VM_ENTRY: usize = 24;
+
+impl Writer<'_> {
+    /// The copy request of a `read-vm` answer (see the module documentation): the table
+    /// of the arrays where they lie in this process, the content's last, then the head.
+    pub(crate) fn copy_request(&self) -> Vec<u8> {
+        let placed = self.placed();
+        let content = self.content();
+        let order = (0..placed.len())
+            .filter(|i| !content.contains(i))
+            .chain(content.clone());
+        let mut out = Vec::with_capacity(VM_PREFIX + VM_ENTRY * placed.len());
+        out.extend_from_slice(VM_MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        for n in [self.len(), placed.len(), content.len()] {
+            out.extend_from_slice(&(n as u64).to_le_bytes());
+        }
+        for i in order {
+            let (at, bytes) = placed[i];
+            for n in [at, bytes.as_ptr() as usize, bytes.len()] {
+                out.extend_from_slice(&(n as u64).to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&self.head());
+        out
+    }
+}
+
+/// A copy request, checked: what the parent copies out of the helper.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct CopyRequest {
+    /// Bytes of the whole layout the parent rebuilds.
+    pub(crate) total: usize,
+    /// The head (prefix and record), for the layout's first bytes.
+    pub(crate) head: Range<usize>,
+    /// Each array: its offset in the layout, its address in the helper and its byte
+    /// length, in the request's order; apart from each other, after the head, inside
+    /// `total`.
+    pub(crate) arrays: Vec<Remote>,
+}
+
+/// One array of a [`CopyRequest`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Remote {
+    /// Offset in the layout.
+    pub(crate) at: usize,
+    /// Address in the helper.
+    pub(crate) addr: u64,
+    /// Bytes.
+    pub(crate) len: usize,
+    /// True for the content's arrays (the helper may free each once it is copied).
+    pub(crate) content: bool,
+}
+
+/// Reads the copy request `bytes` (what the helper left in the memfd), checking that every
+/// array lies inside the layout, after the head and apart from the others.
+///
+/// # Errors
+/// The request breaks its layout.
+pub(crate) fn copy_request(bytes: &[u8]) -> Result<CopyRequest, Damaged> {
+    if bytes.get(..8) != Some(&VM_MAGIC[..]) {
+        return Err("it does not start with the copy request's magic bytes".into());
+    }
+    let word = |at: usize| -> Result<u64, Damaged> {
+        let b = bytes
+            .get(at..at + 8)
+            .ok_or("the copy request is cut short")?;
+        let mut x = [0u8; 8];
+        x.copy_from_slice(b);
+        Ok(u64::from_le_bytes(x))
+    };
+    let version = word(8)? as u32;
+    if version != VERSION {
+        return Err(format!("copy request version {version}, not {VERSION}"));
+    }
+    let size = |x: u64| usize::try_from(x).map_err(|_| format!("a size of {x} bytes"));
+    let total = size(word(16)?)?;
+    let count = size(word(24)?)?;
+    let content = size(word(32)?)?;
+    let table_end = count
+        .checked_mul(VM_ENTRY)
+        .and_then(|t| t.checked_add(VM_PREFIX))
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| format!("a table of {count} arrays runs past the request"))?;
+    if content > count {
+        return Err(format!("{content} content arrays of {count}"));
+    }
+    let head = table_end..bytes.len();
+    if head.len() > total {
+        return Err(format!(
+            "a head of {} bytes in a layout of {total}",
+            head.len()
+        ));
+    }
+    let arrays = (0..count)
+        .map(|k| {
+            let e = VM_PREFIX + k * VM_ENTRY;
+            Ok(Remote {
+                at: size(word(e)?)?,
+                addr: word(e + 8)?,
+                len: size(word(e + 16)?)?,
+                content: k >= count - content,
+            })
+        })
+        .collect::<Result<Vec<_>, Damaged>>()?;
+    // In the layout's order, each array after the head, the one before it and inside.
+    let mut placed: Vec<(usize, usize)> = arrays.iter().map(|a| (a.at, a.len)).collect();
+    placed.sort_unstable();
+    let mut end = head.len();
+    for (at, len) in placed {
+        if at < end || at.checked_add(len).is_none_or(|e| e > total) {
+            return Err(format!(
+                "an array of {len} bytes at {at} overlaps another or runs past the {total} bytes"
+            ));
+        }
+        end = at + len;
+    }
+    Ok(CopyRequest {
+        total,
+        head,
+        arrays,
+    })
 }
 
 /// The content's arrays of a matrix, taken out of it in the order the layout places them
@@ -877,6 +1033,54 @@ mod tests {
             panic!("not an error");
         };
         assert_eq!(back.to_string(), "f.h5: /X/indptr: decreases");
+    }
+
+    #[test]
+    fn a_copy_request_places_every_array_apart_inside_the_layout() {
+        let answer = matrix(Content::Tensor(csr()));
+        let tensor_labels = answer.tensor_labels();
+        let w = Writer::answer(&answer, &tensor_labels);
+        let bytes = w.copy_request();
+        let r = copy_request(&bytes).unwrap();
+        assert_eq!(r.total, w.len());
+        assert_eq!(&bytes[r.head.clone()], &w.head()[..]);
+        // The labels' two arrays, then the content's three (pos, crd, values).
+        let placed = w.placed();
+        assert_eq!(r.arrays.len(), placed.len());
+        assert_eq!(
+            r.arrays.iter().map(|a| a.content).collect::<Vec<_>>(),
+            [false, false, true, true, true]
+        );
+        for a in &r.arrays {
+            let (_, b) = placed.iter().find(|p| p.0 == a.at).unwrap();
+            assert_eq!((a.addr, a.len), (b.as_ptr() as u64, b.len()));
+        }
+        // Cut short or changed anywhere: refused or still inside the layout, never a panic.
+        for cut in 0..bytes.len() {
+            let _ = copy_request(&bytes[..cut]);
+        }
+        for at in 0..bytes.len() {
+            for x in [0u8, 1, 0x7f, 0xff] {
+                let mut b = bytes.clone();
+                b[at] = x;
+                if let Ok(r) = copy_request(&b) {
+                    assert!(r.head.len() <= r.total);
+                    let mut spans: Vec<_> = r.arrays.iter().map(|a| (a.at, a.len)).collect();
+                    spans.sort_unstable();
+                    let mut end = r.head.len();
+                    for (at, len) in spans {
+                        assert!(at >= end && at + len <= r.total, "{at} {len}");
+                        end = at + len;
+                    }
+                }
+            }
+        }
+        // Two arrays in the same place: refused.
+        let mut b = bytes.clone();
+        let second = VM_PREFIX + VM_ENTRY;
+        let first_at: [u8; 8] = b[VM_PREFIX..VM_PREFIX + 8].try_into().unwrap();
+        b[second..second + 8].copy_from_slice(&first_at);
+        assert!(copy_request(&b).unwrap_err().contains("overlaps"));
     }
 
     #[test]
