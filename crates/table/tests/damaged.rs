@@ -520,13 +520,21 @@ fn parquet_that_panics() -> Vec<u8> {
 #[test]
 fn a_page_that_makes_parquet_panic_is_refused_naming_file_and_row_group() {
     quiet();
-    let csr = sptk_encoding::resolve_target("CSR", 2).unwrap();
     let t = Table::from_bytes(
         Path::new("rle.parquet"),
         parquet_that_panics(),
         &TableOptions::default(),
     )
     .unwrap();
+    both_reads_caught(
+        &t,
+        "rle.parquet: row group 0: the Arrow / Parquet library failed on it (",
+    );
+}
+
+/// Both ways of reading `t`'s rows end in a panic the seam caught, reported as `starts`.
+fn both_reads_caught(t: &Table, starts: &str) {
+    let csr = sptk_encoding::resolve_target("CSR", 2).unwrap();
     let direct = t
         .read_converted(&csr, &ConvertOptions::default())
         .err()
@@ -536,11 +544,69 @@ fn a_page_that_makes_parquet_panic_is_refused_naming_file_and_row_group() {
         let text = e.to_string();
         assert!(
             matches!(e, TableError::Panicked { .. })
-                && text.starts_with(
-                    "rle.parquet: row group 0: the Arrow / Parquet library failed on it ("
-                )
+                && text.starts_with(starts)
                 && text.ends_with("); the file is damaged or not a valid table"),
             "{text}"
         );
     }
+}
+
+/// A Parquet file of a nullable COO table (100 rows, no nulls, uncompressed, plain) whose
+/// first definition-level run, an RLE run of 100 ones, is rewritten as a bit-packed run of
+/// 100 groups (800 levels) in its three bytes. parquet's level decoder trusts the run's
+/// length and asks arrow-buffer for bits past the page's level bytes, which panics
+/// (`offset + len out of bounds`). Found by the `table_parquet` fuzz target; the run sits
+/// inside a data page (compressed, in general), so nothing checked before the library
+/// decodes the page can see it: the seam contains it.
+fn parquet_with_a_level_run_past_its_page() -> Vec<u8> {
+    let n = 100;
+    let fields = vec![
+        Field::new("row", DataType::Int32, true),
+        Field::new("col", DataType::Int32, true),
+        Field::new("value", DataType::Float64, true),
+    ];
+    let columns: Vec<arrow_array::ArrayRef> = vec![
+        Arc::new(Int32Array::from((0..n).map(|i| i % 10).collect::<Vec<_>>())),
+        Arc::new(Int32Array::from((0..n).map(|i| i / 10).collect::<Vec<_>>())),
+        Arc::new(Float64Array::from(
+            (0..n).map(f64::from).collect::<Vec<_>>(),
+        )),
+    ];
+    let b = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
+    let mut out = Vec::new();
+    let props = WriterProperties::builder()
+        .set_compression(Compression::UNCOMPRESSED)
+        .set_dictionary_enabled(false)
+        .build();
+    let mut w = ArrowWriter::try_new(&mut out, b.schema(), Some(props)).unwrap();
+    w.write(&b).unwrap();
+    w.close().unwrap();
+    // The levels' length (3), the run header 100 << 1 as a varint, the value 1.
+    let run = [3, 0, 0, 0, 0xc8, 0x01, 0x01];
+    let at = out
+        .windows(run.len())
+        .position(|w| w == run)
+        .expect("the first definition-level run");
+    // A bit-packed run ((100 << 1) | 1) of 100 groups of 8, with one byte of them.
+    out[at + 4..at + 7].copy_from_slice(&[0xc9, 0x01, 0x00]);
+    out
+}
+
+#[test]
+fn a_bit_packed_level_run_past_its_page_is_refused_naming_file_and_row_group() {
+    quiet();
+    let opts = TableOptions {
+        shape: Some(vec![10, 10]),
+        ..TableOptions::default()
+    };
+    let t = Table::from_bytes(
+        Path::new("levels.parquet"),
+        parquet_with_a_level_run_past_its_page(),
+        &opts,
+    )
+    .unwrap();
+    both_reads_caught(
+        &t,
+        "levels.parquet: row group 0: the Arrow / Parquet library failed on it (offset + len out of bounds)",
+    );
 }
