@@ -11,8 +11,8 @@ use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use sptk_encoding::Target;
 use sptk_tensor::{
-    convert, convert_general, convert_tensor, plan, AutoWidths, ConvertOptions, Converted,
-    ConvertError, Entries, Source, ValueType,
+    convert, convert_general, convert_tensor, plan, AutoWidths, ConvertError, ConvertOptions,
+    Converted, Entries, Source, ValueType,
 };
 
 const PRESETS: &[&str] = &[
@@ -67,7 +67,10 @@ fn agree(
     what: &str,
 ) {
     match (a, b) {
-        (Ok(a), Ok(b)) => assert_eq!(a.tensor, b.tensor, "{what}: the route and the general path differ"),
+        (Ok(a), Ok(b)) => assert_eq!(
+            a.tensor, b.tensor,
+            "{what}: the route and the general path differ"
+        ),
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}: refused differently"),
         (a, b) => panic!("{what}: one side refused: {:?} vs {:?}", a.err(), b.err()),
     }
@@ -86,7 +89,9 @@ fn case(u: &mut Unstructured) -> Result<()> {
             .map(|&n| u.int_in_range(0..=n - 1))
             .collect::<Result<_>>()?;
         let v = f64::from(u.int_in_range(-4..=4i8)?) / 2.0;
-        entries.push(&coords, v).expect("coordinates drawn in range");
+        entries
+            .push(&coords, v)
+            .expect("coordinates drawn in range");
     }
     let text = if rank == 2 && u.ratio(1, 2)? {
         PRESETS[u.choose_index(PRESETS.len())?].to_string()
@@ -131,7 +136,10 @@ fn check(entries: &Entries, target: &Target, opts: &ConvertOptions, text: &str) 
     };
     let routed = convert(entries, target, opts);
     if let (Ok(planned), Ok(done)) = (plan(source, target, opts), &routed) {
-        assert_eq!(planned.route, done.route, "{text}: planned and taken routes differ");
+        assert_eq!(
+            planned.route, done.route,
+            "{text}: planned and taken routes differ"
+        );
     }
     agree(routed, convert_general(entries, target, opts), text);
 
@@ -152,7 +160,10 @@ fn check(entries: &Entries, target: &Target, opts: &ConvertOptions, text: &str) 
     };
     let direct = convert_tensor(&t, target, opts);
     if let (Ok(planned), Ok(done)) = (plan(source, target, opts), &direct) {
-        assert_eq!(planned.route, done.route, "stored CSR -> {text}: planned and taken routes differ");
+        assert_eq!(
+            planned.route, done.route,
+            "stored CSR -> {text}: planned and taken routes differ"
+        );
     }
     if target.encoding() == Some(t.encoding()) {
         // Into its own encoding a stored tensor stays as it is.
