@@ -138,39 +138,27 @@ impl Walk {
     /// The arrays this walk's kernel reads from `a`: (pos, crd, outer).
     fn operands<'a>(self, a: &'a Tensor, desc: &Desc) -> Result<Operands<'a>, KernelError> {
         let missing = || KernelError::Unsupported(format!("{desc}: arrays missing"));
-        // COO reads its coordinates from `crd` (and `outer`, the second array of SoA); its
-        // positions only size it.
-        Ok(match self {
+        // (the level of pos and crd, the level of the outer coordinates). COO reads its
+        // coordinates from `crd` (and `outer`, the second array of SoA); its positions only
+        // size it.
+        let (lvl, outer) = match self {
             // ELL has no positions: `pos` stands for nothing there and is never read.
-            Walk::Ell(_) | Walk::Nm(..) | Walk::RowScatter => (
-                a.crd(2).ok_or_else(missing)?,
-                a.crd(2).ok_or_else(missing)?,
-                None,
-            ),
-            Walk::Blocks { .. } | Walk::BlockScatter { .. } => (
-                a.pos(1).ok_or_else(missing)?,
-                a.crd(1).ok_or_else(missing)?,
-                None,
-            ),
-            Walk::Gather(c) | Walk::Scatter(c) => (
-                a.pos(1).ok_or_else(missing)?,
-                a.crd(1).ok_or_else(missing)?,
-                if c {
-                    Some(a.crd(0).ok_or_else(missing)?)
-                } else {
-                    None
-                },
-            ),
-            Walk::Entries(soa) => (
-                a.pos(0).ok_or_else(missing)?,
-                a.crd(0).ok_or_else(missing)?,
-                if soa {
-                    Some(a.crd(1).ok_or_else(missing)?)
-                } else {
-                    None
-                },
-            ),
-        })
+            Walk::Ell(_) | Walk::Nm(..) | Walk::RowScatter => {
+                let crd = a.crd(2).ok_or_else(missing)?;
+                return Ok((crd, crd, None));
+            }
+            Walk::Blocks { .. } | Walk::BlockScatter { .. } => (1, None),
+            Walk::Gather(c) | Walk::Scatter(c) => (1, c.then_some(0)),
+            Walk::Entries(soa) => (0, soa.then_some(1)),
+        };
+        Ok((
+            a.pos(lvl).ok_or_else(missing)?,
+            a.crd(lvl).ok_or_else(missing)?,
+            match outer {
+                Some(l) => Some(a.crd(l).ok_or_else(missing)?),
+                None => None,
+            },
+        ))
     }
 }
 

@@ -61,7 +61,8 @@ fn integer_matrix(rng: &mut Rng, f64s: bool, (pos, crd): (u8, u8), format: &str)
     typed_matrix((rows, cols), &e, f64s, (pos, crd), format)
 }
 
-/// `values` copied against a guard page, with `before` bytes of `PROT_NONE` in front.
+/// A mapping for `len` elements of `T` ending at a guard page, with `before` bytes of
+/// `PROT_NONE` in front.
 fn guarded<T: Pod>(len: usize, before: usize) -> Guarded {
     Guarded::new(len * std::mem::size_of::<T>(), before)
 }
@@ -145,6 +146,22 @@ fn run<T: RealValue + From<f32> + Pod + std::fmt::Debug>(
     }
 }
 
+/// [`run`] with f64 or f32 values.
+fn run_either(
+    f64s: bool,
+    a: &Tensor,
+    op: Op,
+    isa: Isa,
+    kx: (usize, Option<&[u64]>),
+    rng: &mut Rng,
+) {
+    if f64s {
+        run::<f64>(a, op, isa, kx, rng);
+    } else {
+        run::<f32>(a, op, isa, kx, rng);
+    }
+}
+
 #[test]
 fn every_kernel_stays_inside_arrays_that_end_at_a_guard_page() {
     let per = (cases() / 16).max(1);
@@ -161,11 +178,7 @@ fn every_kernel_stays_inside_arrays_that_end_at_a_guard_page() {
                             (Op::SpmvT, 1),
                             (Op::Spmm, 1 + rng.below(20) as usize),
                         ] {
-                            if f64s {
-                                run::<f64>(&a, op, isa, (k, None), &mut rng);
-                            } else {
-                                run::<f32>(&a, op, isa, (k, None), &mut rng);
-                            }
+                            run_either(f64s, &a, op, isa, (k, None), &mut rng);
                             runs += 1;
                         }
                     }
@@ -267,11 +280,7 @@ fn coordinates_at_the_top_of_their_width_read_x_where_they_point() {
                     let (a, xs) =
                         top_matrix((dim, &coords), big_rows, f64s, (64, crd), format, &mut rng);
                     let k = if op == Op::Spmm { 5 } else { 1 };
-                    if f64s {
-                        run::<f64>(&a, op, isa, (k, Some(&xs)), &mut rng);
-                    } else {
-                        run::<f32>(&a, op, isa, (k, Some(&xs)), &mut rng);
-                    }
+                    run_either(f64s, &a, op, isa, (k, Some(&xs)), &mut rng);
                     runs += 1;
                 }
             }
@@ -311,11 +320,7 @@ fn coordinates_at_the_top_of_their_width_write_the_output_where_they_point() {
                     let (a, _) =
                         top_matrix((dim, &coords), big_rows, f64s, (64, crd), format, &mut rng);
                     let k = if op == Op::Spmm { 5 } else { 1 };
-                    if f64s {
-                        run::<f64>(&a, op, isa, (k, None), &mut rng);
-                    } else {
-                        run::<f32>(&a, op, isa, (k, None), &mut rng);
-                    }
+                    run_either(f64s, &a, op, isa, (k, None), &mut rng);
                     runs += 1;
                 }
             }

@@ -12,62 +12,9 @@ use crate::desc::Isa;
 use sptk_encoding::resolve_target;
 use sptk_tensor::{convert, ConvertOptions, Entries};
 
-/// A zeroed output of `len` elements ending at a guard page, 2^31 elements of `PROT_NONE`
-/// in front of it.
-struct Output {
-    map: *mut u8,
-    map_len: usize,
-    out: *mut u8,
-}
-
-impl Output {
-    fn new(bytes: usize, before: usize) -> Output {
-        let page = 4096;
-        let (before, body) = (before.div_ceil(page) * page, bytes.div_ceil(page) * page);
-        let map_len = before + body + page;
-        // SAFETY: a fresh anonymous mapping, reserved as PROT_NONE.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(map, libc::MAP_FAILED, "mmap of {map_len} bytes");
-        let map = map.cast::<u8>();
-        // SAFETY: the body lies inside the mapping made above.
-        let rc = unsafe {
-            libc::mprotect(
-                map.add(before).cast(),
-                body,
-                libc::PROT_READ | libc::PROT_WRITE,
-            )
-        };
-        assert_eq!(rc, 0);
-        Output {
-            map,
-            map_len,
-            // SAFETY: `bytes` back from the guard page, inside the body.
-            out: unsafe { map.add(before + body - bytes) },
-        }
-    }
-
-    fn get<T: RealValue>(&self, i: u64) -> T {
-        // SAFETY: the tests read only elements they computed an expected value for, each
-        // inside the output (its length was made from A's dimensions).
-        unsafe { self.out.cast::<T>().add(i as usize).read() }
-    }
-}
-
-impl Drop for Output {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, no longer used.
-        unsafe { libc::munmap(self.map.cast(), self.map_len) };
-    }
-}
+// The integration tests' guarded mappings (`tests/common/guard.rs`).
+#[path = "../../tests/common/guard.rs"]
+mod guard;
 
 /// Coordinates at the top of 32 bits and around 2^31.
 const TOP: [u64; 7] = [
@@ -119,7 +66,7 @@ fn matrix<T: RealValue + From<f32>>(format: &str, big_rows: bool) -> Tensor {
 
 /// Runs the scatter kernel of `op` on `a` directly, once over all of it, and checks every
 /// output element A stores against the products summed here.
-fn run<T: RealValue + From<f32> + Into<f64>>(a: &Tensor, op: Op, isa: Isa) {
+fn run<T: RealValue + From<f32> + Into<f64> + sptk_tensor::Pod>(a: &Tensor, op: Op, isa: Isa) {
     let desc = Desc::for_tensor(op, a, isa).unwrap();
     let k = Kernel::compile(&desc).unwrap();
     let walk = walk(&desc).unwrap();
@@ -149,7 +96,9 @@ fn run<T: RealValue + From<f32> + Into<f64>>(a: &Tensor, op: Op, isa: Isa) {
         .map(|i| T::from((i % 7) as f32 - 3.0))
         .collect();
     let vs = std::mem::size_of::<T>();
-    let out = Output::new(out_len as usize * vs, (1 << 31) * vs);
+    // Zeroed, ending at a guard page, with 2^31 elements of PROT_NONE in front.
+    let mapping = guard::Guarded::new(out_len as usize * vs, (1 << 31) * vs);
+    let out = mapping.tail_mut::<T>(out_len as usize);
     let args = SpmvArgs {
         outer: outer.map_or(std::ptr::null(), index_ptr),
         stride: rows,
@@ -157,7 +106,7 @@ fn run<T: RealValue + From<f32> + Into<f64>>(a: &Tensor, op: Op, isa: Isa) {
             (pos, crd),
             vals,
             &x,
-            out.out.cast::<T>(),
+            out.as_mut_ptr(),
             range,
             (T::ONE, T::ZERO),
         )
@@ -188,7 +137,7 @@ fn run<T: RealValue + From<f32> + Into<f64>>(a: &Tensor, op: Op, isa: Isa) {
         "{desc}: no coordinate past 2^31"
     );
     for (o, w) in want {
-        let got: f64 = out.get::<T>(o).into();
+        let got: f64 = out[o as usize].into();
         assert!(got == w, "{desc}: output {o}: {got} != {w}");
     }
 }
