@@ -204,19 +204,56 @@ fn run_cases(file: &str) {
                 continue;
             }
             assert!(out.status.success(), "{name} ({to}): {}", stderr(&out));
-            if let Some(lines) = case.get("expected_print") {
-                let want: Vec<&str> = lines
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|l| l.as_str().unwrap())
-                    .collect();
-                let got = stdout(&out);
-                let got: Vec<&str> = got.lines().collect();
-                assert_eq!(got, want, "{name} ({to})");
+            let want = expected_print(&case);
+            let got = stdout(&out);
+            let got: Vec<&str> = got.lines().collect();
+            assert_eq!(got, want, "{name} ({to})");
+        }
+    }
+}
+
+/// The `--print` text a case expects: its `expected_print` lines, or else the lines
+/// written from its `expected` level arrays (the documentation examples give only
+/// those). A case with neither would check nothing, so it fails.
+fn expected_print(case: &Json) -> Vec<String> {
+    let name = case["name"].as_str().unwrap();
+    if let Some(lines) = case.get("expected_print") {
+        return lines
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_string())
+            .collect();
+    }
+    let e = case
+        .get("expected")
+        .unwrap_or_else(|| panic!("{name}: no expected_print, expected or expected_error"));
+    let list = |v: &Json| {
+        let items: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        format!("( {} )", items.join(", "))
+    };
+    let mut lines = vec![
+        "---- Sparse Tensor ----".to_string(),
+        format!("nse = {}", e["nse"]),
+        format!("dim = {}", list(&case["dim_shape"])),
+        format!("lvl = {}", list(&e["lvl"])),
+    ];
+    let levels = e["lvl"].as_array().unwrap().len();
+    for l in 0..levels {
+        for key in ["pos", "crd"] {
+            if let Some(a) = e.get(key).and_then(|m| m.get(l.to_string())) {
+                lines.push(format!("{key}[{l}] : {}", list(a)));
             }
         }
     }
+    lines.push(format!("values : {}", list(&e["values"])));
+    lines.push("----".to_string());
+    lines
 }
 
 #[test]

@@ -18,6 +18,14 @@ fn testdata(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// The numbers of the `--print` line that starts with `key`.
+fn print_line(print: &str, key: &str) -> Vec<u64> {
+    let line = print.lines().find_map(|l| l.strip_prefix(key));
+    let line = line.unwrap_or_else(|| panic!("no `{key}` line in {print}"));
+    let inner = line.trim_start_matches("( ").trim_end_matches(" )");
+    inner.split(", ").map(|x| x.parse().unwrap()).collect()
+}
+
 fn read(dir: &Path, name: &str) -> Vec<u8> {
     std::fs::read(dir.join(name)).unwrap()
 }
@@ -128,10 +136,23 @@ fn column_options_and_errors() {
         ],
         d,
     );
-    assert!(
-        out.contains("dim = ( 100, 100 )") || out.contains("100"),
+    // Derived from the same table read whole (its own shape, every column): the
+    // (j, k) pairs of its 600 rows, sorted, each a stored 1 under the given shape.
+    let whole = ok(&[pq, "--to", "COO", "--keep-duplicates", "--print"], d);
+    let mut pairs: Vec<&[u64]> = Vec::new();
+    let triples = print_line(&whole, "crd[0] : ");
+    pairs.extend(triples.chunks(3).map(|t| &t[1..]));
+    pairs.sort();
+    let crd: Vec<u64> = pairs.concat();
+    assert_eq!(pairs.len(), 600, "{whole}");
+    let lines: Vec<&str> = out.lines().take(3).collect();
+    assert_eq!(
+        lines,
+        ["---- Sparse Tensor ----", "nse = 600", "dim = ( 100, 100 )"],
         "{out}"
     );
+    assert_eq!(print_line(&out, "crd[0] : "), crd, "{out}");
+    assert_eq!(print_line(&out, "values : "), vec![1; 600], "{out}");
     fails(
         &[pq, "--columns", "i,zz", "--to", "CSR"],
         d,
