@@ -4,9 +4,10 @@ an interrupted or failed write leaves the old file or none, never a torn one, an
 temporary file.
 
 What a write does, in order:
-1. removes the temporaries of the same target left by writers that no longer run
-   ([`remove_stale_temporaries`]; a temporary is `.NAME.tmp.PID.N` in the target's folder,
-   and a process is dead when `/proc/PID` does not exist);
+1. removes the temporaries left in the target's folder by writers that no longer run,
+   whatever their target ([`remove_stale_temporaries_in`]; a temporary is
+   `.NAME.tmp.PID.N`, or a folder `.NAME.tmp.PID`, and a process is dead when `/proc/PID`
+   does not exist);
 2. creates the temporary file beside the target (same folder, so the rename cannot cross
    file systems). On Linux this is an unnamed file (`O_TMPFILE`), which the kernel discards
    if the process dies; elsewhere, or where the file system has no `O_TMPFILE`, a named
@@ -26,6 +27,11 @@ caught and uncaught panics alike. [`remove_temporaries_on_panic`] is for builds 
 `panic = "abort"`, under which no destructor runs: there its panic hook removes the named
 temporaries the process is still writing; in an unwinding build it installs nothing (see
 its doc for why). (Unnamed temporaries vanish with the process anyway.)
+
+A signal that asks the program to stop (SIGINT, SIGTERM, SIGHUP) runs no destructor:
+[`remove_temporaries_on_signals`], called first in `main`, has a thread wait for these
+signals, remove the named temporaries (and, for writers that name their own, the
+temporaries of the targets given to [`guard_output`]), and let the signal end the process.
 
 Standard output (`-`) is not a file that can be replaced atomically: [`AtomicFile::create`]
 refuses it, and callers write standard output themselves.
@@ -49,6 +55,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+
+mod signals;
+mod stale;
+
+pub use signals::{guard_output, remove_temporaries_on_signals, stopping, wait_if_stopping};
+pub use stale::{remove_stale_temporaries, remove_stale_temporaries_in, temporaries};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -87,9 +99,7 @@ pub fn remove_pending_temporaries() -> usize {
     let Some(mut list) = list else {
         return 0;
     };
-    list.drain(..)
-        .filter(|p| fs::remove_file(p).is_ok())
-        .count()
+    list.drain(..).filter(|p| stale::remove(p).is_ok()).count()
 }
 
 /// In a build with `panic = "abort"`, installs a panic hook that removes this process's
@@ -128,6 +138,7 @@ pub fn folder(path: &Path) -> &Path {
     }
 }
 
+/// `.NAME.tmp.`, how the temporaries of target `NAME` begin.
 fn prefix(name: &OsStr) -> OsString {
     let mut p = OsString::from(".");
     p.push(name);
@@ -181,21 +192,22 @@ impl AtomicFile {
         let tmp = temp_path(path)?;
         let dir = folder(path);
         // Best effort: a folder we cannot list still gets the new file.
-        let _ = remove_stale_temporaries(path);
+        let _ = remove_stale_temporaries_in(dir);
         let (file, named) = match open_unnamed(dir)? {
             Some(f) => (f, false),
-            None => (
-                OpenOptions::new()
+            None => {
+                // Tracked before it exists: a signal in between finds nothing to remove,
+                // not a file it does not know of.
+                track(&tmp);
+                let f = OpenOptions::new()
                     .read(true)
                     .write(true)
                     .create_new(true)
-                    .open(&tmp)?,
-                true,
-            ),
+                    .open(&tmp)
+                    .inspect_err(|_| untrack(&tmp))?;
+                (f, true)
+            }
         };
-        if named {
-            track(&tmp);
-        }
         let out = AtomicFile {
             file,
             target: path.to_path_buf(),
@@ -203,6 +215,7 @@ impl AtomicFile {
             named,
         };
         out.set_mode()?;
+        signals::pause_point("created");
         Ok(out)
     }
 
@@ -233,11 +246,13 @@ impl AtomicFile {
     /// The fsync of the file, the rename or the fsync of the folder fails. If only the
     /// folder's fsync fails, the target already holds the new contents.
     pub fn commit(mut self) -> io::Result<()> {
+        signals::pause_point("commit");
         self.file.sync_all()?;
         if !self.named {
-            link_unnamed(&self.file, &self.tmp)?;
-            self.named = true;
+            // Tracked before the name exists, as in `create`.
             track(&self.tmp);
+            self.named = true;
+            link_unnamed(&self.file, &self.tmp)?;
         }
         fs::rename(&self.tmp, &self.target)?;
         self.named = false;
@@ -281,9 +296,14 @@ impl AtomicPath {
             ));
         }
         let tmp = temp_path(path)?;
-        let _ = remove_stale_temporaries(path);
-        let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let _ = remove_stale_temporaries_in(folder(path));
+        // Tracked before it exists, as in `AtomicFile::create`.
         track(&tmp);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .inspect_err(|_| untrack(&tmp))?;
         let out = AtomicPath {
             target: path.to_path_buf(),
             tmp,
@@ -294,6 +314,7 @@ impl AtomicPath {
                 file.set_permissions(meta.permissions())?;
             }
         }
+        signals::pause_point("created");
         Ok(out)
     }
 
@@ -307,6 +328,7 @@ impl AtomicPath {
     /// # Errors
     /// As for [`AtomicFile::commit`].
     pub fn commit(mut self) -> io::Result<()> {
+        signals::pause_point("commit");
         File::open(&self.tmp)?.sync_all()?;
         fs::rename(&self.tmp, &self.target)?;
         self.armed = false;
@@ -439,70 +461,6 @@ fn link_unnamed(file: &File, to: &Path) -> io::Result<()> {
 #[cfg(not(target_os = "linux"))]
 fn link_unnamed(_file: &File, _to: &Path) -> io::Result<()> {
     Err(io::Error::other("unnamed temporary files need Linux"))
-}
-
-/// True if process `pid` is running (unknown counts as running).
-fn alive(pid: u32) -> bool {
-    if cfg!(target_os = "linux") {
-        Path::new("/proc").join(pid.to_string()).exists() || !Path::new("/proc/self").exists()
-    } else {
-        true
-    }
-}
-
-/// Removes the temporaries of target `path` (`.NAME.tmp.PID.N` in its folder) whose
-/// writing process no longer runs; returns how many were removed. Every write calls this
-/// first, so a killed write's leftovers go away with the next write to the same target.
-///
-/// # Errors
-/// The folder cannot be listed.
-pub fn remove_stale_temporaries(path: &Path) -> io::Result<usize> {
-    let Some(name) = path.file_name() else {
-        return Ok(0);
-    };
-    let prefix = prefix(name);
-    let prefix = prefix.to_string_lossy();
-    let me = std::process::id();
-    let mut removed = 0;
-    for entry in fs::read_dir(folder(path))? {
-        let entry = entry?;
-        let file_name = entry.file_name();
-        let file_name = file_name.to_string_lossy();
-        let Some(rest) = file_name.strip_prefix(prefix.as_ref()) else {
-            continue;
-        };
-        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid != me && !alive(pid) && fs::remove_file(entry.path()).is_ok() {
-            removed += 1;
-        }
-    }
-    Ok(removed)
-}
-
-/// Lists the temporaries of target `path` in its folder (for tests and tools).
-///
-/// # Errors
-/// The folder cannot be listed.
-pub fn temporaries(path: &Path) -> io::Result<Vec<PathBuf>> {
-    let Some(name) = path.file_name() else {
-        return Ok(Vec::new());
-    };
-    let prefix = prefix(name);
-    let prefix = prefix.to_string_lossy();
-    let mut out = Vec::new();
-    for entry in fs::read_dir(folder(path))? {
-        let entry = entry?;
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(prefix.as_ref())
-        {
-            out.push(entry.path());
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

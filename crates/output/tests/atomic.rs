@@ -101,15 +101,23 @@ fn stale_temporaries_of_dead_writers_are_removed_live_ones_kept() {
     // pid 1 runs: its temporary may still be being written.
     let live = dir.path().join(".m.mtx.tmp.1.0");
     fs::write(&live, b"someone is writing").unwrap();
+    // Another target's, and a folder (the levels writer's naming): a killed write into
+    // out2 is cleaned by a later write of out3 in the same folder (issue 27).
     let other = dir.path().join(format!(".other.mtx.tmp.{dead}.0"));
-    fs::write(&other, b"not ours").unwrap();
+    fs::write(&other, b"another target").unwrap();
+    let folder = dir.path().join(format!(".other.levels.tmp.{dead}"));
+    fs::create_dir(&folder).unwrap();
+    fs::write(folder.join("values.parquet"), b"half").unwrap();
+    let live_other = dir.path().join(".other.mtx.tmp.1.0");
+    fs::write(&live_other, b"someone is writing").unwrap();
     write_atomic(&path, |f| f.write_all(b"new")).unwrap();
     assert!(!stale.exists(), "a dead writer's temporary is removed");
     assert!(live.exists(), "a live writer's temporary is kept");
     assert!(
-        other.exists(),
-        "temporaries of other targets are left alone"
+        !other.exists() && !folder.exists(),
+        "dead writers' temporaries of other targets are removed too"
     );
+    assert!(live_other.exists());
     assert_eq!(temporaries(&path).unwrap(), vec![live.clone()]);
     assert_eq!(remove_stale_temporaries(&path).unwrap(), 0);
 }
@@ -164,4 +172,40 @@ fn the_fill_can_seek_and_read_back() {
     })
     .unwrap();
     assert_eq!(fs::read(&path).unwrap(), b"HEAD-body");
+}
+
+#[test]
+fn the_folder_sweep_removes_dead_writers_files_and_folders_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dead = dead_pid();
+    let me = std::process::id();
+    let stale_file = d.join(format!(".a.h5ad.tmp.{dead}.0"));
+    let stale_dir = d.join(format!(".b.levels.tmp.{dead}"));
+    fs::write(&stale_file, b"half").unwrap();
+    fs::create_dir(&stale_dir).unwrap();
+    fs::write(stale_dir.join("values.parquet"), b"half").unwrap();
+    let keep = [
+        d.join(format!(".c.mat.tmp.{me}.0")),
+        d.join(".d.mat.tmp.1.0"),
+        d.join(format!("e.mat.tmp.{dead}.0")),
+        d.join(format!(".f.mat.tmp.{dead}.0.bak")),
+    ];
+    for k in &keep {
+        fs::write(k, b"keep").unwrap();
+    }
+    assert_eq!(sptk_output::remove_stale_temporaries_in(d).unwrap(), 2);
+    assert!(!stale_file.exists() && !stale_dir.exists());
+    for k in &keep {
+        assert!(k.exists(), "{}", k.display());
+    }
+    // By target: only that target's.
+    let g = d.join(format!(".g.spt.tmp.{dead}.3"));
+    let h = d.join(format!(".h.spt.tmp.{dead}"));
+    fs::write(&g, b"").unwrap();
+    fs::create_dir(&h).unwrap();
+    assert_eq!(remove_stale_temporaries(&d.join("g.spt")).unwrap(), 1);
+    assert!(!g.exists() && h.exists());
+    assert_eq!(remove_stale_temporaries(&d.join("h.spt")).unwrap(), 1);
+    assert!(!h.exists());
 }
