@@ -244,27 +244,7 @@ fn damaged_numpy_inputs_are_refused_naming_the_file() {
 }
 
 fn python() -> Option<PathBuf> {
-    let path = match std::env::var_os("SPTK_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/sptk-venv/bin/python"),
-    };
-    let ok = Command::new(&path)
-        .args(["-c", "import numpy, scipy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    match ok {
-        true => Some(path),
-        false if std::env::var_os("SPTK_REQUIRE_PYTHON").is_some() => {
-            panic!(
-                "{} cannot import numpy and scipy, and SPTK_REQUIRE_PYTHON is set",
-                path.display()
-            )
-        }
-        false => {
-            eprintln!("\n!!! SciPy peer check skipped: no Python with numpy and scipy !!!\n");
-            None
-        }
-    }
+    sptk_testkit::python(&["numpy", "scipy"], "SciPy peer check")
 }
 
 #[test]

@@ -330,32 +330,10 @@ fn spmm_runs_generated_code_on_blocks_and_columns_and_notes_the_fallback() {
     }
 }
 
-/// A Python with NumPy and SciPy: `$SPTK_PYTHON` or `~/.cache/sptk-venv/bin/python`; the
-/// SciPy comparison is skipped without one unless `SPTK_REQUIRE_PYTHON` is set (CI).
+/// A Python with NumPy and SciPy (`sptk_testkit::python`); the SciPy comparison is skipped
+/// without one unless `SPTK_REQUIRE_PYTHON` is set (CI).
 fn scipy_python() -> Option<std::path::PathBuf> {
-    let path = match std::env::var_os("SPTK_PYTHON") {
-        Some(p) => std::path::PathBuf::from(p),
-        None => {
-            std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache/sptk-venv/bin/python")
-        }
-    };
-    let ok = Command::new(&path)
-        .args(["-c", "import numpy, scipy.io"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    match ok {
-        true => Some(path),
-        false if std::env::var_os("SPTK_REQUIRE_PYTHON").is_some() => {
-            panic!(
-                "{} cannot import numpy and scipy, and SPTK_REQUIRE_PYTHON is set",
-                path.display()
-            )
-        }
-        false => {
-            eprintln!("\n!!! SciPy comparison skipped: no Python with SciPy !!!\n");
-            None
-        }
-    }
+    sptk_testkit::python(&["numpy", "scipy.io"], "SciPy comparison")
 }
 
 #[test]

@@ -11,28 +11,8 @@ use sptk_hdf5::{write_binsparse, write_h5ad, write_mat, WriteOptions};
 use sptk_tensor::{convert, ConvertOptions, Entries, Labels, Scalar, Tensor, ValueType};
 
 fn peer_python() -> Option<PathBuf> {
-    let path = match std::env::var_os("SPTK_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/sptk-venv/bin/python"),
-    };
-    let ok = Command::new(&path)
-        .args(["-c", "import numpy, scipy, anndata, binsparse, mat73"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    match ok {
-        true => Some(path),
-        false if std::env::var_os("SPTK_REQUIRE_PYTHON").is_some() => panic!(
-            "{} cannot import anndata, binsparse and mat73, and SPTK_REQUIRE_PYTHON is set \
-             (pip install anndata binsparse mat73 into it)",
-            path.display()
-        ),
-        false => {
-            eprintln!(
-                "\n!!! HDF5 peer check skipped: no Python with anndata, binsparse and mat73 !!!\n"
-            );
-            None
-        }
-    }
+    let modules = ["numpy", "scipy", "anndata", "binsparse", "mat73"];
+    sptk_testkit::python(&modules, "HDF5 peer check")
 }
 
 fn entries(vt: ValueType) -> Entries {

@@ -173,29 +173,8 @@ fn writes_what_it_reads_and_refuses_a_wrong_shape() {
     }
 }
 
-/// A Python with NumPy: `$SPTK_PYTHON` or `~/.cache/sptk-venv/bin/python`. Without one the
-/// NumPy half of the round trip is skipped with a note, unless `SPTK_REQUIRE_PYTHON` is set
-/// (as `.ci/run` does).
+/// A Python with NumPy (`sptk_testkit::python`): without one the NumPy half of the round
+/// trip is skipped with a note, unless `SPTK_REQUIRE_PYTHON` is set (as `.ci/run` does).
 fn python() -> Option<PathBuf> {
-    let path = match std::env::var_os("SPTK_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/sptk-venv/bin/python"),
-    };
-    let ok = Command::new(&path)
-        .args(["-c", "import numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    match ok {
-        true => Some(path),
-        false if std::env::var_os("SPTK_REQUIRE_PYTHON").is_some() => {
-            panic!(
-                "{} cannot import numpy and SPTK_REQUIRE_PYTHON is set",
-                path.display()
-            )
-        }
-        false => {
-            eprintln!("\n!!! numpy round trip skipped: no Python with NumPy !!!\n");
-            None
-        }
-    }
+    sptk_testkit::python(&["numpy"], "NumPy round trip")
 }

@@ -5,9 +5,10 @@
 //! vectors printed in `docs/SPT.md`, and must find exactly the library's entries and labels
 //! (and, when `xxhash` is importable, check every checksum).
 //!
-//! Python: `$SPTK_PYTHON`, else `$HOME/.cache/sptk-venv/bin/python`. Without a Python that
-//! has NumPy the test is skipped with a note, unless `SPTK_REQUIRE_PYTHON` is set (CI sets
-//! it). `SPTK_KEEP_SPT_DIR=/some/dir` writes the files there and keeps them, to run the
+//! Python: `sptk_testkit::python` (`$SPTK_PYTHON`, else `$HOME/.cache/sptk-venv/bin/python`).
+//! Without a Python that has NumPy the test is skipped with a note, and without `xxhash`
+//! the checksums go unchecked, unless `SPTK_REQUIRE_PYTHON` is set (CI sets it): then
+//! either is a failure. `SPTK_KEEP_SPT_DIR=/some/dir` writes the files there and keeps them, to run the
 //! script by hand.
 
 mod common;
@@ -185,28 +186,6 @@ fn spec_vector_expected(version: u64) -> Expected {
     }
 }
 
-/// The Python to use, or why there is none.
-fn python() -> Result<PathBuf, String> {
-    let path = match std::env::var_os("SPTK_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            let home = std::env::var_os("HOME").ok_or("HOME is not set")?;
-            PathBuf::from(home).join(".cache/sptk-venv/bin/python")
-        }
-    };
-    if !imports(&path, "numpy") {
-        return Err(format!("{} cannot run or lacks NumPy", path.display()));
-    }
-    Ok(path)
-}
-
-fn imports(python: &Path, module: &str) -> bool {
-    Command::new(python)
-        .args(["-c", &format!("import {module}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 fn matches(expected: &Scalar, got: &Json) -> bool {
     match *expected {
         Scalar::Float(x) => got.is_f64() && got.as_f64() == Some(x),
@@ -254,20 +233,12 @@ fn check(name: &str, want: &Expected, got: &Json, checksums_expected: bool) {
 
 /// The Python to run the reader with, or None (after a note) to skip the test.
 fn python_or_skip() -> Option<PathBuf> {
-    match python() {
-        Ok(p) => Some(p),
-        Err(why) if std::env::var_os("SPTK_REQUIRE_PYTHON").is_some() => panic!(
-            "{why}; SPTK_REQUIRE_PYTHON is set. Make the venv with \
-             `python3 -m venv ~/.cache/sptk-venv && ~/.cache/sptk-venv/bin/pip install numpy xxhash` \
-             or point SPTK_PYTHON at a Python with NumPy"
-        ),
-        Err(why) => {
-            eprintln!(
-                "\n!!! python_reader skipped: no Python with NumPy ({why}); CI sets SPTK_REQUIRE_PYTHON !!!\n"
-            );
-            None
-        }
-    }
+    sptk_testkit::python(&["numpy"], "python_reader")
+}
+
+/// Whether the reader checks checksums (it needs `xxhash`); required with the Python.
+fn has_xxhash(python: &Path) -> bool {
+    sptk_testkit::optional_module(python, "xxhash", "python_reader's checksum checks")
 }
 
 fn reader() -> PathBuf {
@@ -279,7 +250,7 @@ fn the_spec_is_enough_to_read_every_file() {
     let Some(python) = python_or_skip() else {
         return;
     };
-    let has_xxhash = imports(&python, "xxhash");
+    let has_xxhash = has_xxhash(&python);
     let tmp;
     let dir = match std::env::var_os("SPTK_KEEP_SPT_DIR") {
         Some(d) => {
@@ -339,7 +310,7 @@ fn the_reader_refuses_damaged_files() {
     let Some(python) = python_or_skip() else {
         return;
     };
-    let has_xxhash = imports(&python, "xxhash");
+    let has_xxhash = has_xxhash(&python);
     let t = make("CSR", "CSR", 2, ValueType::F64, None);
     let good = to_bytes(&t, &small_chunks()).expect("serializes");
     let mut parts = split(&good);

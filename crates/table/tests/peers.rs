@@ -13,25 +13,7 @@ use sptk_table::{write_table, Table, TableKind, TableOptions, WriteOptions};
 use sptk_tensor::{ConvertOptions, Entries, Scalar, ValueType};
 
 fn peer_python() -> Option<PathBuf> {
-    let path = match std::env::var_os("SPTK_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/sptk-venv/bin/python"),
-    };
-    let ok = Command::new(&path)
-        .args(["-c", "import numpy, scipy, pyarrow"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    match ok {
-        true => Some(path),
-        false if std::env::var_os("SPTK_REQUIRE_PYTHON").is_some() => panic!(
-            "{} cannot import pyarrow and SciPy, and SPTK_REQUIRE_PYTHON is set",
-            path.display()
-        ),
-        false => {
-            eprintln!("\n!!! table peer check skipped: no Python with pyarrow and SciPy !!!\n");
-            None
-        }
-    }
+    sptk_testkit::python(&["numpy", "scipy", "pyarrow"], "table peer check")
 }
 
 fn script(python: &Path, mode: &str, dir: &Path) {

@@ -11,27 +11,11 @@ use std::process::Command;
 use serde_json::Value;
 use sptk_tensor::{Entries, Scalar};
 
-/// A Python that imports `modules`, or None (with a note) when there is none.
+/// A Python that imports `modules` (comma-separated), or None (with a note) when there
+/// is none and none is required.
 pub fn python(modules: &str) -> Option<PathBuf> {
-    let path = match std::env::var_os("SPTK_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/sptk-venv/bin/python"),
-    };
-    let ok = Command::new(&path)
-        .args(["-c", &format!("import {modules}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    match ok {
-        true => Some(path),
-        false if std::env::var_os("SPTK_REQUIRE_PYTHON").is_some() => panic!(
-            "{} cannot import {modules}, and SPTK_REQUIRE_PYTHON is set",
-            path.display()
-        ),
-        false => {
-            eprintln!("\n!!! peer check skipped: no Python with {modules} !!!\n");
-            None
-        }
-    }
+    let modules: Vec<&str> = modules.split(',').map(str::trim).collect();
+    sptk_testkit::python(&modules, "peer check")
 }
 
 /// Runs `script` with `args`; its standard output parsed as JSON.

@@ -1,0 +1,113 @@
+//! Test support shared by the workspace's tests (a dev-dependency only): finding the Python
+//! of the CI virtual environment that the peer checks run.
+//!
+//! One finder for every test that runs Python, so that all of them read
+//! `SPTK_REQUIRE_PYTHON` first and fail the same way when the Python is required and
+//! cannot be had, whatever the reason (no `SPTK_PYTHON` and no `HOME`, no such file, a
+//! module missing).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Whether the tests must fail rather than skip without the Python: `SPTK_REQUIRE_PYTHON`
+/// is set (CI sets it).
+pub fn python_required() -> bool {
+    std::env::var_os("SPTK_REQUIRE_PYTHON").is_some()
+}
+
+/// The Python to run peer checks with: `$SPTK_PYTHON`, else
+/// `$HOME/.cache/sptk-venv/bin/python`, which must import every one of `modules`.
+///
+/// Without one, `None` after a note on standard error naming `check` (what is skipped)
+/// and why; but when [`python_required`], a panic saying why.
+pub fn python(modules: &[&str], check: &str) -> Option<PathBuf> {
+    let required = python_required();
+    let found = locate(std::env::var_os("SPTK_PYTHON"), std::env::var_os("HOME"))
+        .and_then(|path| with_modules(path, modules));
+    settle(found, required, check)
+}
+
+/// Whether `python` imports `module`, for checks that run without it but do more with it.
+/// When [`python_required`], a missing `module` is a panic: a required check is never
+/// turned off by a missing package.
+pub fn optional_module(python: &Path, module: &str, check: &str) -> bool {
+    let found = with_modules(python.to_path_buf(), &[module]).map(|_| ());
+    settle(found, python_required(), check).is_some()
+}
+
+/// Whether `python` runs and imports `module`.
+pub fn imports(python: &Path, module: &str) -> bool {
+    Command::new(python)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The Python's path from `SPTK_PYTHON` and `HOME`, or why there is none.
+fn locate(python: Option<OsString>, home: Option<OsString>) -> Result<PathBuf, String> {
+    match (python, home) {
+        (Some(p), _) => Ok(PathBuf::from(p)),
+        (None, Some(home)) => Ok(PathBuf::from(home).join(".cache/sptk-venv/bin/python")),
+        (None, None) => Err("neither SPTK_PYTHON nor HOME is set".to_string()),
+    }
+}
+
+/// `path` if it imports every one of `modules`, or which one it cannot import.
+fn with_modules(path: PathBuf, modules: &[&str]) -> Result<PathBuf, String> {
+    match modules.iter().find(|m| !imports(&path, m)) {
+        None => Ok(path),
+        Some(m) => Err(format!("{} cannot run or import {m}", path.display())),
+    }
+}
+
+/// What was found, or a note and `None`, or a panic when the Python is `required`.
+fn settle<T>(found: Result<T, String>, required: bool, check: &str) -> Option<T> {
+    match found {
+        Ok(x) => Some(x),
+        Err(why) if required => panic!(
+            "{check}: {why}, and SPTK_REQUIRE_PYTHON is set (make the venv as .ci/run does, \
+             or point SPTK_PYTHON at a Python that has it)"
+        ),
+        Err(why) => {
+            eprintln!("\n!!! {check} skipped: {why} (CI sets SPTK_REQUIRE_PYTHON) !!!\n");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_comes_from_sptk_python_then_home() {
+        let got = locate(Some("/x/python".into()), Some("/home/a".into()));
+        assert_eq!(got, Ok(PathBuf::from("/x/python")));
+        let got = locate(None, Some("/home/a".into()));
+        assert_eq!(
+            got,
+            Ok(PathBuf::from("/home/a/.cache/sptk-venv/bin/python"))
+        );
+        let why = locate(None, None).unwrap_err();
+        assert!(why.contains("HOME"), "{why}");
+    }
+
+    #[test]
+    #[should_panic(expected = "neither SPTK_PYTHON nor HOME is set, and SPTK_REQUIRE_PYTHON")]
+    fn no_home_fails_when_required() {
+        settle(locate(None, None), true, "peer check");
+    }
+
+    #[test]
+    fn no_home_skips_when_not_required() {
+        assert_eq!(settle(locate(None, None), false, "peer check"), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot run or import numpy, and SPTK_REQUIRE_PYTHON")]
+    fn a_missing_python_fails_when_required() {
+        let found = with_modules(PathBuf::from("/nonexistent/python"), &["numpy"]);
+        settle(found, true, "peer check");
+    }
+}
