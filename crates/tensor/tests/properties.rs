@@ -29,7 +29,12 @@ impl Input {
 }
 
 fn input_strategy() -> impl Strategy<Value = Input> {
-    (1usize..=3)
+    input_of_rank(1..=3)
+}
+
+/// Inputs of a rank in `ranks`, sizes 1 to 9, up to 40 entries (zeros and duplicates too).
+fn input_of_rank(ranks: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = Input> {
+    ranks
         .prop_flat_map(|rank| proptest::collection::vec(1u64..=9, rank))
         .prop_flat_map(|dims| {
             let d2 = dims.clone();
@@ -402,45 +407,84 @@ fn case() -> impl Strategy<Value = (Input, String)> {
     })
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
-
-    #[test]
-    fn conversion_matches_reference_and_round_trips((input, text) in case()) {
+/// Every random encoding against the reference, with both thread counts; at least 90%
+/// of the cases must convert (not only be refused on both sides).
+#[test]
+fn conversion_matches_reference_and_round_trips() {
+    let tally = Tally::default();
+    run_cases(1500, case(), |(input, text)| {
         let enc: Encoding = match text.parse() {
             Ok(e) => e,
             // Random texts may break a rule (e.g. loose_compressed where MLIR refuses it).
             Err(_) => return Err(TestCaseError::reject("encoding refused by the parser")),
         };
-        let nm = matches!(enc.levels.last().map(|l| l.format), Some(LevelFormat::Structured { .. }));
-        let opts = ConvertOptions { prune: nm, ..Default::default() };
+        let nm = matches!(
+            enc.levels.last().map(|l| l.format),
+            Some(LevelFormat::Structured { .. })
+        );
+        let opts = ConvertOptions {
+            prune: nm,
+            ..Default::default()
+        };
         let want = reference(&enc, &input, nm);
         let got = convert_to(&input.entries(), &enc, &opts);
         match (&want, &got) {
             (Ok(w), Ok(t)) => {
+                tally.converted();
                 prop_assert_eq!(&ours(t), w, "encoding {}", text);
                 let padded = t.layout().padded;
                 if !nm {
                     prop_assert_eq!(read_back(t), canonical(&input, padded));
                 }
                 // Threads: identical bytes with one worker and with three.
-                let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-                let t1 = one.install(|| convert_to(&input.entries(), &enc, &opts)).unwrap();
-                let three = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-                let t3 = three.install(|| convert_to(&input.entries(), &enc, &opts)).unwrap();
+                let one = rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .build()
+                    .unwrap();
+                let t1 = one
+                    .install(|| convert_to(&input.entries(), &enc, &opts))
+                    .unwrap();
+                let three = rayon::ThreadPoolBuilder::new()
+                    .num_threads(3)
+                    .build()
+                    .unwrap();
+                let t3 = three
+                    .install(|| convert_to(&input.entries(), &enc, &opts))
+                    .unwrap();
                 prop_assert_eq!(&t1, t);
                 prop_assert_eq!(&t3, t);
             }
-            (Err(_), Err(_)) => {}
-            _ => prop_assert!(false, "reference {:?} vs ours {:?} for {}", want.as_ref().err(), got.as_ref().err(), text),
+            (Err(_), Err(_)) => tally.refused(),
+            _ => prop_assert!(
+                false,
+                "reference {:?} vs ours {:?} for {}",
+                want.as_ref().err(),
+                got.as_ref().err(),
+                text
+            ),
         }
-    }
+        Ok(())
+    });
+    tally.assert_mostly_converted("random encodings against the reference", 0.9);
+}
 
-    #[test]
-    fn sorted_and_shuffled_inputs_agree((input, text) in case(), seed in any::<u64>()) {
-        let Ok(enc) = text.parse::<Encoding>() else { return Err(TestCaseError::reject("refused")) };
-        let nm = matches!(enc.levels.last().map(|l| l.format), Some(LevelFormat::Structured { .. }));
-        let opts = ConvertOptions { prune: nm, ..Default::default() };
+/// The order of the input entries does not change the result; at least 90% of the
+/// cases must convert.
+#[test]
+fn sorted_and_shuffled_inputs_agree() {
+    let tally = Tally::default();
+    run_cases(1500, (case(), any::<u64>()), |((input, text), seed)| {
+        let Ok(enc) = text.parse::<Encoding>() else {
+            return Err(TestCaseError::reject("refused"));
+        };
+        let nm = matches!(
+            enc.levels.last().map(|l| l.format),
+            Some(LevelFormat::Structured { .. })
+        );
+        let opts = ConvertOptions {
+            prune: nm,
+            ..Default::default()
+        };
         // Sorting rows by coordinate (stable) keeps duplicates in order; the sum is exact.
         let mut sorted = input.clone();
         sorted.rows.sort_by(|a, b| a.0.cmp(&b.0));
@@ -448,17 +492,24 @@ proptest! {
         let n = shuffled.rows.len();
         let mut s = seed;
         for i in (1..n).rev() {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             shuffled.rows.swap(i, (s >> 33) as usize % (i + 1));
         }
         let a = convert_to(&sorted.entries(), &enc, &opts);
         let b = convert_to(&shuffled.entries(), &enc, &opts);
         match (a, b) {
-            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
-            (Err(_), Err(_)) => {}
+            (Ok(a), Ok(b)) => {
+                tally.converted();
+                prop_assert_eq!(a, b);
+            }
+            (Err(_), Err(_)) => tally.refused(),
             (a, b) => prop_assert!(false, "{:?} vs {:?}", a.err(), b.err()),
         }
-    }
+        Ok(())
+    });
+    tally.assert_mostly_converted("sorted and shuffled inputs", 0.9);
 }
 
 #[test]
@@ -513,8 +564,7 @@ proptest! {
 
     /// A row-range view materializes to the conversion of those rows alone.
     #[test]
-    fn outer_range_views_match_converting_the_rows(input in input_strategy(), preset in prop_oneof![Just("CSR"), Just("CSC"), Just("BSR:2x2"), Just("2:4"), Just("Dense")], a in 0u64..10, b in 0u64..10) {
-        prop_assume!(input.dims.len() == 2);
+    fn outer_range_views_match_converting_the_rows(input in input_of_rank(2..=2), preset in prop_oneof![Just("CSR"), Just("CSC"), Just("BSR:2x2"), Just("2:4"), Just("Dense")], a in 0u64..10, b in 0u64..10) {
         let target = sptk_encoding::resolve_target(preset, 2).unwrap();
         let opts = ConvertOptions { prune: true, ..Default::default() };
         let t = sptk_tensor::convert(&input.entries(), &target, &opts).unwrap().tensor;
