@@ -11,7 +11,6 @@ mod report;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -39,17 +38,26 @@ fn quiet_contained_panics() {
 }
 
 fn main() -> ExitCode {
+    // First, before any thread starts: SIGINT / SIGTERM / SIGHUP remove this process's
+    // temporaries, then end it (the shell sees 128 + the signal).
+    if let Err(e) = sptk_output::remove_temporaries_on_signals() {
+        eprintln!("sparse-convert: warning: an interrupted write may leave a temporary: {e}");
+    }
     // Removes temporaries on a panic only in a `panic = "abort"` build (the release
     // profile unwinds, and destructors remove them): see its doc.
     sptk_output::remove_temporaries_on_panic();
     quiet_contained_panics();
     let cli = Cli::parse();
-    match run(cli) {
+    let result = run(cli);
+    // A signal arrived: its thread ends the process; an error its clean-up caused is no
+    // outcome to report.
+    sptk_output::wait_if_stopping();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that closed the pipe early (`| head -1`) got what it wanted: exit 0,
+        // as ripgrep does, so that `set -o pipefail` scripts do not fail on it.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            if is_broken_pipe(&err) {
-                return ExitCode::SUCCESS;
-            }
             eprintln!("sparse-convert: error: {}", error_text(&err));
             ExitCode::FAILURE
         }
@@ -72,10 +80,14 @@ fn error_text(err: &anyhow::Error) -> String {
     text
 }
 
+/// A write into a closed pipe: an `io::Error` of that kind, or (from writers whose errors
+/// keep only the text, such as Parquet's) one that says so while standard output's reader
+/// is gone.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || (e.to_string().contains("Broken pipe") && sptk_output::stdout_reader_gone())
     })
 }
 
@@ -330,28 +342,26 @@ fn convert(args: ConvertArgs) -> Result<()> {
     }
     let tensor = &converted.tensor;
     if args.print {
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
-        out.write_all(tensor.print_storage().as_bytes())?;
-        out.flush()?;
+        report::emit(&tensor.print_storage())?;
     }
     if let Some(path) = &args.output {
+        // Stale temporaries in its folder go; a signal removes this run's.
+        sptk_output::guard_output(path);
         let write_start = Instant::now();
         files::write_output(path, tensor, &input, &args)?;
         if !quiet && path.as_os_str() != "-" {
-            eprintln!(
-                "wrote {} in {:.3} s",
-                path.display(),
-                write_start.elapsed().as_secs_f64()
-            );
+            let times = report::Times {
+                read: read_time,
+                convert: convert_time,
+                write: write_start.elapsed(),
+                total: read_start.elapsed(),
+            };
+            eprintln!("{}", report::wrote(path, &times));
         }
     }
     if !args.print && args.output.is_none() {
         let text = report::dry_run(&input, (tensor, &converted.route), read_time, convert_time);
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
+        report::emit(&text)?;
     }
     Ok(())
 }
@@ -363,22 +373,22 @@ fn info(args: InfoArgs) -> Result<()> {
     let members = files::members(&args.input, &opened)?;
     let name = opened.source.spec().to_string();
     if let (Some(members), false) = (&members, args.json) {
-        print!("{}", report::members_table(&name, members));
+        report::emit(&report::members_table(&name, members))?;
     }
     let mut input = match files::read_input(&args.input, opened) {
         Ok(input) => input,
         Err(e) if members.as_ref().is_some_and(|m| !m.is_empty()) => {
             let why = error_text(&e);
             match (&members, args.json) {
-                (Some(m), true) => print!("{}", report::members_json(&name, m, Some(&why))),
-                _ => println!("\nno main matrix to describe: {why}"),
+                (Some(m), true) => report::emit(&report::members_json(&name, m, Some(&why)))?,
+                _ => report::emit(&format!("\nno main matrix to describe: {why}\n"))?,
             }
             return Ok(());
         }
         Err(e) => return Err(e),
     };
     if members.is_some() && !args.json {
-        println!();
+        report::emit("\n")?;
     }
     let converted = match &args.target.to {
         Some(_) => Some(do_convert(&mut input, &args.target, args.input.quiet, false)?.0),
@@ -395,15 +405,14 @@ fn info(args: InfoArgs) -> Result<()> {
     } else {
         report::info_table(&input, summary.as_ref(), &labels)
     };
-    print!("{text}");
-    std::io::stdout().flush()?;
+    report::emit(&text)?;
     Ok(())
 }
 
 fn encoding(args: EncodingArgs) -> Result<()> {
     match sptk_encoding::resolve_target(&args.text, args.rank) {
         Ok(target) => {
-            print!("{}", report::encoding_table(&target));
+            report::emit(&report::encoding_table(&target))?;
             Ok(())
         }
         Err(e) => {
@@ -421,15 +430,11 @@ fn verify(args: VerifyArgs) -> Result<()> {
         sptk_store::SptFile::open(&args.input)?
     };
     let tensor = file.verify()?;
-    print!(
-        "{}",
-        report::verified(
-            &args.input.display().to_string(),
-            &file,
-            &tensor,
-            start.elapsed()
-        )
-    );
-    std::io::stdout().flush()?;
+    report::emit(&report::verified(
+        &args.input.display().to_string(),
+        &file,
+        &tensor,
+        start.elapsed(),
+    ))?;
     Ok(())
 }

@@ -59,7 +59,10 @@ use std::sync::Mutex;
 mod signals;
 mod stale;
 
-pub use signals::{guard_output, remove_temporaries_on_signals, stopping, wait_if_stopping};
+pub use signals::{
+    guard_output, pause_point, remove_temporaries_on_signals, stdout_reader_gone, stopping,
+    wait_if_stopping,
+};
 pub use stale::{remove_stale_temporaries, remove_stale_temporaries_in, temporaries};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -165,11 +165,34 @@ pub fn remove_temporaries_on_signals() -> std::io::Result<()> {
 
 /// Test hook: when the environment variable `SPTK_OUTPUT_PAUSE` names `point`, says so
 /// on standard error and waits 60 s, so that a test can send a real signal at a known
-/// point of a write. The points: `created` (the temporary exists, nothing written) and
-/// `commit` (everything written, not yet renamed into place).
-pub(crate) fn pause_point(point: &str) {
+/// point of a write. The points of this crate: `created` (the temporary exists, nothing
+/// written) and `commit` (everything written, not yet renamed into place); writers add
+/// their own (the HDF5 writer's `filled`: the file still open in libhdf5).
+#[doc(hidden)]
+pub fn pause_point(point: &str) {
     if std::env::var_os("SPTK_OUTPUT_PAUSE").is_some_and(|p| p == point) {
         eprintln!("sptk-output: paused at {point}");
         std::thread::sleep(std::time::Duration::from_secs(60));
     }
+}
+
+/// True if standard output is a pipe whose reading end is closed (`| head` has exited):
+/// writing it can only fail with a broken pipe. For telling such a failure from others
+/// where a writer's error does not keep its `io::ErrorKind`.
+#[cfg(unix)]
+pub fn stdout_reader_gone() -> bool {
+    let mut fd = libc::pollfd {
+        fd: libc::STDOUT_FILENO,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the call's duration; a zero timeout returns at once.
+    let r = unsafe { libc::poll(&mut fd, 1, 0) };
+    r == 1 && fd.revents & libc::POLLERR != 0
+}
+
+/// False: known on Unix only.
+#[cfg(not(unix))]
+pub fn stdout_reader_gone() -> bool {
+    false
 }

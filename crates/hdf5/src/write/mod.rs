@@ -67,6 +67,7 @@ pub(crate) fn atomic(
             .create(out.path())
             .map_err(|e| at.lib("", "creating the file", e))?;
         fill(&at, &file)?;
+        sptk_output::pause_point("filled");
         file.close()
             .map_err(|e| at.lib("", "closing the file", e))?;
     }
