@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use sptk_tensor::Labels;
 
-use crate::arrays::{compressed, dense, Compressed, Matrix};
+use crate::arrays::{compressed_ds, dense, CompressedDs, Matrix};
 use crate::error::H5Error;
 use crate::h5::{join, H5};
 use crate::Kind;
@@ -61,16 +61,14 @@ pub(crate) fn read_object(
         ));
     };
     let name = |a: &str| join(object, a);
-    let data = h.dataset(&g, "data")?;
-    h.expect_1d(&data, &name("data"))?;
-    let content = compressed(
+    let [pos, crd, data] = ["indptr", "indices", "data"].map(|a| h.dataset_1d(&g, a));
+    let (pos, crd, data) = (pos?, crd?, data?);
+    let content = compressed_ds(
         h,
-        Compressed {
+        CompressedDs {
             dims: [rows, cols],
             by_rows,
-            pos: h.index_1d(&g, "indptr")?,
-            crd: h.index_1d(&g, "indices")?,
-            values: h.values_ds(&data, &name("data"))?,
+            datasets: [&pos, &crd, &data],
             names: [&name("indptr"), &name("indices"), &name("data")],
         },
         notes,

@@ -11,8 +11,9 @@ use sptk_tensor::{
     coord_width_for, Entries, IndexVec, IndexWidth, Labels, LevelArrays, Tensor, Value, ValueVec,
 };
 
-use crate::error::H5Error;
+use crate::error::{At, H5Error};
 use crate::h5::H5;
+use crate::plan::Planned;
 
 /// What a matrix in a container reads as.
 pub enum Content {
@@ -20,6 +21,8 @@ pub enum Content {
     Entries(Entries),
     /// Checked level arrays.
     Tensor(Tensor),
+    /// CSR / CSC arrays not read yet: where they lie in the file (see [`crate::execute`]).
+    Planned(Planned),
 }
 
 /// Runs `$body` with `$s` bound to the elements of an [`IndexVec`] as a typed slice.
@@ -68,10 +71,81 @@ pub(crate) struct Compressed<'a> {
     pub names: [&'a str; 3],
 }
 
+/// Compressed arrays as datasets (each checked to be 1-D).
+pub(crate) struct CompressedDs<'a> {
+    /// Rows and columns of the matrix.
+    pub dims: [u64; 2],
+    /// Whether the outer dimension is the rows (CSR) or the columns (CSC).
+    pub by_rows: bool,
+    /// Outer pointers, inner coordinates and values.
+    pub datasets: [&'a hdf5::Dataset; 3],
+    /// Their names, for errors.
+    pub names: [&'a str; 3],
+}
+
+/// Compressed arrays planned ([`Content::Planned`]) when all three datasets have plans,
+/// else read and checked by [`compressed`].
+pub(crate) fn compressed_ds(
+    h: &H5,
+    c: CompressedDs,
+    notes: &mut Vec<String>,
+) -> Result<Content, H5Error> {
+    let [pos, crd, values] = c.datasets;
+    let [pos_name, crd_name, val_name] = c.names;
+    let plans = (
+        h.index_plan(pos, pos_name)?,
+        h.index_plan(crd, crd_name)?,
+        h.values_plan(values, val_name)?,
+    );
+    if let (Some(p), Some(i), Some(v)) = plans {
+        return Ok(Content::Planned(Planned {
+            dims: c.dims,
+            by_rows: c.by_rows,
+            arrays: [p, i, v],
+            names: c.names.map(str::to_string),
+        }));
+    }
+    compressed(
+        h.at,
+        Compressed {
+            dims: c.dims,
+            by_rows: c.by_rows,
+            pos: h.index_ds(pos, pos_name)?,
+            crd: h.index_ds(crd, crd_name)?,
+            values: h.values_ds(values, val_name)?,
+            names: c.names,
+        },
+        notes,
+    )
+}
+
+/// Reads the arrays of planned content from the file (`src`), and checks them as
+/// [`compressed`] does; other content is returned as it is.
+pub(crate) fn execute(
+    src: &crate::direct::Source,
+    content: Content,
+    notes: &mut Vec<String>,
+) -> Result<Content, H5Error> {
+    let Content::Planned(p) = content else {
+        return Ok(content);
+    };
+    let [pos, crd, values] = &p.arrays;
+    let [pos_name, crd_name, val_name] = &p.names;
+    let c = Compressed {
+        dims: p.dims,
+        by_rows: p.by_rows,
+        pos: crate::direct::index(src, pos, pos_name)?,
+        crd: crate::direct::index(src, crd, crd_name)?,
+        values: crate::direct::values(src, values, val_name)?,
+        names: [pos_name, crd_name, val_name],
+    };
+    compressed(src.at, c, notes)
+}
+
 /// Checks compressed arrays and makes them content: level arrays when every segment's
 /// coordinates are strictly increasing, else coordinates (with a note in `notes`).
 pub(crate) fn compressed(
-    h: &H5,
+    at: At,
     c: Compressed,
     notes: &mut Vec<String>,
 ) -> Result<Content, H5Error> {
@@ -88,7 +162,7 @@ pub(crate) fn compressed(
         ("columns", "rows")
     };
     if c.pos.len() as u128 != outer as u128 + 1 {
-        return Err(h.at.err(
+        return Err(at.err(
             pos_name,
             format!(
                 "{} pointers for {outer} {outer_words}; expected {}",
@@ -98,7 +172,7 @@ pub(crate) fn compressed(
         ));
     }
     if c.crd.len() != c.values.len() {
-        return Err(h.at.err(
+        return Err(at.err(
             val_name,
             format!(
                 "{} values for {} indices in {crd_name}; a matrix stores one value per index",
@@ -108,13 +182,13 @@ pub(crate) fn compressed(
         ));
     }
     let pos = c.pos.to_u64_vec();
-    check_pointers(h, &pos, outer, c.crd.len() as u64, pos_name, crd_name)?;
+    check_pointers(at, &pos, outer, c.crd.len() as u64, pos_name, crd_name)?;
     let order = with_index!(&c.crd, s => scan(s, &pos, inner));
     let canonical = match order {
-        Scan::OutOfRange { at, value } => {
-            return Err(h.at.err(
+        Scan::OutOfRange { at: i, value } => {
+            return Err(at.err(
                 crd_name,
-                format!("element {at} is {value}, past the last of the {inner} {inner_words}"),
+                format!("element {i} is {value}, past the last of the {inner} {inner_words}"),
             ))
         }
         Scan::Canonical => true,
@@ -132,9 +206,7 @@ pub(crate) fn compressed(
             mlir_width(c.pos.width()),
             mlir_width(c.crd.width())
         );
-        let encoding: Encoding = text
-            .parse()
-            .map_err(|e| h.at.err(pos_name, format!("{e}")))?;
+        let encoding: Encoding = text.parse().map_err(|e| at.err(pos_name, format!("{e}")))?;
         let levels = vec![
             LevelArrays {
                 pos: None,
@@ -146,7 +218,7 @@ pub(crate) fn compressed(
             },
         ];
         let t = Tensor::try_from_parts(encoding, dims, levels, c.values)
-            .map_err(|e| h.at.err(pos_name, e.to_string()))?;
+            .map_err(|e| at.err(pos_name, e.to_string()))?;
         return Ok(Content::Tensor(t));
     }
     notes.push(format!(
@@ -160,7 +232,7 @@ pub(crate) fn compressed(
         c.crd
     } else {
         c.crd.to_width(width).map_err(|o| {
-            h.at.err(
+            at.err(
                 crd_name,
                 format!("{} does not fit {} bits", o.value, o.width.bits()),
             )
@@ -173,13 +245,13 @@ pub(crate) fn compressed(
     };
     Entries::from_checked_arrays(dims, coords, c.values)
         .map(Content::Entries)
-        .map_err(|e| h.at.err(crd_name, e.to_string()))
+        .map_err(|e| at.err(crd_name, e.to_string()))
 }
 
 /// Checks pointers over `parents` positions into `n` coordinates (of `crd_name`): one
 /// more than the parents, from 0, never decreasing, ending at `n`.
 pub(crate) fn check_pointers(
-    h: &H5,
+    at: At,
     pos: &[u64],
     parents: u64,
     n: u64,
@@ -187,7 +259,7 @@ pub(crate) fn check_pointers(
     crd_name: &str,
 ) -> Result<(), H5Error> {
     if pos.len() as u128 != parents as u128 + 1 {
-        return Err(h.at.err(
+        return Err(at.err(
             pos_name,
             format!(
                 "{} pointers for {parents} positions above; expected {}",
@@ -197,10 +269,10 @@ pub(crate) fn check_pointers(
         ));
     }
     if pos[0] != 0 {
-        return Err(h.at.err(pos_name, format!("starts at {}, not 0", pos[0])));
+        return Err(at.err(pos_name, format!("starts at {}, not 0", pos[0])));
     }
     if let Some(i) = pos.windows(2).position(|w| w[1] < w[0]) {
-        return Err(h.at.err(
+        return Err(at.err(
             pos_name,
             format!(
                 "decreases: element {} is {}, element {i} is {}",
@@ -212,7 +284,7 @@ pub(crate) fn check_pointers(
     }
     let end = pos[pos.len() - 1];
     if end != n {
-        return Err(h.at.err(
+        return Err(at.err(
             pos_name,
             format!("ends at {end}, but {crd_name} holds {n} indices (nnz mismatch)"),
         ));
@@ -300,6 +372,7 @@ impl Matrix {
         match &self.content {
             Content::Entries(e) => e.dim_sizes(),
             Content::Tensor(t) => t.dim_sizes(),
+            Content::Planned(p) => &p.dims,
         }
     }
 }

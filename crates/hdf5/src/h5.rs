@@ -11,6 +11,7 @@ use hdf5::{Container, Dataset, Group, Location};
 use sptk_tensor::{IndexVec, ValueType, ValueVec, C128, C64};
 
 use crate::error::{At, H5Error};
+use crate::plan::Plan;
 
 /// An open HDF5 file being read, with the budget every array is checked against.
 pub(crate) struct H5<'a> {
@@ -43,30 +44,6 @@ pub(crate) fn open(path: &Path, limit: Option<u64>) -> Result<H5<'_>, H5Error> {
         file,
         limit: limit.unwrap_or_else(sptk_tensor::default_memory_limit),
     })
-}
-
-/// A signed integer array read whole, and checked for negatives, before it is taken as
-/// unsigned (the same bytes, reinterpreted in place).
-macro_rules! unsigned_of {
-    ($self:ident, $c:ident, $ds:ident, $name:ident, $signed:ty, $unsigned:ty, $variant:ident) => {{
-        let v: Vec<$signed> = $self.read_num($c, $ds, $name)?;
-        let negative = sptk_tensor::par::fold_chunks(v.len(), |r| {
-            let start = r.start;
-            v[r].iter().position(|&x| x < 0).map(|p| start + p)
-        });
-        if let Some(i) = negative.into_iter().flatten().next() {
-            return Err($self.at.err(
-                $name,
-                format!("element {i} is {}; indices cannot be negative", v[i]),
-            ));
-        }
-        IndexVec::$variant(
-            v.into_iter()
-                .map(|x| x as $unsigned)
-                .collect::<Vec<$unsigned>>()
-                .into(),
-        )
-    }};
 }
 
 impl H5<'_> {
@@ -174,8 +151,8 @@ impl H5<'_> {
         Ok(())
     }
 
-    /// A numeric array: straight from the file where the dataset's layout allows (see
-    /// `direct`), else through the library.
+    /// A numeric array: by its plan where the dataset's layout has one (see `plan`), else
+    /// through the library.
     fn read_num<T: hdf5::H5Type + crate::direct::Plain>(
         &self,
         c: &Container,
@@ -183,12 +160,42 @@ impl H5<'_> {
         object: &str,
     ) -> Result<Vec<T>, H5Error> {
         if let Some(ds) = ds {
-            self.check_budget(object, c.size(), std::mem::size_of::<T>())?;
-            if let Some(v) = crate::direct::read(self, ds, object)? {
-                return Ok(v);
+            if let Some(p) = crate::plan::plan(self, ds, T::TYPE, object)? {
+                return crate::direct::execute(&self.source()?, &p, object);
             }
         }
         self.read_raw(c, object)
+    }
+
+    /// The file, for executing plans.
+    pub fn source(&self) -> Result<crate::direct::Source<'_>, H5Error> {
+        crate::direct::Source::open(self.at, self.limit)
+    }
+
+    /// The plan of the 1-D integer dataset `ds`, if its layout has one.
+    pub fn index_plan(&self, ds: &Dataset, object: &str) -> Result<Option<Plan>, H5Error> {
+        match value_type_of(&self.descriptor(ds, object)?) {
+            Some(t) if crate::plan::is_integer(t) => crate::plan::plan(self, ds, t, object),
+            _ => Ok(None),
+        }
+    }
+
+    /// The plan of the 1-D numeric dataset `ds`, if its layout has one.
+    pub fn values_plan(&self, ds: &Dataset, object: &str) -> Result<Option<Plan>, H5Error> {
+        match value_type_of(&self.descriptor(ds, object)?) {
+            Some(t) => crate::plan::plan(self, ds, t, object),
+            None => Ok(None),
+        }
+    }
+
+    /// Signed integers read whole and checked for negatives, as unsigned ones.
+    fn unsigned<S: hdf5::H5Type + crate::direct::Signed>(
+        &self,
+        c: &Container,
+        ds: Option<&Dataset>,
+        object: &str,
+    ) -> Result<Vec<S::Unsigned>, H5Error> {
+        crate::direct::unsigned(self.at, object, self.read_num::<S>(c, ds, object)?)
     }
 
     fn read_raw<T: hdf5::H5Type>(&self, c: &Container, object: &str) -> Result<Vec<T>, H5Error> {
@@ -227,15 +234,17 @@ impl H5<'_> {
             TypeDescriptor::Unsigned(IntSize::U8) => {
                 IndexVec::U64(self.read_num(c, ds, object)?.into())
             }
-            TypeDescriptor::Integer(IntSize::U1) => unsigned_of!(self, c, ds, object, i8, u8, U8),
+            TypeDescriptor::Integer(IntSize::U1) => {
+                IndexVec::U8(self.unsigned::<i8>(c, ds, object)?.into())
+            }
             TypeDescriptor::Integer(IntSize::U2) => {
-                unsigned_of!(self, c, ds, object, i16, u16, U16)
+                IndexVec::U16(self.unsigned::<i16>(c, ds, object)?.into())
             }
             TypeDescriptor::Integer(IntSize::U4) => {
-                unsigned_of!(self, c, ds, object, i32, u32, U32)
+                IndexVec::U32(self.unsigned::<i32>(c, ds, object)?.into())
             }
             TypeDescriptor::Integer(IntSize::U8) => {
-                unsigned_of!(self, c, ds, object, i64, u64, U64)
+                IndexVec::U64(self.unsigned::<i64>(c, ds, object)?.into())
             }
             other => {
                 return Err(self.at.err(
@@ -246,12 +255,17 @@ impl H5<'_> {
         })
     }
 
+    /// The 1-D dataset `name` of `g`.
+    pub fn dataset_1d(&self, g: &Group, name: &str) -> Result<Dataset, H5Error> {
+        let ds = self.dataset(g, name)?;
+        self.expect_1d(&ds, &ds.name())?;
+        Ok(ds)
+    }
+
     /// A 1-D index array (the dataset `name` of `g`).
     pub fn index_1d(&self, g: &Group, name: &str) -> Result<IndexVec, H5Error> {
-        let ds = self.dataset(g, name)?;
-        let object = ds.name();
-        self.expect_1d(&ds, &object)?;
-        self.index_ds(&ds, &object)
+        let ds = self.dataset_1d(g, name)?;
+        self.index_ds(&ds, &ds.name())
     }
 
     /// Refuses an array of other than one dimension.

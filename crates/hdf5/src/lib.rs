@@ -20,6 +20,7 @@ mod error;
 mod h5;
 mod list;
 mod matlab;
+mod plan;
 mod tenx;
 mod write;
 
@@ -30,6 +31,7 @@ pub use arrays::{Content, Matrix};
 pub use direct::decode_chunk;
 pub use error::H5Error;
 pub use list::{list, Member};
+pub use plan::{Layout, Plan, Planned, StoredChunk};
 pub use write::{write_binsparse, write_h5ad, write_mat, Structure, WriteOptions};
 
 use crate::h5::H5;
@@ -112,12 +114,29 @@ fn kind_of(h: &H5) -> Kind {
 /// Reads one matrix of the HDF5 file `path`: `member` names it (a group or dataset path;
 /// a MATLAB variable, `S.W` for a struct field), else the file's main one (AnnData `X`,
 /// the 10x matrix, the binsparse root, the only sparse MATLAB variable). `kind` overrides
-/// what the content says.
+/// what the content says. [`read_planned`], then [`execute`].
 ///
 /// # Errors
 /// [`H5Error`] naming the file and the object: not HDF5, no such object, an object that
 /// is not a matrix, or arrays that break the format's rules.
 pub fn read(
+    path: &Path,
+    kind: Option<Kind>,
+    member: Option<&str>,
+    opts: &ReadOptions,
+) -> Result<Matrix, H5Error> {
+    let m = read_planned(path, kind, member, opts)?;
+    execute(path, m, opts)
+}
+
+/// [`read`] up to the arrays of a CSR / CSC matrix whose layout has a plan (see [`Plan`]):
+/// its content is then [`Content::Planned`] (dimensions, the element types and where the
+/// bytes lie), for [`execute`] to read without libhdf5, possibly in another process. The
+/// labels, notes and any other content are read.
+///
+/// # Errors
+/// As for [`read`], but for the errors only the arrays of planned content can show.
+pub fn read_planned(
     path: &Path,
     kind: Option<Kind>,
     member: Option<&str>,
@@ -133,6 +152,31 @@ pub fn read(
         Kind::Binsparse => binsparse::read(&h, member.unwrap_or("/")),
         Kind::Plain => read_plain(&h, member),
     }
+}
+
+/// Reads the arrays of a matrix whose content is [`Content::Planned`] from the file `path`
+/// with no libhdf5 call, and checks them as [`read`] does (any other matrix is returned as
+/// it is). The plan is not trusted: every byte range is checked against the file as it is
+/// now, and every allocation against the memory budget, before it is used.
+///
+/// # Errors
+/// [`H5Error`] naming the file and the dataset: a plan that breaks the file or the budget,
+/// chunks that do not decode, arrays that break the format's rules.
+pub fn execute(path: &Path, m: Matrix, opts: &ReadOptions) -> Result<Matrix, H5Error> {
+    if !matches!(m.content, Content::Planned(_)) {
+        return Ok(m);
+    }
+    let limit = opts
+        .memory_limit
+        .unwrap_or_else(sptk_tensor::default_memory_limit);
+    let src = direct::Source::open(error::At { file: path }, limit)?;
+    let mut notes = m.notes;
+    let content = arrays::execute(&src, m.content, &mut notes)?;
+    Ok(Matrix {
+        content,
+        notes,
+        ..m
+    })
 }
 
 /// An object of a file of no known kind, read by what it looks like.

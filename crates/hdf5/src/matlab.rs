@@ -153,7 +153,7 @@ pub(crate) fn read(h: &H5, var: Option<&str>) -> Result<Matrix, H5Error> {
         (h.index_1d(&g, "ir")?, values)
     };
     let content = compressed(
-        h,
+        h.at,
         Compressed {
             dims: [rows, cols],
             by_rows: false,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use sptk_tensor::Labels;
 
-use crate::arrays::{compressed, Compressed, Matrix};
+use crate::arrays::{compressed_ds, CompressedDs, Matrix};
 use crate::error::H5Error;
 use crate::h5::{join, H5};
 use crate::Kind;
@@ -72,17 +72,15 @@ pub(crate) fn read(h: &H5, group: Option<&str>) -> Result<Matrix, H5Error> {
             format!("{shape:?}: a 10x matrix has two dimensions (features, barcodes)"),
         ));
     };
-    let data = h.dataset(&g, "data")?;
-    h.expect_1d(&data, &name("data"))?;
+    let [pos, crd, data] = ["indptr", "indices", "data"].map(|a| h.dataset_1d(&g, a));
+    let (pos, crd, data) = (pos?, crd?, data?);
     let mut notes = Vec::new();
-    let content = compressed(
+    let content = compressed_ds(
         h,
-        Compressed {
+        CompressedDs {
             dims: [features, barcodes],
             by_rows: false,
-            pos: h.index_1d(&g, "indptr")?,
-            crd: h.index_1d(&g, "indices")?,
-            values: h.values_ds(&data, &name("data"))?,
+            datasets: [&pos, &crd, &data],
             names: [&name("indptr"), &name("indices"), &name("data")],
         },
         &mut notes,

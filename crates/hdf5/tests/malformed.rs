@@ -399,7 +399,10 @@ fn matlab_and_tenx_arrays_are_checked() {
         ds(&g, "indices", &[0i64, 7]);
         ds(&g, "indptr", &[0i64, 1, 2]);
         ds(&g, "shape", &[3i32, 2]);
-        ds(&g, "barcodes", &[1u8, 2]);
+        let text =
+            |v: &[&str]| -> Vec<VarLenUnicode> { v.iter().map(|s| s.parse().unwrap()).collect() };
+        ds(&g, "barcodes", &text(&["b1", "b2"]));
+        ds(&g, "genes", &text(&["g1", "g2", "g3"]));
     }
     fails(
         &p,

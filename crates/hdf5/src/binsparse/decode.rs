@@ -167,7 +167,7 @@ fn sparse_level(
         let array = format!("pointers_to_{dim}");
         let pos = h.index_1d(g, &array)?.to_u64_vec();
         crate::arrays::check_pointers(
-            h,
+            h.at,
             &pos,
             at.count,
             n,

@@ -91,7 +91,7 @@ pub(crate) fn read(h: &H5, group: &str) -> Result<Matrix, H5Error> {
             }
             let values = values.expand_iso(h, d.stored, &name("values"))?;
             compressed(
-                h,
+                h.at,
                 Compressed {
                     dims: [rows, cols],
                     by_rows: csr,

@@ -99,6 +99,12 @@ impl Reader for Hdf5 {
                 entries,
                 labels: m.labels,
             },
+            sptk_hdf5::Content::Planned(_) => {
+                return Err(InputError::Source(format!(
+                    "{}: HDF5 arrays planned but not read",
+                    source.spec()
+                )))
+            }
             sptk_hdf5::Content::Tensor(mut t) => {
                 sptk_tensor::attach_labels(&mut t, &m.labels).map_err(|error| {
                     InputError::Convert {
@@ -139,23 +145,23 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
-/// Reads the matrix `member` of `path` where `opts` say: `sptk_hdf5::read` in this
-/// process, or the same call in a helper process (`crate::isolate`).
+/// Reads the matrix `member` of `path` where `opts` say: libhdf5 (`sptk_hdf5::read_planned`)
+/// in this process or in a helper process (`crate::isolate`), then the arrays it planned
+/// from the file here, with no libhdf5 call (`sptk_hdf5::execute`).
 fn read_matrix(
     path: &Path,
     kind: Option<Kind>,
     member: Option<&str>,
     opts: &ReadOptions,
 ) -> Result<sptk_hdf5::Matrix, InputError> {
-    match &opts.isolation {
-        Isolation::InProcess => {
-            let h5opts = sptk_hdf5::ReadOptions {
-                memory_limit: opts.memory_limit,
-            };
-            Ok(sptk_hdf5::read(path, kind, member, &h5opts)?)
-        }
+    let h5opts = sptk_hdf5::ReadOptions {
+        memory_limit: opts.memory_limit,
+    };
+    let m = match &opts.isolation {
+        Isolation::InProcess => sptk_hdf5::read_planned(path, kind, member, &h5opts)?,
         Isolation::Child(helper) => {
-            crate::isolate::read(path, kind, member, opts.memory_limit, opts.threads, helper)
+            crate::isolate::read(path, kind, member, opts.memory_limit, opts.threads, helper)?
         }
-    }
+    };
+    Ok(sptk_hdf5::execute(path, m, &h5opts)?)
 }

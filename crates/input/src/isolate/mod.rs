@@ -13,10 +13,13 @@
 //!    at the time limit), set to die with the thread that started it.
 //! 2. The helper (`serve`, behind `sparse-convert`'s hidden subcommand) opens the file with
 //!    libhdf5, finds its kind and reads the matrix (or lists the members) exactly as the
-//!    in-process read does. A matrix stays in its memory: it leaves a copy request in the
-//!    memfd (the arrays' addresses and the small record of labels and notes, `wire.rs`)
-//!    and waits. Anything else (the reader's located error, a member list) it writes into
-//!    the memfd and ends.
+//!    in-process read does, up to the arrays of a CSR / CSC matrix whose layout has a plan
+//!    (`sptk_hdf5::read_planned`: contiguous or shuffle / deflate chunked, little-endian
+//!    numbers): those it does not read, it sends where they lie in the file. A matrix
+//!    stays in its memory: it leaves a copy request in the memfd (the addresses of the
+//!    arrays it did read, labels among them, and the small record of labels, notes and
+//!    plans, `wire.rs`) and waits. Anything else (the reader's located error, a member
+//!    list) it writes into the memfd and ends.
 //! 3. The parent waits at most the time limit (60 s plus 1 s per 20 MB of input, or the
 //!    one given). A helper killed by a signal, ending with a failure status, or not done
 //!    in time (its process group is then killed) becomes `FILE: the HDF5 library failed
@@ -30,6 +33,11 @@
 //!    the copy (`EPERM`), the helper writes the answer into the memfd instead; the parent
 //!    seals it against writing and resizing, maps it and checks it the same way, the
 //!    arrays borrowed from the mapping. A helper that dies during the copy is an error.
+//! 5. Planned arrays are read by the parent from the file itself, with no libhdf5 call
+//!    (`sptk_hdf5::execute`, as the in-process read does after its own planning): every
+//!    byte range is checked against the file's size now and every allocation against the
+//!    memory budget first, then the arrays are checked as any input. Nothing of them
+//!    passes between the processes.
 //!
 //! [`Isolation::InProcess`] (`--no-isolate`) calls libhdf5 in the caller's own process:
 //! a little faster, for files that are trusted. Detection never calls libhdf5 in either

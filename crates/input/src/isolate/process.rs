@@ -39,7 +39,9 @@ fn failed(file: &Path, how: &str) -> InputError {
 }
 
 /// Reads the matrix `member` (None: the file's main one) of the HDF5 file `path` in a
-/// helper process; `kind` None: the helper finds it from the content.
+/// helper process; `kind` None: the helper finds it from the content. CSR / CSC arrays
+/// whose layout has a plan come back planned (`sptk_hdf5::Content::Planned`): the caller
+/// reads them from the file with `sptk_hdf5::execute`, no libhdf5 needed.
 ///
 /// # Errors
 /// The reader's own located errors; a helper that crashed, failed or ran out of time;
@@ -666,7 +668,7 @@ pub fn serve(args: &[OsString]) -> Result<(), String> {
     let answer = match op.as_str() {
         "read" | "read-vm" => {
             let opts = sptk_hdf5::ReadOptions { memory_limit };
-            match sptk_hdf5::read(path, kind, member.as_deref(), &opts) {
+            match read_planned(path, kind, member.as_deref(), &opts) {
                 Ok(m) => Answer::Matrix(Box::new(m)),
                 Err(e) => Answer::Error(e),
             }
@@ -682,6 +684,29 @@ pub fn serve(args: &[OsString]) -> Result<(), String> {
         _ => write(&file, answer),
     }
     .map_err(|e| format!("writing the answer: {e}"))
+}
+
+/// Chunks a planned answer may list; past this (a record of 24 MiB) the helper reads the
+/// arrays itself and lends them.
+const MAX_PLANNED_CHUNKS: usize = 1 << 20;
+
+/// The matrix the parent reads: planned where its arrays have plans (the parent reads them
+/// from the file itself), read here where they do not or their chunks are too many.
+fn read_planned(
+    path: &Path,
+    kind: Option<Kind>,
+    member: Option<&str>,
+    opts: &sptk_hdf5::ReadOptions,
+) -> Result<Matrix, H5Error> {
+    let m = sptk_hdf5::read_planned(path, kind, member, opts)?;
+    match &m.content {
+        sptk_hdf5::Content::Planned(p)
+            if p.arrays.iter().map(|a| a.chunk_count()).sum::<usize>() > MAX_PLANNED_CHUNKS =>
+        {
+            sptk_hdf5::execute(path, m, opts)
+        }
+        _ => Ok(m),
+    }
 }
 
 /// Lends the matrix `answer` to the parent (`read-vm`): writes its copy request into

@@ -29,7 +29,12 @@
 //!   array) or tag 1 level arrays (encoding text, rank, dimension sizes, level count, each
 //!   level's pos and crd as a flag and an index array, the value array, the tensor's own
 //!   labels as above, then the slices applied when it was made: count, each dimension,
-//!   offset, size and stride).
+//!   offset, size and stride), or tag 2 planned CSR / CSC arrays that the parent reads
+//!   from the file itself (`sptk_hdf5::execute`, which checks them): dimension sizes, a
+//!   flag for rows outer, then pos, crd and values, each its dataset's name, its type
+//!   name, its length and its layout (tag 0 contiguous: the file offset; tag 1 chunked:
+//!   elements per chunk, shuffle and deflate flags, count, each chunk's offset, stored
+//!   bytes and filter mask).
 //! - 1, an error of the HDF5 reader: the object, the message (the file is the parent's).
 //! - 2, a member list: count, each path, layout, rank and dimension sizes, a flag and the
 //!   value type name, a flag and the entry count.
@@ -62,7 +67,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use sptk_hdf5::{Content, H5Error, Kind, Matrix, Member};
+use sptk_hdf5::{Content, H5Error, Kind, Layout, Matrix, Member, Plan, Planned, StoredChunk};
 use sptk_tensor::{
     AppliedSlice, Buf, Entries, IndexVec, Labels, LevelArrays, Owner, Pod, Tensor, ValueType,
     ValueVec,
@@ -93,7 +98,7 @@ impl Answer {
         match self {
             Answer::Matrix(m) => match &m.content {
                 Content::Tensor(t) => t.all_labels(),
-                Content::Entries(_) => Vec::new(),
+                Content::Entries(_) | Content::Planned(_) => Vec::new(),
             },
             _ => Vec::new(),
         }
@@ -234,6 +239,40 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// Planned content: no arrays, only where they lie in the file.
+    fn planned(&mut self, p: &Planned) {
+        self.u64s(&p.dims);
+        self.u8(u8::from(p.by_rows));
+        for (plan, name) in p.arrays.iter().zip(&p.names) {
+            self.str(name);
+            self.str(plan.ty.name());
+            self.u64(plan.len);
+            match &plan.layout {
+                Layout::Contiguous { offset } => {
+                    self.u8(0);
+                    self.u64(*offset);
+                }
+                Layout::Chunked {
+                    chunk,
+                    shuffle,
+                    deflate,
+                    chunks,
+                } => {
+                    self.u8(1);
+                    self.u64(*chunk);
+                    self.u8(u8::from(*shuffle));
+                    self.u8(u8::from(*deflate));
+                    self.u64(chunks.len() as u64);
+                    for c in chunks {
+                        for x in [c.offset, c.bytes, u64::from(c.skipped)] {
+                            self.u64(x);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Lays out `answer`.
     pub(crate) fn answer(answer: &'a Answer, tensor_labels: &'a [Option<&'a Labels>]) -> Self {
         let mut w = Writer::default();
@@ -284,6 +323,11 @@ impl<'a> Writer<'a> {
                                 w.u64(x);
                             }
                         }
+                    }
+                    Content::Planned(p) => {
+                        w.u8(2);
+                        w.planned(p);
+                        w.content = first..first;
                     }
                 }
             }
@@ -513,6 +557,7 @@ pub(crate) fn content_in_order(content: Content) -> Vec<Owned> {
             out.push(Owned::Values(values));
             out
         }
+        Content::Planned(_) => Vec::new(),
     }
 }
 
@@ -775,6 +820,7 @@ impl<'m> Reader<'m> {
                 }
                 Content::Tensor(t.with_applied_slices(slices))
             }
+            2 => Content::Planned(self.planned()?),
             x => return Err(format!("an unknown content tag {x}")),
         };
         Ok(Ok(Box::new(Matrix {
@@ -785,6 +831,58 @@ impl<'m> Reader<'m> {
             labels,
             notes,
         })))
+    }
+
+    /// Planned content, as [`Writer::planned`] lays it out; checked when it is executed.
+    fn planned(&mut self) -> Result<Planned, Damaged> {
+        let dims: [u64; 2] = self
+            .u64s()?
+            .try_into()
+            .map_err(|d: Vec<u64>| format!("a planned matrix of {} dimensions", d.len()))?;
+        let by_rows = self.flag()?;
+        let mut one = || -> Result<(String, Plan), Damaged> {
+            let name = self.str()?;
+            let ty: ValueType = self.str()?.parse()?;
+            let len = self.u64()?;
+            let layout = match self.u8()? {
+                0 => Layout::Contiguous {
+                    offset: self.u64()?,
+                },
+                1 => {
+                    let chunk = self.u64()?;
+                    let shuffle = self.flag()?;
+                    let deflate = self.flag()?;
+                    let n = self.count(24)?;
+                    let mut chunks = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        let offset = self.u64()?;
+                        let bytes = self.u64()?;
+                        let skipped =
+                            u32::try_from(self.u64()?).map_err(|_| "a chunk's filter mask")?;
+                        chunks.push(StoredChunk {
+                            offset,
+                            bytes,
+                            skipped,
+                        });
+                    }
+                    Layout::Chunked {
+                        chunk,
+                        shuffle,
+                        deflate,
+                        chunks,
+                    }
+                }
+                x => return Err(format!("an unknown layout tag {x}")),
+            };
+            Ok((name, Plan { ty, len, layout }))
+        };
+        let [(pn, pp), (cn, cp), (vn, vp)] = [one()?, one()?, one()?];
+        Ok(Planned {
+            dims,
+            by_rows,
+            arrays: [pp, cp, vp],
+            names: [pn, cn, vn],
+        })
     }
 
     fn members(&mut self) -> Result<Vec<Member>, Damaged> {
@@ -1033,6 +1131,63 @@ mod tests {
             panic!("not an error");
         };
         assert_eq!(back.to_string(), "f.h5: /X/indptr: decreases");
+    }
+
+    #[test]
+    fn planned_arrays_round_trip_and_damaged_plans_never_panic() {
+        let plan = |ty, layout| Plan { ty, len: 7, layout };
+        let planned = Planned {
+            dims: [3, 4],
+            by_rows: true,
+            arrays: [
+                plan(ValueType::I64, Layout::Contiguous { offset: 4096 }),
+                plan(
+                    ValueType::U16,
+                    Layout::Chunked {
+                        chunk: 4,
+                        shuffle: true,
+                        deflate: true,
+                        chunks: vec![
+                            StoredChunk {
+                                offset: 100,
+                                bytes: 9,
+                                skipped: 0,
+                            },
+                            StoredChunk {
+                                offset: 200,
+                                bytes: 8,
+                                skipped: 2,
+                            },
+                        ],
+                    },
+                ),
+                plan(ValueType::F32, Layout::Contiguous { offset: 0 }),
+            ],
+            names: ["/X/indptr", "/X/indices", "/X/data"].map(String::from),
+        };
+        let answer = matrix(Content::Planned(planned.clone()));
+        let good = laid_out(&answer);
+        let Decoded::Answer(Answer::Matrix(m)) = decoded(good.clone(), usize::MAX).unwrap() else {
+            panic!("not a matrix");
+        };
+        let Content::Planned(back) = m.content else {
+            panic!("not planned");
+        };
+        assert_eq!(back, planned);
+        // No array of the content travels: only the labels' two.
+        let tensor_labels = answer.tensor_labels();
+        let w = Writer::answer(&answer, &tensor_labels);
+        assert_eq!((w.placed().len(), w.content()), (2, 2..2));
+        // Any byte of the record changed: a plan (checked when executed) or a refusal.
+        let bytes: Vec<u8> = pod_bytes(&good[..]).to_vec();
+        let record_end = PREFIX + u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
+        for at in 0..record_end {
+            for x in [0u8, 1, 2, 0x7f, 0xff] {
+                let mut b = bytes.clone();
+                b[at] = x;
+                let _ = decoded(words(&b), usize::MAX);
+            }
+        }
     }
 
     #[test]
