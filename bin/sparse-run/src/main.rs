@@ -82,6 +82,34 @@ fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The instruction set generated kernels are made for, or `None` for the reference
+/// kernels: `--isa reference` on any CPU, or by default where no instruction set has
+/// generated code (any CPU but x86-64), after a note.
+fn engine(name: Option<&str>, quiet: bool) -> Result<Option<Isa>> {
+    match name {
+        Some("reference") => Ok(None),
+        Some(name) => {
+            let isa: Isa = name
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--isa: {e}, or reference"))?;
+            if !isa.available() {
+                bail!("--isa {name}: this CPU does not run {name} code (--isa reference runs on any CPU)");
+            }
+            Ok(Some(isa))
+        }
+        None => {
+            let best = Isa::best();
+            if best.is_none() && !quiet {
+                eprintln!(
+                    "sparse-run: note: no generated kernels for this CPU (x86-64 only); \
+                     running the reference kernels (one thread)"
+                );
+            }
+            Ok(best)
+        }
+    }
+}
+
 /// `spmv` (or `spmm` with `matrices`) over every input.
 fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
     if matrices && args.transpose {
@@ -90,16 +118,7 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
         );
     }
     let inputs = expand(&args.inputs)?;
-    let isa = match &args.isa {
-        Some(name) => {
-            let isa: Isa = name.parse()?;
-            if !isa.available() {
-                bail!("--isa {name}: this CPU does not run {name} code");
-            }
-            isa
-        }
-        None => Isa::best().context("generated kernels need an x86-64 CPU")?,
-    };
+    let isa = engine(args.isa.as_deref(), args.quiet)?;
     if args.beta != 0.0 && args.y0.is_none() {
         bail!("--beta {} scales a y given with --y y0.npy", args.beta);
     }
@@ -269,7 +288,8 @@ impl Run {
 
 struct Job<'a> {
     args: &'a SpmvArgs,
-    isa: Isa,
+    /// `None`: the reference kernels.
+    isa: Option<Isa>,
     threads: usize,
     /// spmm: X and Y are matrices.
     matrices: bool,
@@ -352,15 +372,20 @@ impl Job<'_> {
         ))
     }
 
-    /// The generated kernel of `op` on `a` and its description, or `None` (after a note)
-    /// where there is none yet, with the operation and encoding as the description.
+    /// The generated kernel of `op` on `a` and its description, or `None` with the
+    /// operation and encoding as the description: where the reference kernels were chosen
+    /// (`--isa reference`, or no generated code for this CPU), or after a note where no
+    /// generated kernel exists yet.
     fn compiled(
         &self,
         op: Op,
         a: &Tensor,
         name: &str,
     ) -> Result<(Option<std::sync::Arc<sptk_jit::Kernel>>, String)> {
-        let found = Desc::for_tensor(op, a, self.isa).and_then(|d| kernel(&d));
+        let Some(isa) = self.isa else {
+            return Ok((None, format!("{op} {}", a.encoding())));
+        };
+        let found = Desc::for_tensor(op, a, isa).and_then(|d| kernel(&d));
         match found {
             Ok(k) => {
                 let text = k.desc().to_string();

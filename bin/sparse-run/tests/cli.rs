@@ -63,6 +63,73 @@ fn close(got: &[f64], want: &[f64]) {
     }
 }
 
+/// `--isa reference` runs the reference kernels on any CPU (the path a CPU without
+/// generated code takes): the same y and Y as `sptk_jit::reference`, bit for bit, for
+/// SpMV and SpMM, reported as "reference", with no note about a missing kernel.
+#[test]
+fn isa_reference_runs_the_reference_kernels() {
+    let dir = tempfile::tempdir().unwrap();
+    let ap = dir.path().join("a.spt");
+    let a = matrix(&ap, 30, 20, "CSR");
+    let x: Vec<f64> = (0..20).map(|j| j as f64 * 0.5 - 4.0).collect();
+    let (xp, yp) = (dir.path().join("x.npy"), dir.path().join("y.npy"));
+    sptk_npy::write(&xp, &[20], Order::C, &x).unwrap();
+    let (ok, stdout, err) = run(&[
+        "spmv",
+        s(&ap),
+        "--x",
+        s(&xp),
+        "-o",
+        s(&yp),
+        "--isa",
+        "reference",
+        "--stats",
+        "--bandwidth",
+        "30",
+    ]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("note"), "{err}");
+    assert!(
+        stdout.contains("reference") && !stdout.contains("generated"),
+        "{stdout}"
+    );
+    let mut want = vec![0.0; 30];
+    reference::spmv(&a, &x, &mut want, false, (1.0, 0.0)).unwrap();
+    assert_eq!(Npy::open(&yp).unwrap().to_floats::<f64>().unwrap(), want);
+
+    let k = 3;
+    let xm: Vec<f64> = (0..20 * k).map(|v| (v % 7) as f64 - 2.5).collect();
+    let (xmp, ymp) = (dir.path().join("X.npy"), dir.path().join("Y.npy"));
+    sptk_npy::write(&xmp, &[20, k as u64], Order::C, &xm).unwrap();
+    let (ok, _, err) = run(&[
+        "spmm",
+        s(&ap),
+        "--x",
+        s(&xmp),
+        "-o",
+        s(&ymp),
+        "--isa",
+        "reference",
+    ]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("note"), "{err}");
+    let mut want = vec![0.0; 30 * k];
+    let xd = Dense {
+        data: &xm,
+        rows: 20,
+        cols: k,
+        order: sptk_jit::Order::RowMajor,
+    };
+    let yd = DenseMut {
+        data: &mut want,
+        rows: 30,
+        cols: k,
+        order: sptk_jit::Order::RowMajor,
+    };
+    reference::spmm(&a, xd, yd, (1.0, 0.0)).unwrap();
+    assert_eq!(Npy::open(&ymp).unwrap().to_floats::<f64>().unwrap(), want);
+}
+
 #[test]
 fn spmv_writes_y_for_one_input_and_for_a_folder_of_them() {
     let dir = tempfile::tempdir().unwrap();

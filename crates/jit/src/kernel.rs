@@ -36,7 +36,11 @@ pub(crate) struct SpmvArgs {
     x_prefetch: u64,
 }
 
+#[cfg(target_arch = "x86_64")]
 type SpmvEntry = unsafe extern "sysv64" fn(*const SpmvArgs);
+/// Never called: off x86-64 no [`Kernel`] is made ([`generate`] makes no code).
+#[cfg(not(target_arch = "x86_64"))]
+type SpmvEntry = unsafe extern "C" fn(*const SpmvArgs);
 
 impl SpmvArgs {
     /// The arguments of one call over the outer positions `begin..end`, with no outer
@@ -161,6 +165,56 @@ impl Walk {
         ))
     }
 }
+/// The machine code of `desc`, or `Unsupported` where no generator handles it yet.
+#[cfg(target_arch = "x86_64")]
+fn generate(desc: &Desc) -> Result<Vec<u8>, KernelError> {
+    let bytes = match walk(desc) {
+        _ if desc.op == Op::Spmm => match mm_walk(desc) {
+            Some(MmWalk::Gather { r, c, outer }) => crate::x86::spmm_gather(desc, (r, c), outer)?,
+            Some(MmWalk::Scatter { r, c, outer }) => crate::x86::spmm_scatter(desc, (r, c), outer)?,
+            Some(MmWalk::Ell(k)) => crate::x86::spmm_ell(desc, k)?,
+            Some(MmWalk::Nm(n, m)) => crate::x86::spmm_nm(desc, n, m)?,
+            Some(MmWalk::Entries { soa }) => crate::x86::spmm_coo(desc, soa)?,
+            None => {
+                return Err(KernelError::Unsupported(format!(
+                    "no generated kernel for {desc} yet: the reference kernels \
+                     (sptk_jit::reference) compute it"
+                )))
+            }
+        },
+        Some(Walk::Gather(outer)) => crate::x86::spmv_gather(desc, outer)?,
+        Some(Walk::Scatter(outer)) => crate::x86::spmv_scatter(desc, outer)?,
+        Some(Walk::Entries(soa)) => crate::x86::spmv_coo(desc, soa, desc.op == Op::SpmvT)?,
+        Some(Walk::Ell(k)) => crate::x86::spmv_ell(desc, k)?,
+        Some(Walk::Nm(n, m)) => crate::x86::spmv_nm(desc, n, m, false)?,
+        Some(Walk::RowScatter) => match desc.format {
+            Format::Ell(k) => crate::x86::spmv_ell_scatter(desc, k)?,
+            Format::Nm(n, m) => crate::x86::spmv_nm(desc, n, m, true)?,
+            _ => return Err(KernelError::Unsupported(desc.to_string())),
+        },
+        Some(Walk::BlockScatter { p, q, so, st }) => {
+            crate::x86::spmv_block_scatter(desc, (p, q), (so, st))?
+        }
+        Some(Walk::Blocks { p, q, so, st }) => crate::x86::spmv_blocks(desc, (p, q), (so, st))?,
+        _ => {
+            return Err(KernelError::Unsupported(format!(
+                "no generated kernel for {desc} yet: the reference kernels \
+                 (sptk_jit::reference) compute it"
+            )))
+        }
+    };
+    Ok(bytes)
+}
+
+/// Off x86-64 no code is generated (no [`Isa`] is available there, so [`Kernel::compile`]
+/// refuses first): the reference kernels compute everything.
+#[cfg(not(target_arch = "x86_64"))]
+fn generate(desc: &Desc) -> Result<Vec<u8>, KernelError> {
+    Err(KernelError::Unsupported(format!(
+        "no generated kernel for {desc} off x86-64: the reference kernels \
+         (sptk_jit::reference) compute it"
+    )))
+}
 
 fn walk(desc: &Desc) -> Option<Walk> {
     Some(match (desc.op, desc.format) {
@@ -232,54 +286,7 @@ impl Kernel {
             )));
         }
         let start = Instant::now();
-        let bytes = match walk(desc) {
-            #[cfg(target_arch = "x86_64")]
-            _ if desc.op == Op::Spmm => match mm_walk(desc) {
-                Some(MmWalk::Gather { r, c, outer }) => {
-                    crate::x86::spmm_gather(desc, (r, c), outer)?
-                }
-                Some(MmWalk::Scatter { r, c, outer }) => {
-                    crate::x86::spmm_scatter(desc, (r, c), outer)?
-                }
-                Some(MmWalk::Ell(k)) => crate::x86::spmm_ell(desc, k)?,
-                Some(MmWalk::Nm(n, m)) => crate::x86::spmm_nm(desc, n, m)?,
-                Some(MmWalk::Entries { soa }) => crate::x86::spmm_coo(desc, soa)?,
-                None => {
-                    return Err(KernelError::Unsupported(format!(
-                        "no generated kernel for {desc} yet: the reference kernels \
-                         (sptk_jit::reference) compute it"
-                    )))
-                }
-            },
-            #[cfg(target_arch = "x86_64")]
-            Some(Walk::Gather(outer)) => crate::x86::spmv_gather(desc, outer)?,
-            #[cfg(target_arch = "x86_64")]
-            Some(Walk::Scatter(outer)) => crate::x86::spmv_scatter(desc, outer)?,
-            #[cfg(target_arch = "x86_64")]
-            Some(Walk::Entries(soa)) => crate::x86::spmv_coo(desc, soa, desc.op == Op::SpmvT)?,
-            #[cfg(target_arch = "x86_64")]
-            Some(Walk::Ell(k)) => crate::x86::spmv_ell(desc, k)?,
-            #[cfg(target_arch = "x86_64")]
-            Some(Walk::Nm(n, m)) => crate::x86::spmv_nm(desc, n, m, false)?,
-            #[cfg(target_arch = "x86_64")]
-            Some(Walk::RowScatter) => match desc.format {
-                Format::Ell(k) => crate::x86::spmv_ell_scatter(desc, k)?,
-                Format::Nm(n, m) => crate::x86::spmv_nm(desc, n, m, true)?,
-                _ => return Err(KernelError::Unsupported(desc.to_string())),
-            },
-            #[cfg(target_arch = "x86_64")]
-            Some(Walk::BlockScatter { p, q, so, st }) => {
-                crate::x86::spmv_block_scatter(desc, (p, q), (so, st))?
-            }
-            #[cfg(target_arch = "x86_64")]
-            Some(Walk::Blocks { p, q, so, st }) => crate::x86::spmv_blocks(desc, (p, q), (so, st))?,
-            _ => {
-                return Err(KernelError::Unsupported(format!(
-                    "no generated kernel for {desc} yet: the reference kernels \
-                     (sptk_jit::reference) compute it"
-                )))
-            }
-        };
+        let bytes = generate(desc)?;
         let code = Code::new(&bytes)
             .map_err(|e| KernelError::Unsupported(format!("cannot map code pages: {e}")))?;
         Ok(Kernel {
@@ -799,7 +806,11 @@ fn mm_walk(desc: &Desc) -> Option<MmWalk> {
     })
 }
 
+#[cfg(target_arch = "x86_64")]
 type SpmmEntry = unsafe extern "sysv64" fn(*const SpmmArgs);
+/// Never called: off x86-64 no [`Kernel`] is made ([`generate`] makes no code).
+#[cfg(not(target_arch = "x86_64"))]
+type SpmmEntry = unsafe extern "C" fn(*const SpmmArgs);
 
 impl Kernel {
     /// `Y = alpha A X + beta Y` (`beta == 0` overwrites `Y`) on `threads` threads, for an

@@ -5,6 +5,8 @@
 //! `SPTK_JIT_CASES` (64 by default, at least 1) scales the random matrices: each format,
 //! width pair, value type and instruction set runs `SPTK_JIT_CASES / 8` of them (8 by
 //! default).
+// Generated code exists on x86-64 only (elsewhere the reference kernels run).
+#![cfg(target_arch = "x86_64")]
 
 use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
 use sptk_encoding::resolve_target;

@@ -9,6 +9,8 @@
 //! bound, and every kernel gives the same bits on any thread count. `REQUIRE_ISA` works
 //! as in `generated.rs`; each format, width pair and instruction set runs
 //! `SPTK_JIT_CASES / 16` random matrices (4 by default).
+// Generated code exists on x86-64 only (elsewhere the reference kernels run).
+#![cfg(target_arch = "x86_64")]
 
 mod common;
 
