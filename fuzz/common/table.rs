@@ -19,7 +19,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 
-use sptk_table::{Table, TableError, TableKind, TableOptions};
+use sptk_table::{Relabel, Table, TableError, TableKind, TableOptions};
 use sptk_tensor::ConvertOptions;
 
 /// A class of library panic accepted as contained.
@@ -153,7 +153,7 @@ fn finding<T>(kind: TableKind, r: &Result<T, TableError>) -> Option<String> {
 
 fn read_every_way(kind: TableKind, data: &[u8]) -> Option<String> {
     let csr = sptk_encoding::resolve_target("CSR", 2).expect("CSR");
-    for relabel in [false, true] {
+    for relabel in [Relabel::Text, Relabel::Shared, Relabel::Separate] {
         let o = TableOptions {
             memory_limit: Some(64 << 20),
             relabel,

@@ -105,10 +105,14 @@ pub struct InputArgs {
     /// Table input: the number coordinates count from.
     #[arg(long, value_name = "0|1", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1))]
     pub index_base: u64,
-    /// Table input: map integer coordinates (sparse ids) to dense indices in order of
-    /// first appearance, as text coordinates always are; the ids become labels.
-    #[arg(long)]
-    pub relabel: bool,
+    /// Table input: number integer coordinates (sparse ids) in order of first appearance,
+    /// as text coordinates always are; the ids become labels. `shared` (the default): the
+    /// coordinate columns share one list of ids when they hold the same kind, as a graph's
+    /// two ends name the same nodes (a square matrix); `separate`: a list per column, for
+    /// bipartite data (users x items). Without --relabel, text columns are numbered
+    /// separately, except an edge list's ends (src/dst, source/target, from/to).
+    #[arg(long, value_name = "shared|separate", num_args = 0..=1, default_missing_value = "shared", value_parser = parse_relabel)]
+    pub relabel: Option<sptk_input::Relabel>,
     /// HDF5 input: read it in this process instead of a helper process. Faster by the
     /// cost of starting the helper, for trusted files only: libhdf5 can crash or hang on
     /// a damaged file, and in this process that takes sparse-convert down with it.
@@ -180,6 +184,16 @@ impl Width {
             Width::Bits(b) => Some(b),
             Width::Auto => None,
         }
+    }
+}
+
+fn parse_relabel(s: &str) -> Result<sptk_input::Relabel, String> {
+    match s {
+        "shared" => Ok(sptk_input::Relabel::Shared),
+        "separate" => Ok(sptk_input::Relabel::Separate),
+        _ => Err(format!(
+            "`{s}` is not a way to relabel: `shared` or `separate` (an input file goes before --relabel, or write --relabel=shared)"
+        )),
     }
 }
 

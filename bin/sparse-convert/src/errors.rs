@@ -5,8 +5,14 @@
 
 use sptk_tensor::ConvertError;
 
-/// `e` as the command line reports it; `one_based` when the input counts from 1.
-pub fn conversion(e: ConvertError, one_based: bool) -> anyhow::Error {
+/// `e` as the command line reports it: named as `input` where known, in the file's own
+/// numbers when it counts from 1 (`one_based`), with the reader's `hint`.
+pub fn conversion(
+    input: Option<&str>,
+    e: ConvertError,
+    one_based: bool,
+    hint: Option<&str>,
+) -> anyhow::Error {
     let text = e.to_string();
     let text = match &e {
         ConvertError::MemoryLimit(_) => format!(
@@ -26,7 +32,14 @@ pub fn conversion(e: ConvertError, one_based: bool) -> anyhow::Error {
         }
         _ => text,
     };
-    anyhow::Error::msg(text)
+    let text = match hint {
+        Some(hint) => format!("{text}; {hint}"),
+        None => text,
+    };
+    anyhow::Error::msg(match input {
+        Some(input) => format!("{input}: {text}"),
+        None => text,
+    })
 }
 
 /// `row 13` at the start of `text` as `row 14 of the file (0-based row 13)`; an n:m
@@ -82,23 +95,23 @@ mod tests {
             k: 8,
         };
         assert_eq!(
-            conversion(e.clone(), true).to_string(),
+            conversion(None, e.clone(), true, None).to_string(),
             "row 14 of the file (0-based row 13) has 9 entries; ELL:8 holds at most 8 per row"
         );
         assert_eq!(
-            conversion(e, false).to_string(),
+            conversion(None, e, false, None).to_string(),
             "row 13 has 9 entries; ELL:8 holds at most 8 per row"
         );
         let g = ConvertError::GroupOverflow(
             "row 2, group 0 (columns 0..3) has 3 nonzeros; structured[2, 4] holds at most 2 (prune to keep the largest)".into(),
         );
         assert_eq!(
-            conversion(g, true).to_string(),
+            conversion(None, g, true, None).to_string(),
             "row 3 of the file (0-based row 2), group 0 (columns 0..3) has 3 nonzeros; structured[2, 4] holds at most 2 (--prune keeps the largest)"
         );
         let d = ConvertError::SumOverflow { coord: vec![0, 4] };
         assert_eq!(
-            conversion(d, true).to_string(),
+            conversion(None, d, true, None).to_string(),
             "duplicates at (0, 4) overflow the value type when summed; in the file, counting from 1: (1, 5)"
         );
     }

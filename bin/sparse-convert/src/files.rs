@@ -230,7 +230,12 @@ fn output_format(path: &Path, flag: &Option<String>) -> Result<Format> {
 /// own numbering where it counts from 1).
 pub fn input_error(e: InputError) -> anyhow::Error {
     match e {
-        InputError::Convert { one_based, error } => crate::errors::conversion(error, one_based),
+        InputError::Convert {
+            input,
+            one_based,
+            hint,
+            error,
+        } => crate::errors::conversion(input.as_deref(), error, one_based, hint),
         other => other.into(),
     }
 }
@@ -271,7 +276,7 @@ fn read_options(
             value: args.value_column.clone(),
             shape: args.shape.clone(),
             index_base: args.index_base,
-            relabel: args.relabel,
+            relabel: args.relabel.unwrap_or_default(),
         },
         isolation: isolation(args),
     };

@@ -69,9 +69,15 @@ pub enum InputError {
     Table(sptk_table::TableError),
     /// Converting what was read into the target failed.
     Convert {
+        /// The input as named (None until a caller that knows it names it:
+        /// [`InputError::in_input`]).
+        input: Option<String>,
         /// Whether the input numbers its coordinates from 1 (messages may add the file's
         /// own numbers).
         one_based: bool,
+        /// What the user can do about it that the conversion cannot know (for example
+        /// `--relabel` for sparse ids).
+        hint: Option<&'static str>,
         /// The cause.
         error: ConvertError,
     },
@@ -132,7 +138,39 @@ impl fmt::Display for InputError {
             InputError::Hdf5(e) => e.fmt(f),
             #[cfg(feature = "table")]
             InputError::Table(e) => e.fmt(f),
-            InputError::Convert { error, .. } => error.fmt(f),
+            InputError::Convert {
+                input, error, hint, ..
+            } => {
+                if let Some(input) = input {
+                    write!(f, "{input}: ")?;
+                }
+                error.fmt(f)?;
+                if let Some(hint) = hint {
+                    write!(f, "; {hint}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl InputError {
+    /// A conversion error named as the input `name` unless its reader named it already;
+    /// other errors name their file themselves.
+    pub fn in_input(self, name: &dyn std::fmt::Display) -> InputError {
+        match self {
+            InputError::Convert {
+                input: None,
+                one_based,
+                hint,
+                error,
+            } => InputError::Convert {
+                input: Some(name.to_string()),
+                one_based,
+                hint,
+                error,
+            },
+            other => other,
         }
     }
 }
@@ -158,7 +196,9 @@ impl From<MtxError> for InputError {
     fn from(e: MtxError) -> Self {
         match e {
             MtxError::Convert(error) => InputError::Convert {
+                input: None,
                 one_based: true,
+                hint: None,
                 error,
             },
             other => InputError::Mtx(other),
@@ -189,8 +229,10 @@ impl From<sptk_hdf5::H5Error> for InputError {
 impl From<sptk_table::TableError> for InputError {
     fn from(e: sptk_table::TableError) -> Self {
         match e {
-            sptk_table::TableError::Convert { error, .. } => InputError::Convert {
+            sptk_table::TableError::Convert { path, error } => InputError::Convert {
+                input: Some(path.display().to_string()),
                 one_based: false,
+                hint: None,
                 error,
             },
             other => InputError::Table(other),

@@ -48,9 +48,26 @@ pub struct ColumnOptions {
     pub shape: Option<Vec<u64>>,
     /// The number coordinates count from (0 or 1).
     pub index_base: u64,
-    /// Map integer coordinates to dense indices in order of first appearance (text
-    /// coordinates always are); the mapping becomes the labels.
-    pub relabel: bool,
+    /// Which coordinates are numbered in order of first appearance, and whether they
+    /// share one list of ids; the lists become the labels.
+    pub relabel: Relabel,
+}
+
+/// Which table coordinates are numbered in order of first appearance (the ids become the
+/// dimension's labels), and whether the columns share one list of ids.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Relabel {
+    /// Only text coordinates; integers are indices. An edge list's two text ends (`src`
+    /// / `dst`, `source` / `target`, `from` / `to`) share one list, other columns keep
+    /// their own.
+    #[default]
+    Text,
+    /// Every coordinate column, from one list when they hold the same kind of ids: a
+    /// graph's nodes (`--relabel`, `--relabel shared`).
+    Shared,
+    /// Every coordinate column, each from its own list: bipartite data such as users x
+    /// items (`--relabel separate`).
+    Separate,
 }
 
 impl Default for ReadOptions {
@@ -99,6 +116,9 @@ pub struct Input {
     /// What the reader noticed that a user should know (labels taken from which files,
     /// entries summed, ...).
     pub notes: Vec<String>,
+    /// What to suggest when converting the input passes the memory limit because of how
+    /// it was read (a table's sparse integer ids taken as indices: `--relabel`).
+    pub memory_hint: Option<&'static str>,
 }
 
 /// What an input holds.
@@ -259,8 +279,11 @@ impl Input {
     /// # Errors
     /// A stored file that does not validate; a streamed input (converted while read).
     pub fn transposed(mut self) -> Result<Input, InputError> {
+        let name = self.name.clone();
         let explain = |error| InputError::Convert {
+            input: Some(name.clone()),
             one_based: false,
+            hint: None,
             error,
         };
         self.content = match self.content {
@@ -298,7 +321,12 @@ impl Input {
 
     fn convert_error(&self, error: sptk_tensor::ConvertError) -> InputError {
         InputError::Convert {
+            input: Some(self.name.clone()),
             one_based: self.one_based,
+            hint: match error {
+                sptk_tensor::ConvertError::MemoryLimit(_) => self.memory_hint,
+                _ => None,
+            },
             error,
         }
     }

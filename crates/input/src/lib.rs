@@ -30,7 +30,7 @@ mod spec;
 
 pub use error::InputError;
 pub use formats::mex::read_mex_labels;
-pub use input::{ColumnOptions, Content, Input, Progress, ReadConverted, ReadOptions};
+pub use input::{ColumnOptions, Content, Input, Progress, ReadConverted, ReadOptions, Relabel};
 pub use isolate::{Helper, Isolation};
 pub use probe::{known_kind, Match, Probe, HEAD_LEN};
 pub use reader::{choose, readers, Accepts, Member, Reader};
@@ -100,7 +100,9 @@ impl<'r> Opened<'r> {
     /// # Errors
     /// The format's errors, located in the input.
     pub fn read(mut self, opts: &ReadOptions) -> Result<Input, InputError> {
-        self.reader.read(&mut self.source, opts)
+        self.reader
+            .read(&mut self.source, opts)
+            .map_err(|e| e.in_input(self.source.spec()))
     }
 
     /// Reads the input straight into `target` where its format has a route for it (see
@@ -117,6 +119,7 @@ impl<'r> Opened<'r> {
     ) -> Result<Option<ReadConverted>, InputError> {
         self.reader
             .read_converted(&mut self.source, target, convert, opts)
+            .map_err(|e| e.in_input(self.source.spec()))
     }
 }
 

@@ -418,7 +418,9 @@ impl Reader for CsrContainer {
             ValueVec::F64(vec![2.0, -2.0, 4.0].into()),
         )
         .map_err(|error| InputError::Convert {
+            input: None,
             one_based: false,
+            hint: None,
             error,
         })?;
         Ok(Input {
@@ -429,6 +431,7 @@ impl Reader for CsrContainer {
             one_based: false,
             content: Content::Tensor(tensor),
             notes: Vec::new(),
+            memory_hint: None,
         })
     }
 }

@@ -16,6 +16,7 @@ mod guard;
 mod levels;
 mod open;
 mod read;
+mod relabel;
 mod table;
 mod write;
 
@@ -26,5 +27,6 @@ pub use guard::{contain, panic_is_contained};
 pub use levels::{is_levels_folder, read_levels, read_levels_within, write_levels};
 pub use open::TableKind;
 pub use read::TableEntries;
+pub use relabel::Relabel;
 pub use table::{Table, TableOptions, ValueColumn};
 pub use write::{coordinate_names, write_table, write_table_to, WriteOptions};

@@ -4,7 +4,6 @@
 //! streams and tables whose coordinates are relabelled are read front to back, since
 //! first appearance decides the labels.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -15,6 +14,7 @@ use crate::columns::{self, with_arrow_value, ArrowValue, Ctx};
 use crate::error::TableError;
 use crate::guard::contain;
 use crate::open::TableKind;
+use crate::relabel::{renumber_by_rows, IdList};
 use crate::table::{Found, Part, Table};
 
 /// A table read whole.
@@ -349,7 +349,8 @@ impl Table {
         };
         let mut coords: Vec<Vec<u64>> = vec![Vec::new(); rank];
         let mut values: Vec<V> = Vec::new();
-        let mut maps: Vec<Relabel> = (0..rank).map(|_| Relabel::default()).collect();
+        let list_count = self.lists.iter().flatten().max().map_or(0, |m| m + 1);
+        let mut lists: Vec<IdList> = (0..list_count).map(|_| IdList::default()).collect();
         let mut scratch = vec![Vec::new(); rank];
         let mut vbuf = Vec::new();
         let all: Vec<usize> = (0..rank).collect();
@@ -362,8 +363,8 @@ impl Table {
                 self.charge(after, 8 * rank as u64)?;
                 self.decode(f, &batch, row0, sizes, &mut scratch, &mut vbuf)?;
                 for d in 0..rank {
-                    if self.relabel[d] {
-                        maps[d].map(self, f, d, &batch, row0, &mut coords[d])?;
+                    if let Some(l) = self.lists[d] {
+                        lists[l].map(self, f, d, &batch, row0, &mut coords[d])?;
                     } else {
                         coords[d].extend_from_slice(&scratch[d]);
                     }
@@ -383,16 +384,42 @@ impl Table {
         let mut notes = self.notes.clone();
         let mut labels = Vec::with_capacity(rank);
         let mut dims = Vec::with_capacity(rank);
+        let mut made: Vec<Option<Arc<Labels>>> = vec![None; list_count];
         for d in 0..rank {
-            if self.relabel[d] {
-                let m = std::mem::take(&mut maps[d]);
-                notes.push(format!(
-                    "column `{}`: {} distinct values numbered in order of first appearance (kept as labels)",
-                    self.coords[d],
-                    m.order.len()
-                ));
-                dims.push(m.order.len() as u64);
-                labels.push(Some(Arc::new(Labels::from_strings(m.order))));
+            if let Some(l) = self.lists[d] {
+                let list = match &made[l] {
+                    Some(list) => list.clone(),
+                    None => {
+                        let mut order = std::mem::take(&mut lists[l].order);
+                        let shared: Vec<usize> =
+                            (0..rank).filter(|&e| self.lists[e] == Some(l)).collect();
+                        if shared.len() > 1 {
+                            renumber_by_rows(&mut coords, &shared, &mut order);
+                        }
+                        let columns: Vec<String> = shared
+                            .iter()
+                            .map(|&e| format!("`{}`", self.coords[e]))
+                            .collect();
+                        notes.push(if columns.len() > 1 {
+                            format!(
+                                "columns {}: {} distinct ids numbered in order of first appearance from one shared list, the same node in every dimension (a graph; --relabel separate numbers each column on its own); kept as labels",
+                                columns.join(", "),
+                                order.len()
+                            )
+                        } else {
+                            format!(
+                                "column {}: {} distinct values numbered in order of first appearance (kept as labels)",
+                                columns[0],
+                                order.len()
+                            )
+                        });
+                        let list = Arc::new(Labels::from_strings(order));
+                        made[l] = Some(list.clone());
+                        list
+                    }
+                };
+                dims.push(list.len() as u64);
+                labels.push(Some(list));
             } else {
                 labels.push(None);
                 dims.push(match sizes {
@@ -433,79 +460,6 @@ impl Table {
             labels,
             notes,
         })
-    }
-}
-
-/// Text (or integer ids) to indices in order of first appearance. An integer id is
-/// labelled by its decimal text, so the id 7 and the text "7" are one label.
-#[derive(Default)]
-struct Relabel {
-    index: HashMap<String, u64>,
-    ids: HashMap<i128, u64>,
-    order: Vec<String>,
-}
-
-impl Relabel {
-    /// The index of `s`, numbered next if new.
-    fn intern(&mut self, s: &str) -> u64 {
-        if let Some(&i) = self.index.get(s) {
-            return i;
-        }
-        let next = self.order.len() as u64;
-        self.index.insert(s.to_string(), next);
-        self.order.push(s.to_string());
-        next
-    }
-
-    fn map(
-        &mut self,
-        table: &Table,
-        f: usize,
-        d: usize,
-        batch: &RecordBatch,
-        row0: u64,
-        out: &mut Vec<u64>,
-    ) -> Result<(), TableError> {
-        let file = &table.files[f];
-        let name = &table.coords[d];
-        let ctx = Ctx {
-            path: &file.path,
-            column: name,
-            row0,
-            base: 0,
-            size: None,
-        };
-        match &table.found[f][d] {
-            Found::Hive(text) => {
-                let i = self.intern(text);
-                out.extend(std::iter::repeat_n(i, batch.num_rows()));
-            }
-            Found::Column(_) => {
-                let arr = columns::column(batch, &file.path, name)?;
-                if columns::is_text(arr.data_type()) {
-                    columns::texts(arr.as_ref(), &ctx, &mut |_, s| {
-                        let i = self.intern(s);
-                        out.push(i);
-                    })?;
-                } else {
-                    let mut ids = Vec::new();
-                    columns::ids(arr.as_ref(), &ctx, &mut ids)?;
-                    out.reserve(ids.len());
-                    for id in ids {
-                        let i = match self.ids.get(&id) {
-                            Some(&i) => i,
-                            None => {
-                                let i = self.intern(&id.to_string());
-                                self.ids.insert(id, i);
-                                i
-                            }
-                        };
-                        out.push(i);
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 }
 

@@ -12,6 +12,7 @@ use crate::columns::{self, is_integer, is_text};
 use crate::error::TableError;
 use crate::guard::contain;
 use crate::open::{TableFile, TableKind};
+use crate::relabel::{self, Relabel, EDGE_ENDS};
 
 /// Which column holds the values.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -37,9 +38,10 @@ pub struct TableOptions {
     pub shape: Option<Vec<u64>>,
     /// The number coordinates count from (0 or 1).
     pub index_base: u64,
-    /// Map integer coordinates to dense indices in order of first appearance, as text
-    /// coordinates always are; the mapping becomes the tensor's labels.
-    pub relabel: bool,
+    /// Which coordinates are numbered in order of first appearance (text always; integer
+    /// ids too with [`Relabel::Shared`] or [`Relabel::Separate`]) and which share one list
+    /// of ids; the lists become the tensor's labels.
+    pub relabel: Relabel,
     /// Memory budget in bytes for arrays sized from the input.
     pub memory_limit: Option<u64>,
     /// Rows decoded at a time from a Parquet row group.
@@ -64,7 +66,7 @@ impl Default for TableOptions {
             value_column: ValueColumn::Auto,
             shape: None,
             index_base: 0,
-            relabel: false,
+            relabel: Relabel::Text,
             memory_limit: None,
             window: 1 << 16,
         }
@@ -98,7 +100,12 @@ pub struct Table {
     pub(crate) value_type: ValueType,
     /// Per dimension: mapped to indices in order of first appearance.
     pub(crate) relabel: Vec<bool>,
+    /// Per numbered dimension, the list of ids it takes its numbers from (shared by an
+    /// edge list's two ends).
+    pub(crate) lists: Vec<Option<usize>>,
     pub(crate) shape: Option<Vec<u64>>,
+    /// Whether the shape is declared (metadata or caller), not taken from the data.
+    pub(crate) declared: bool,
     pub(crate) parts: Vec<Part>,
     pub(crate) found: Vec<Vec<Found>>,
     pub(crate) opts: TableOptions,
@@ -186,7 +193,8 @@ impl Table {
             ));
         }
         let mut found = Vec::with_capacity(files.len());
-        let mut relabel = vec![opts.relabel; coords.len()];
+        let mut relabel = vec![opts.relabel.numbers_integers(); coords.len()];
+        let mut text = vec![false; coords.len()];
         for f in &files {
             let mut cols = Vec::new();
             for (d, name) in coords.iter().chain(value.iter()).enumerate() {
@@ -196,6 +204,7 @@ impl Table {
                     let is_coord = d < coords.len();
                     if is_coord && is_text(t) {
                         relabel[d] = true;
+                        text[d] = true;
                     } else if is_coord && !is_integer(t) {
                         return Err(TableError::column(
                             &f.path,
@@ -229,19 +238,24 @@ impl Table {
                 row0 += rows;
             }
         }
+        let (lists, list_notes) = relabel::assign_lists(opts.relabel, &coords, &relabel, &text);
+        notes.extend(list_notes);
         let mut table = Table {
             files,
             coords,
             value,
             value_type,
             relabel,
+            lists,
             shape: None,
+            declared: false,
             parts,
             found,
             opts: opts.clone(),
             notes,
         };
         table.shape = table.declared_shape()?;
+        table.declared = table.shape.is_some();
         if table.shape.is_none() && !table.relabel.iter().any(|&r| r) {
             table.shape = table.shape_from_statistics();
         }
@@ -294,6 +308,12 @@ impl Table {
     /// What a user should know about how the table was read.
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// True if some dimension's size is the largest integer coordinate + 1 (no shape
+    /// declared, not relabelled): sparse ids used as indices make such a size huge.
+    pub fn sizes_from_ids(&self) -> bool {
+        !self.declared && self.relabel.iter().any(|&r| !r)
     }
 
     /// True if some dimension is relabelled (text or `--relabel`).
@@ -449,6 +469,9 @@ fn coordinate_columns(
     if has("row") && has("col") {
         return Ok(vec!["row".into(), "col".into()]);
     }
+    if let Some([a, b]) = EDGE_ENDS.iter().find(|[a, b]| has(a) && has(b)) {
+        return Ok(vec![a.to_string(), b.to_string()]);
+    }
     if has("i") && has("j") {
         let mut c = vec!["i".to_string(), "j".to_string()];
         for n in ["k", "l", "m", "n"] {
@@ -460,7 +483,7 @@ fn coordinate_columns(
         return Ok(c);
     }
     Err(TableError::invalid(path, format!(
-        "no coordinate columns `row`, `col` or `i`, `j`, ...; name them with --columns (the file has: {})",
+        "no coordinate columns `row`, `col`, `i`, `j`, ..., `src`, `dst`, `source`, `target` or `from`, `to`; name them with --columns (the file has: {})",
         column_names(schema)
     )))
 }

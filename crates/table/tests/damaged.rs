@@ -25,7 +25,7 @@ use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
-use sptk_table::{Table, TableError, TableOptions};
+use sptk_table::{Relabel, Table, TableError, TableOptions};
 use sptk_tensor::ConvertOptions;
 
 /// A small deterministic generator (splitmix64): the same damage on every run.
@@ -205,7 +205,7 @@ fn read_every_way(path: &Path, bytes: &[u8], memory: bool, out: &mut Outcomes) {
         ..TableOptions::default()
     };
     let relabel = TableOptions {
-        relabel: true,
+        relabel: Relabel::Shared,
         ..opts.clone()
     };
     let escaped = catch_unwind(AssertUnwindSafe(|| {
@@ -223,7 +223,7 @@ fn read_every_way(path: &Path, bytes: &[u8], memory: bool, out: &mut Outcomes) {
                 }
             };
             out.note(table.read_entries(), path);
-            if !o.relabel {
+            if o.relabel == Relabel::Text {
                 out.note(table.read_converted(&csr, &ConvertOptions::default()), path);
             }
         }

@@ -1,17 +1,16 @@
 //! Tables written by us and by arrow-rs read back exactly; every encoding survives the
 //! levels form byte for byte; malformed tables are refused naming the file and column.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, DictionaryArray, Float32Array, Float64Array, Int64Array, Int8Array, RecordBatch,
-    StringArray,
+    ArrayRef, DictionaryArray, Float32Array, Float64Array, Int64Array, Int8Array, StringArray,
 };
-use arrow_schema::{Field, Schema};
+mod common;
+use common::{i64s, open, write_batch};
 use sptk_table::{
-    read_levels, write_levels, write_table, Table, TableKind, TableOptions, ValueColumn,
+    read_levels, write_levels, write_table, Relabel, Table, TableKind, TableOptions, ValueColumn,
     WriteOptions,
 };
 use sptk_tensor::{ConvertOptions, Entries, Scalar, Tensor};
@@ -54,16 +53,6 @@ fn sorted(e: &Entries) -> Vec<(u64, u64, u64)> {
         .collect();
     v.sort();
     v
-}
-
-fn open(paths: &[&Path], opts: &TableOptions) -> Result<Table, sptk_table::TableError> {
-    Table::open(
-        paths
-            .iter()
-            .map(|p| (p.to_path_buf(), HashMap::new()))
-            .collect(),
-        opts,
-    )
 }
 
 #[test]
@@ -124,31 +113,6 @@ fn every_encoding_survives_the_levels_form_byte_for_byte() {
         assert_eq!(back.levels(), t.levels(), "{preset}");
         assert_eq!(back.values(), t.values(), "{preset}");
     }
-}
-
-fn write_batch(path: &Path, columns: Vec<(&str, ArrayRef)>, meta: &[(&str, &str)]) {
-    let fields: Vec<Field> = columns
-        .iter()
-        .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
-        .collect();
-    let meta: HashMap<String, String> = meta
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let schema = Arc::new(Schema::new_with_metadata(fields, meta));
-    let batch = RecordBatch::try_new(
-        schema.clone(),
-        columns.into_iter().map(|(_, a)| a).collect(),
-    )
-    .unwrap();
-    let file = std::fs::File::create(path).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
-}
-
-fn i64s(v: &[i64]) -> ArrayRef {
-    Arc::new(Int64Array::from(v.to_vec()))
 }
 
 fn err(path: &Path, opts: &TableOptions) -> String {
@@ -345,7 +309,8 @@ fn columns_by_option_relabelling_and_several_files() {
     let opts = TableOptions {
         columns: Some(vec!["user".into(), "item".into()]),
         value_column: ValueColumn::Named("w".into()),
-        relabel: true,
+        // Users (text) and items (integers) are different kinds of ids: a list each.
+        relabel: Relabel::Shared,
         ..TableOptions::default()
     };
     let t = open(&[&p("edges.parquet")], &opts).unwrap();

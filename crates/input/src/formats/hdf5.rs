@@ -108,7 +108,9 @@ impl Reader for Hdf5 {
             sptk_hdf5::Content::Tensor(mut t) => {
                 sptk_tensor::attach_labels(&mut t, &m.labels).map_err(|error| {
                     InputError::Convert {
+                        input: Some(source.spec().to_string()),
                         one_based: false,
+                        hint: None,
                         error,
                     }
                 })?;
@@ -123,6 +125,7 @@ impl Reader for Hdf5 {
             one_based: false,
             content,
             notes: m.notes,
+            memory_hint: None,
         })
     }
 }

@@ -246,6 +246,7 @@ impl Reader for Mex {
                 labels,
             },
             notes: vec![note(&features, &barcodes)],
+            memory_hint: None,
         })
     }
 
@@ -269,7 +270,9 @@ impl Reader for Mex {
         )?;
         sptk_tensor::attach_labels(&mut d.converted.tensor, &labels).map_err(|error| {
             InputError::Convert {
+                input: Some(source.spec().to_string()),
                 one_based: true,
+                hint: None,
                 error,
             }
         })?;

@@ -138,6 +138,7 @@ impl Reader for Mtx {
             } else {
                 Vec::new()
             },
+            memory_hint: None,
         })
     }
 
@@ -181,6 +182,7 @@ pub(crate) fn read_converted_file(
                 entries: d.entries,
             },
             notes: Vec::new(),
+            memory_hint: None,
         },
         converted: d.converted,
         convert_time: d.convert_time,

@@ -72,6 +72,7 @@ impl Reader for NpyReader {
                 labels: Vec::new(),
             },
             notes: Vec::new(),
+            memory_hint: None,
         })
     }
 }

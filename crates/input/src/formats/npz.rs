@@ -78,6 +78,7 @@ impl Reader for NpzReader {
             one_based: false,
             content,
             notes: m.notes,
+            memory_hint: None,
         })
     }
 }

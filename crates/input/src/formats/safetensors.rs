@@ -95,6 +95,7 @@ impl Reader for SafeTensorsReader {
                 labels: Vec::new(),
             },
             notes: Vec::new(),
+            memory_hint: None,
         })
     }
 }

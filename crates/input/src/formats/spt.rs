@@ -56,6 +56,7 @@ impl Reader for Spt {
                 checksums: opts.checksums,
             },
             notes: Vec::new(),
+            memory_hint: None,
         })
     }
 }

@@ -19,6 +19,11 @@ use crate::spec::Origin;
 /// Reads one kind of table file (and folders of partitions, for Parquet).
 pub struct Tables(pub TableKind);
 
+/// What to suggest when a table's dimension sizes, the largest integer coordinates + 1,
+/// pass the memory limit.
+const SPARSE_IDS: &str = "the dimension sizes are the largest coordinates + 1: if the \
+     coordinates are ids rather than indices, --relabel numbers them densely (or give --shape)";
+
 impl Tables {
     fn options(opts: &ReadOptions) -> TableOptions {
         let c = &opts.columns;
@@ -31,7 +36,11 @@ impl Tables {
             },
             shape: c.shape.clone(),
             index_base: c.index_base,
-            relabel: c.relabel,
+            relabel: match c.relabel {
+                crate::Relabel::Text => sptk_table::Relabel::Text,
+                crate::Relabel::Shared => sptk_table::Relabel::Shared,
+                crate::Relabel::Separate => sptk_table::Relabel::Separate,
+            },
             memory_limit: opts.memory_limit,
             ..TableOptions::default()
         }
@@ -142,6 +151,7 @@ impl Reader for Tables {
         let header = Self::header(&table);
         let name = PathBuf::from(source.spec().to_string());
         let read = contained(&name, || table.read_entries())?;
+        let memory_hint = table.sizes_from_ids().then_some(SPARSE_IDS);
         Ok(Input {
             name: source.spec().to_string(),
             format: self.name(),
@@ -153,6 +163,7 @@ impl Reader for Tables {
                 labels: read.labels,
             },
             notes: read.notes,
+            memory_hint,
         })
     }
 
@@ -168,7 +179,22 @@ impl Reader for Tables {
         }
         let table = self.open(source, opts)?;
         let name = PathBuf::from(source.spec().to_string());
-        let Some(d) = contained(&name, || table.read_converted(target, convert))? else {
+        let read = contained(&name, || table.read_converted(target, convert));
+        let Some(d) = read.map_err(|e| match e {
+            InputError::Convert {
+                input,
+                one_based,
+                hint: None,
+                error: error @ sptk_tensor::ConvertError::MemoryLimit(_),
+            } if table.sizes_from_ids() => InputError::Convert {
+                input,
+                one_based,
+                hint: Some(SPARSE_IDS),
+                error,
+            },
+            other => other,
+        })?
+        else {
             return Ok(None);
         };
         let t = &d.converted.tensor;
@@ -185,6 +211,7 @@ impl Reader for Tables {
                     entries: table.rows().unwrap_or(0),
                 },
                 notes: table.notes().to_vec(),
+                memory_hint: None,
             },
             converted: d.converted,
             convert_time: d.convert_time,
@@ -244,6 +271,7 @@ impl Reader for Levels {
             one_based: false,
             content: Content::Tensor(tensor),
             notes: Vec::new(),
+            memory_hint: None,
         })
     }
 }

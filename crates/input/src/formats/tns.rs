@@ -80,6 +80,7 @@ impl Reader for Tns {
             } else {
                 Vec::new()
             },
+            memory_hint: None,
         })
     }
 }

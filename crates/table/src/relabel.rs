@@ -1,0 +1,280 @@
+//! Coordinates numbered in order of first appearance: which columns are numbered, which
+//! of them share one list of ids, and the lists themselves.
+//!
+//! An edge list's two ends name the same nodes: numbered apart, the path a→b→c→d would
+//! become `diag(1, 1, 1)` (a self-loop per node), so they share one list and the matrix
+//! is square. Users x items are two kinds of thing and keep a list each.
+
+use std::collections::HashMap;
+
+use arrow_array::RecordBatch;
+
+use crate::columns::{self, Ctx};
+use crate::error::TableError;
+use crate::table::{Found, Table};
+
+/// Which coordinate columns are numbered, and whether they share one list of ids.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Relabel {
+    /// Only text coordinates are numbered; integers are indices. Text columns share one
+    /// list when they are an edge list's two ends (`src` / `dst`, `source` / `target`,
+    /// `from` / `to`), else each has its own.
+    #[default]
+    Text,
+    /// Every coordinate column is numbered, from one list shared by all of them when they
+    /// hold the same kind of ids (all integers or all text): a graph's nodes. Columns of
+    /// different kinds keep a list each.
+    Shared,
+    /// Every coordinate column is numbered from its own list: bipartite data (users x
+    /// items), where row 3 and column 3 are different things.
+    Separate,
+}
+
+impl Relabel {
+    /// True if integer coordinates are numbered too (`--relabel`).
+    pub fn numbers_integers(self) -> bool {
+        self != Relabel::Text
+    }
+}
+
+/// Pairs of column names that are an edge list's two ends.
+pub(crate) const EDGE_ENDS: [[&str; 2]; 3] = [["src", "dst"], ["source", "target"], ["from", "to"]];
+
+/// The list each numbered dimension takes its ids from: `lists[d]` for dimension `d`
+/// (None: not numbered), and the notes that say why columns keep a list each.
+pub(crate) fn assign_lists(
+    mode: Relabel,
+    coords: &[String],
+    numbered: &[bool],
+    text: &[bool],
+) -> (Vec<Option<usize>>, Vec<String>) {
+    let dims: Vec<usize> = (0..coords.len()).filter(|&d| numbered[d]).collect();
+    let same_kind = dims.windows(2).all(|w| text[w[0]] == text[w[1]]);
+    let edge_ends = coords.len() == 2
+        && EDGE_ENDS
+            .iter()
+            .any(|[a, b]| coords[0].eq_ignore_ascii_case(a) && coords[1].eq_ignore_ascii_case(b));
+    let shared = dims.len() > 1
+        && match mode {
+            Relabel::Shared => same_kind,
+            Relabel::Separate => false,
+            Relabel::Text => edge_ends,
+        };
+    let names = || {
+        dims.iter()
+            .map(|&d| format!("`{}`", coords[d]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // A shared list is described once read, with its length (see `read.rs`).
+    let mut notes = Vec::new();
+    if !shared && dims.len() > 1 {
+        notes.push(match mode {
+            Relabel::Shared => format!(
+                "columns {}: each numbered on its own, as they hold different kinds of ids \
+                 (text and integers)",
+                names()
+            ),
+            Relabel::Separate => format!("columns {}: each numbered on its own", names()),
+            Relabel::Text => format!(
+                "columns {}: each numbered on its own (rows and columns are different \
+                 things); --relabel shared numbers them from one list, as a graph's nodes",
+                names()
+            ),
+        });
+    }
+    let mut next = 0;
+    let lists = (0..coords.len())
+        .map(|d| {
+            numbered[d].then(|| {
+                if shared {
+                    0
+                } else {
+                    next += 1;
+                    next - 1
+                }
+            })
+        })
+        .collect();
+    (lists, notes)
+}
+
+/// Ids (text, or integers by their decimal text) numbered in order of first appearance.
+/// The integer 7 and the text "7" are one id.
+#[derive(Default)]
+pub(crate) struct IdList {
+    index: HashMap<String, u64>,
+    ints: HashMap<i128, u64>,
+    /// The ids by number: the dimension's labels.
+    pub order: Vec<String>,
+}
+
+impl IdList {
+    /// The number of `s`, numbered next if new.
+    fn intern(&mut self, s: &str) -> u64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let next = self.order.len() as u64;
+        self.index.insert(s.to_string(), next);
+        self.order.push(s.to_string());
+        next
+    }
+
+    /// Numbers dimension `d`'s coordinates in `batch` (rows from `row0` of file `f`),
+    /// appending them to `out`.
+    pub(crate) fn map(
+        &mut self,
+        table: &Table,
+        f: usize,
+        d: usize,
+        batch: &RecordBatch,
+        row0: u64,
+        out: &mut Vec<u64>,
+    ) -> Result<(), TableError> {
+        let file = &table.files[f];
+        let name = &table.coords[d];
+        let ctx = Ctx {
+            path: &file.path,
+            column: name,
+            row0,
+            base: 0,
+            size: None,
+        };
+        match &table.found[f][d] {
+            Found::Hive(text) => {
+                let i = self.intern(text);
+                out.extend(std::iter::repeat_n(i, batch.num_rows()));
+            }
+            Found::Column(_) => {
+                let arr = columns::column(batch, &file.path, name)?;
+                if columns::is_text(arr.data_type()) {
+                    columns::texts(arr.as_ref(), &ctx, &mut |_, s| {
+                        let i = self.intern(s);
+                        out.push(i);
+                    })?;
+                } else {
+                    let mut ids = Vec::new();
+                    columns::ids(arr.as_ref(), &ctx, &mut ids)?;
+                    out.reserve(ids.len());
+                    for id in ids {
+                        let i = match self.ints.get(&id) {
+                            Some(&i) => i,
+                            None => {
+                                let i = self.intern(&id.to_string());
+                                self.ints.insert(id, i);
+                                i
+                            }
+                        };
+                        out.push(i);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Renumbers a list shared by dimensions `dims` in order of first appearance row by row
+/// (each row's dimensions left to right), as a reader of the table would number the nodes.
+/// Columns are numbered a batch at a time, one column after the other, which gives
+/// another order: this pass makes the numbers independent of the batch sizes.
+pub(crate) fn renumber_by_rows(coords: &mut [Vec<u64>], dims: &[usize], order: &mut Vec<String>) {
+    const UNSET: u64 = u64::MAX;
+    let mut new_of = vec![UNSET; order.len()];
+    let mut next = 0u64;
+    let rows = dims.first().map_or(0, |&d| coords[d].len());
+    // Row r of several columns at once: an index, not an iterator.
+    #[allow(clippy::needless_range_loop)]
+    for r in 0..rows {
+        for &d in dims {
+            let c = &mut coords[d][r];
+            // Every coordinate was numbered from this list: below its length.
+            let n = &mut new_of[*c as usize];
+            if *n == UNSET {
+                *n = next;
+                next += 1;
+            }
+            *c = *n;
+        }
+    }
+    // An id numbered but in no row (a partition folder of empty files) comes last.
+    for n in new_of.iter_mut().filter(|n| **n == UNSET) {
+        *n = next;
+        next += 1;
+    }
+    let mut renumbered = vec![String::new(); order.len()];
+    for (old, label) in order.drain(..).enumerate() {
+        renumbered[new_of[old] as usize] = label;
+    }
+    *order = renumbered;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: &[&str]) -> Vec<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn edge_ends_share_a_list_of_text_ids_by_default() {
+        let (lists, notes) = assign_lists(
+            Relabel::Text,
+            &names(&["source", "target"]),
+            &[true, true],
+            &[true, true],
+        );
+        assert_eq!(lists, [Some(0), Some(0)]);
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn other_text_columns_keep_a_list_each_by_default() {
+        let (lists, notes) = assign_lists(
+            Relabel::Text,
+            &names(&["cell", "gene"]),
+            &[true, true],
+            &[true, true],
+        );
+        assert_eq!(lists, [Some(0), Some(1)]);
+        assert!(notes[0].contains("--relabel shared"), "{notes:?}");
+    }
+
+    #[test]
+    fn shared_needs_one_kind_of_id() {
+        let cols = names(&["a", "b"]);
+        let (lists, _) = assign_lists(Relabel::Shared, &cols, &[true, true], &[false, false]);
+        assert_eq!(lists, [Some(0), Some(0)]);
+        let (lists, notes) = assign_lists(Relabel::Shared, &cols, &[true, true], &[true, false]);
+        assert_eq!(lists, [Some(0), Some(1)]);
+        assert!(notes[0].contains("different kinds"), "{notes:?}");
+    }
+
+    #[test]
+    fn a_shared_list_is_numbered_row_by_row() {
+        // Numbered column by column: src 1 -> 0, 3 -> 1; dst 2 -> 2, 1 -> 0. Row by row:
+        // 1 -> 0, 2 -> 1, 3 -> 2, so (1, 2), (3, 1) become (0, 1), (2, 0).
+        let mut coords = vec![vec![0, 1], vec![2, 0]];
+        let mut order = vec!["1".to_string(), "3".into(), "2".into()];
+        renumber_by_rows(&mut coords, &[0, 1], &mut order);
+        assert_eq!(coords, [vec![0, 2], vec![1, 0]]);
+        assert_eq!(order, ["1", "2", "3"]);
+    }
+
+    #[test]
+    fn separate_and_unnumbered_dimensions() {
+        let cols = names(&["src", "dst", "t"]);
+        let (lists, _) = assign_lists(
+            Relabel::Separate,
+            &cols,
+            &[true, true, false],
+            &[false, false, false],
+        );
+        assert_eq!(lists, [Some(0), Some(1), None]);
+        let (lists, notes) = assign_lists(Relabel::Text, &cols, &[false; 3], &[false; 3]);
+        assert_eq!(lists, [None, None, None]);
+        assert!(notes.is_empty());
+    }
+}
