@@ -1,7 +1,9 @@
 //! Writing stored tensors into HDF5 files: binsparse (`.h5`, `.bsp.h5`), AnnData `.h5ad`
 //! and MATLAB v7.3 `.mat`. Every file is written to a temporary beside the target and
 //! renamed over it only when complete, so a failed write leaves the old file or none.
-//! Arrays are chunked datasets with the shuffle filter before deflate.
+//! Arrays are contiguous datasets, uncompressed, by default (as anndata and h5py write
+//! them: quicker to write and to read), or chunked with the shuffle filter before deflate
+//! when asked.
 
 mod anndata;
 mod binsparse;
@@ -23,9 +25,10 @@ pub use matlab::write_mat;
 pub use structure::Structure;
 
 /// How to write.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct WriteOptions {
-    /// Deflate level of the arrays (0: none; 4 by default, as h5py's `gzip`).
+    /// Deflate level of the arrays, 1-9 ([`WriteOptions::GZIP_LEVEL`] is h5py's for
+    /// `gzip`), or 0 (the default): not compressed, as anndata writes unless asked.
     pub deflate: u8,
     /// The MATLAB variable name (`A` by default).
     pub var: Option<String>,
@@ -33,14 +36,9 @@ pub struct WriteOptions {
     pub structure: Option<Structure>,
 }
 
-impl Default for WriteOptions {
-    fn default() -> Self {
-        WriteOptions {
-            deflate: 4,
-            var: None,
-            structure: None,
-        }
-    }
+impl WriteOptions {
+    /// The deflate level h5py's `compression="gzip"` uses when given none.
+    pub const GZIP_LEVEL: u8 = 4;
 }
 
 /// Elements per chunk of a written array (512 KiB of 8-byte elements).
@@ -75,7 +73,8 @@ pub(crate) fn atomic(
     out.commit().map_err(io)
 }
 
-/// Writes a 1-D array as a chunked, shuffled and deflated dataset.
+/// Writes a 1-D array: contiguous when `deflate` is 0, else as a chunked, shuffled and
+/// deflated dataset.
 pub(crate) fn array<T: hdf5::H5Type>(
     at: &At,
     g: &Group,
@@ -85,11 +84,8 @@ pub(crate) fn array<T: hdf5::H5Type>(
 ) -> Result<(), H5Error> {
     let object = crate::h5::join(&g.name(), name);
     let mut b = g.new_dataset_builder();
-    if !data.is_empty() {
-        b = b.chunk(data.len().min(CHUNK));
-        if deflate > 0 {
-            b = b.shuffle().deflate(deflate);
-        }
+    if !data.is_empty() && deflate > 0 {
+        b = b.chunk(data.len().min(CHUNK)).shuffle().deflate(deflate);
     }
     b.with_data(data)
         .create(name)
