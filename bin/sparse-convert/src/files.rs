@@ -279,6 +279,7 @@ fn read_options(
             relabel: args.relabel.unwrap_or_default(),
         },
         isolation: isolation(args),
+        metadata_only: false,
     };
     (opts, bar)
 }
@@ -327,9 +328,10 @@ pub fn read_converted(
     }
 }
 
-/// Reads the input whole.
-pub fn read_input(args: &InputArgs, opened: Opened<'static>) -> Result<Input> {
-    let (ropts, bar) = read_options(args, &opened, None);
+/// Reads the input whole (`metadata_only`: as far as `info` needs, see `ReadOptions`).
+pub fn read_input(args: &InputArgs, opened: Opened<'static>, metadata_only: bool) -> Result<Input> {
+    let (mut ropts, bar) = read_options(args, &opened, None);
+    ropts.metadata_only = metadata_only;
     let input = opened.read(&ropts).map_err(input_error);
     progress::finish(bar);
     match input {

@@ -329,7 +329,7 @@ fn convert(args: ConvertArgs) -> Result<()> {
             (d.input, d.converted, read_time, d.convert_time)
         }
         Err(opened) => {
-            let mut input = files::read_input(&args.input, opened)?;
+            let mut input = files::read_input(&args.input, opened, false)?;
             let read_time = read_start.elapsed();
             let (converted, convert_time) = do_convert(&mut input, &args.target, quiet, true)?;
             (input, converted, read_time, Some(convert_time))
@@ -375,7 +375,9 @@ fn info(args: InfoArgs) -> Result<()> {
     if let (Some(members), false) = (&members, args.json) {
         report::emit(&report::members_table(&name, members))?;
     }
-    let mut input = match files::read_input(&args.input, opened) {
+    // Without --to, an HDF5 matrix is described from its metadata, its arrays unread.
+    let metadata_only = args.target.to.is_none() && !args.input.transpose;
+    let mut input = match files::read_input(&args.input, opened, metadata_only) {
         Ok(input) => input,
         Err(e) if members.as_ref().is_some_and(|m| !m.is_empty()) => {
             let why = error_text(&e);

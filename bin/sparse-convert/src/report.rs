@@ -350,7 +350,7 @@ pub fn label_summaries(input: &Input) -> Result<Vec<LabelSummary>, sptk_store::S
                 }
             }
         }
-        Content::Entries { labels, .. } => {
+        Content::Entries { labels, .. } | Content::Streamed { labels, .. } => {
             for (dim, l) in labels.iter().enumerate() {
                 if let Some(l) = l {
                     out.push(summary(dim, l));
@@ -364,7 +364,6 @@ pub fn label_summaries(input: &Input) -> Result<Vec<LabelSummary>, sptk_store::S
                 }
             }
         }
-        Content::Streamed { .. } => {}
     }
     Ok(out)
 }

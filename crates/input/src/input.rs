@@ -34,6 +34,10 @@ pub struct ReadOptions {
     /// Where libhdf5 runs for HDF5 inputs: in this process (the default) or in a helper
     /// process that a damaged file cannot take this one down with (see [`Isolation`]).
     pub isolation: Isolation,
+    /// Describe the input from its metadata alone where its reader can (HDF5 CSR / CSC
+    /// arrays: shape, value type and entry count from their datasets), leaving the arrays
+    /// unread: the content is then [`Content::Streamed`]. For `info`; false by default.
+    pub metadata_only: bool,
 }
 
 /// How the columns of a table (Arrow IPC, Parquet) make a tensor.
@@ -80,6 +84,7 @@ impl Default for ReadOptions {
             checksums: true,
             columns: ColumnOptions::default(),
             isolation: Isolation::default(),
+            metadata_only: false,
         }
     }
 }
@@ -94,6 +99,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("checksums", &self.checksums)
             .field("columns", &self.columns)
             .field("isolation", &self.isolation)
+            .field("metadata_only", &self.metadata_only)
             .finish()
     }
 }
@@ -150,6 +156,9 @@ pub enum Content {
         value_type: ValueType,
         /// Entries read (symmetric storage expanded, duplicates counted).
         entries: u64,
+        /// Labels per dimension where the reader kept them (an HDF5 matrix described
+        /// from its metadata, `ReadOptions::metadata_only`): empty, or one per dimension.
+        labels: Vec<Option<Arc<Labels>>>,
     },
 }
 
@@ -263,6 +272,7 @@ impl Input {
             dims: self.dim_sizes(),
             value_type: self.value_type(),
             entries: self.entry_count(),
+            labels: Vec::new(),
         };
         match std::mem::replace(&mut self.content, summary) {
             Content::Tensor(t) => sptk_tensor::convert_tensor_owned(t, target, opts)

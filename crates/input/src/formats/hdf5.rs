@@ -93,17 +93,31 @@ impl Reader for Hdf5 {
         })?;
         let member = source.spec().member.as_deref();
         let m = read_matrix(path, self.kind(), member, opts)?;
+        // `info` describes planned arrays from their plans, leaving them unread.
+        let mut m = if opts.metadata_only {
+            m
+        } else {
+            let h5opts = sptk_hdf5::ReadOptions {
+                memory_limit: opts.memory_limit,
+            };
+            sptk_hdf5::execute(path, m, &h5opts)?
+        };
+        let mut notes = std::mem::take(&mut m.notes);
         let header = format!("{} {}", m.object, m.layout);
         let content = match m.content {
             sptk_hdf5::Content::Entries(entries) => Content::Entries {
                 entries,
                 labels: m.labels,
             },
-            sptk_hdf5::Content::Planned(_) => {
-                return Err(InputError::Source(format!(
-                    "{}: HDF5 arrays planned but not read",
-                    source.spec()
-                )))
+            sptk_hdf5::Content::Planned(p) => {
+                notes.push(unread(&p));
+                let [_, _, values] = &p.arrays;
+                Content::Streamed {
+                    dims: p.dims.to_vec(),
+                    value_type: values.ty,
+                    entries: values.len,
+                    labels: m.labels,
+                }
             }
             sptk_hdf5::Content::Tensor(mut t) => {
                 sptk_tensor::attach_labels(&mut t, &m.labels).map_err(|error| {
@@ -124,7 +138,7 @@ impl Reader for Hdf5 {
             field: None,
             one_based: false,
             content,
-            notes: m.notes,
+            notes,
             memory_hint: None,
         })
     }
@@ -148,23 +162,123 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
-/// Reads the matrix `member` of `path` where `opts` say: libhdf5 (`sptk_hdf5::read_planned`)
-/// in this process or in a helper process (`crate::isolate`), then the arrays it planned
-/// from the file here, with no libhdf5 call (`sptk_hdf5::execute`).
+/// What `info` says of arrays it did not read: their stored form.
+fn unread(p: &sptk_hdf5::Planned) -> String {
+    let arrays: Vec<String> = p
+        .arrays
+        .iter()
+        .zip(&p.names)
+        .map(|(a, name)| {
+            let stored = match &a.layout {
+                sptk_hdf5::Layout::Contiguous { .. } => "contiguous".to_string(),
+                sptk_hdf5::Layout::Chunked {
+                    chunks, deflate, ..
+                } => format!(
+                    "{} chunks{}",
+                    chunks.len(),
+                    if *deflate { ", deflated" } else { "" }
+                ),
+            };
+            format!("{name} {} x {} ({stored})", a.ty.name(), a.len)
+        })
+        .collect();
+    format!(
+        "{} arrays not read (info reads an HDF5 input's metadata only; --to reads and checks them): {}",
+        if p.by_rows { "CSR" } else { "CSC" },
+        arrays.join(", ")
+    )
+}
+
+/// Reads the matrix `member` of `path` where `opts` say, with libhdf5
+/// (`sptk_hdf5::read_planned`) in this process or in a helper process
+/// (`crate::isolate`). The arrays it planned are left to the caller, to be read from the
+/// file here with no libhdf5 call (`sptk_hdf5::execute`), or not at all.
 fn read_matrix(
     path: &Path,
     kind: Option<Kind>,
     member: Option<&str>,
     opts: &ReadOptions,
 ) -> Result<sptk_hdf5::Matrix, InputError> {
-    let h5opts = sptk_hdf5::ReadOptions {
-        memory_limit: opts.memory_limit,
-    };
-    let m = match &opts.isolation {
-        Isolation::InProcess => sptk_hdf5::read_planned(path, kind, member, &h5opts)?,
+    Ok(match &opts.isolation {
+        Isolation::InProcess => {
+            let h5opts = sptk_hdf5::ReadOptions {
+                memory_limit: opts.memory_limit,
+            };
+            sptk_hdf5::read_planned(path, kind, member, &h5opts)?
+        }
         Isolation::Child(helper) => {
             crate::isolate::read(path, kind, member, opts.memory_limit, opts.threads, helper)?
         }
-    };
-    Ok(sptk_hdf5::execute(path, m, &h5opts)?)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::FileExt;
+
+    use super::*;
+    use crate::spec::SourceSpec;
+
+    /// Every stored byte of a planned array: its contiguous run or its chunks.
+    fn stored_ranges(plan: &sptk_hdf5::Plan) -> Vec<(u64, u64)> {
+        match &plan.layout {
+            sptk_hdf5::Layout::Contiguous { offset } => {
+                vec![(*offset, plan.len * plan.ty.size() as u64)]
+            }
+            sptk_hdf5::Layout::Chunked { chunks, .. } => {
+                chunks.iter().map(|c| (c.offset, c.bytes)).collect()
+            }
+        }
+    }
+
+    #[test]
+    fn metadata_only_reads_no_array_so_damaged_array_bytes_still_describe() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cells.h5ad");
+        let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+        std::fs::copy(testdata.join("anndata/adata_csr_f32.h5ad"), &path).unwrap();
+        let read = |metadata_only: bool| {
+            let mut source = Source::open(SourceSpec::resolve(&[&path]).unwrap());
+            let opts = ReadOptions {
+                metadata_only,
+                ..ReadOptions::default()
+            };
+            Hdf5(Kind::AnnData).read(&mut source, &opts)
+        };
+        let whole = read(false).unwrap();
+        let (dims, entries) = (whole.dim_sizes(), whole.entry_count());
+        // The indices' bytes overwritten: the whole read refuses them, `info` never sees them.
+        let m = sptk_hdf5::read_planned(&path, None, None, &Default::default()).unwrap();
+        let sptk_hdf5::Content::Planned(p) = &m.content else {
+            panic!("the CSR arrays of {} have no plan", path.display());
+        };
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        for (offset, bytes) in stored_ranges(&p.arrays[1]) {
+            file.write_all_at(&vec![0xff; bytes as usize], offset)
+                .unwrap();
+        }
+        let e = read(false)
+            .expect_err("damaged indices were read")
+            .to_string();
+        assert!(e.contains("/X/indices"), "{e}");
+        let described = read(true).unwrap();
+        let Content::Streamed { labels, .. } = &described.content else {
+            panic!("the arrays were read");
+        };
+        // The obs and var names come with the description.
+        assert!(labels.len() == 2 && labels.iter().all(Option::is_some));
+        assert_eq!(
+            (described.dim_sizes(), described.entry_count()),
+            (dims, entries)
+        );
+        assert_eq!(described.value_type(), whole.value_type());
+        assert!(
+            described
+                .notes
+                .iter()
+                .any(|n| n.starts_with("CSR arrays not read")),
+            "{:?}",
+            described.notes
+        );
+    }
 }

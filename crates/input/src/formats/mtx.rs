@@ -180,6 +180,7 @@ pub(crate) fn read_converted_file(
                 dims: vec![h.rows, h.cols],
                 value_type: d.converted.tensor.value_type(),
                 entries: d.entries,
+                labels: Vec::new(),
             },
             notes: Vec::new(),
             memory_hint: None,

@@ -209,6 +209,7 @@ impl Reader for Tables {
                     dims: t.dim_sizes().to_vec(),
                     value_type: table.value_type(),
                     entries: table.rows().unwrap_or(0),
+                    labels: Vec::new(),
                 },
                 notes: table.notes().to_vec(),
                 memory_hint: None,
