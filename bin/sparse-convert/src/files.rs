@@ -341,6 +341,26 @@ pub fn read_input(args: &InputArgs, opened: Opened<'static>, metadata_only: bool
 }
 
 /// Writes the converted tensor to `path` (atomically for files).
+/// Says that an output of `format` drops the tensor's labels, where it does. The binsparse
+/// and MATLAB writers say so themselves.
+fn note_dropped_labels(format: Format, tensor: &Tensor, quiet: bool) {
+    let keeps = match format {
+        Format::Spt => true,
+        #[cfg(feature = "hdf5")]
+        Format::H5ad | Format::Binsparse | Format::Mat => true,
+        #[cfg(feature = "table")]
+        Format::Levels => true,
+        _ => false,
+    };
+    let labelled = tensor.all_labels().iter().filter(|l| l.is_some()).count();
+    if !keeps && labelled > 0 && !quiet {
+        eprintln!(
+            "note: the labels of {labelled} dimension(s) are not written: {} has no place for them (.spt, .levels and .h5ad outputs keep them)",
+            format.name()
+        );
+    }
+}
+
 pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertArgs) -> Result<()> {
     let source = input.name.as_str();
     let format = output_format(path, &args.format)?;
@@ -369,6 +389,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
         progress::finish(bar);
         return Ok(());
     }
+    note_dropped_labels(format, tensor, args.input.quiet);
     #[cfg(feature = "hdf5")]
     if matches!(format, Format::Binsparse | Format::H5ad | Format::Mat) {
         return write_hdf5(path, format, tensor, args);
@@ -379,13 +400,6 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
     }
     if matches!(format, Format::Npz | Format::Npy) {
         return write_numpy(path, format, tensor, args);
-    }
-    let labelled = tensor.all_labels().iter().filter(|l| l.is_some()).count();
-    if labelled > 0 && !args.input.quiet {
-        eprintln!(
-            "note: the labels of {labelled} dimension(s) are not written: {} has no place for them (a .spt output keeps them)",
-            format.name()
-        );
     }
     let bar = progress::count(quiet, tensor.nse() as u64, "writing");
     let tick = bar.clone();

@@ -72,3 +72,28 @@ fn a_relabel_mode_that_is_not_one_says_which_there_are() {
         "`g.parquet` is not a way to relabel: `shared` or `separate`",
     );
 }
+
+#[test]
+fn outputs_without_a_place_for_labels_say_so_and_levels_folders_keep_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    edges(d);
+    let dropped = "the labels of 2 dimension(s) are not written";
+    for out in ["out.npz", "out.npy", "out.parquet", "out.arrow", "out.mtx"] {
+        let (_, notes) = succeeds(
+            &["g.parquet", "--to", "CSR", "--relabel", "-o", out],
+            d,
+            None,
+        );
+        assert!(notes.contains(dropped), "{out}: {notes}");
+    }
+    let (_, notes) = succeeds(
+        &["g.parquet", "--to", "CSR", "--relabel", "-o", "out.levels"],
+        d,
+        None,
+    );
+    assert!(!notes.contains(dropped), "{notes}");
+    // Read back from the folder, the labels are there to be dropped by the next output.
+    let (_, notes) = succeeds(&["out.levels", "-o", "back.npz"], d, None);
+    assert!(notes.contains(dropped), "{notes}");
+}

@@ -4,6 +4,8 @@
 //! a BSR or 2:4 tensor survives a trip through a data lake and comes back byte for byte.
 //! Index arrays keep their widths (unsigned 8 to 64 bits; packed 2-bit n:m offsets as their
 //! bytes); bf16 values are kept as their 16 bits and complex values as interleaved parts.
+//! A dimension's labels (cell barcodes, gene names, relabelled ids) are `labels_D.parquet`,
+//! one text column in coordinate order.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -13,10 +15,10 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type};
-use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch, StringArray};
 use arrow_schema::{Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use sptk_tensor::{Buf, IndexVec, LevelArrays, Tensor, ValueType, ValueVec};
+use sptk_tensor::{Buf, IndexVec, Labels, LevelArrays, Tensor, ValueType, ValueVec};
 
 use crate::error::TableError;
 use crate::open::TableKind;
@@ -122,6 +124,12 @@ pub fn write_levels(dir: &Path, tensor: &Tensor, opts: &WriteOptions) -> Result<
             }
         }
         arrays.push(("values".into(), values_array(tensor.values()), None));
+        for (d, labels) in tensor.all_labels().iter().enumerate() {
+            if let Some(labels) = labels {
+                let text: ArrayRef = Arc::new(StringArray::from_iter_values(labels.iter()));
+                arrays.push((format!("labels_{d}"), text, None));
+            }
+        }
         for (stem, array, packed) in arrays {
             let mut m = meta.clone();
             if let Some(len) = packed {
@@ -254,6 +262,24 @@ impl Column {
         Ok(out)
     }
 
+    /// The column's text, no nulls.
+    fn texts(&self) -> Result<Vec<String>, TableError> {
+        let mut out = Vec::new();
+        for a in &self.array {
+            let t = a.as_string_opt::<i32>().ok_or_else(|| {
+                TableError::format(
+                    &self.path,
+                    format!("expected text, found {}", a.data_type()),
+                )
+            })?;
+            if t.null_count() > 0 {
+                return Err(TableError::column(&self.path, "", None, "null label"));
+            }
+            out.extend(t.iter().flatten().map(str::to_string));
+        }
+        Ok(out)
+    }
+
     fn index(&self) -> Result<IndexVec, TableError> {
         let t = self.array.first().map(|a| a.data_type().clone());
         if let Some(len) = self.meta.get(PACKED) {
@@ -352,7 +378,18 @@ fn read_levels_inner(dir: &Path, limit: u64) -> Result<Tensor, TableError> {
         levels.push(LevelArrays { pos, crd });
     }
     let vals = read_values(&values, vt)?;
-    Tensor::try_from_parts(encoding, dims, levels, vals).map_err(|e| TableError::convert(dir, e))
+    let mut tensor = Tensor::try_from_parts(encoding, dims, levels, vals)
+        .map_err(|e| TableError::convert(dir, e))?;
+    for d in 0..rank {
+        let p = dir.join(format!("labels_{d}.parquet"));
+        if p.is_file() {
+            let labels = read_column(&p, limit, &used)?.texts()?;
+            tensor = tensor
+                .with_labels(d, Labels::from_strings(labels))
+                .map_err(|e| TableError::format(&p, e))?;
+        }
+    }
+    Ok(tensor)
 }
 
 fn read_values(c: &Column, vt: ValueType) -> Result<ValueVec, TableError> {

@@ -13,7 +13,7 @@ use sptk_table::{
     read_levels, write_levels, write_table, Relabel, Table, TableKind, TableOptions, ValueColumn,
     WriteOptions,
 };
-use sptk_tensor::{ConvertOptions, Entries, Scalar, Tensor};
+use sptk_tensor::{ConvertOptions, Entries, Labels, Scalar, Tensor};
 
 fn matrix() -> Entries {
     // 37 x 23, a few entries per row, with an empty row and column.
@@ -112,7 +112,42 @@ fn every_encoding_survives_the_levels_form_byte_for_byte() {
         assert_eq!(back.encoding(), t.encoding(), "{preset}");
         assert_eq!(back.levels(), t.levels(), "{preset}");
         assert_eq!(back.values(), t.values(), "{preset}");
+        assert!(back.all_labels().iter().all(Option::is_none), "{preset}");
     }
+}
+
+/// The matrix as `preset` with every row and column labelled.
+fn labelled(preset: &str) -> Tensor {
+    let t = tensor(preset);
+    let rows = Labels::from_strings((0..37).map(|r| format!("cell-{r}")));
+    let cols = Labels::from_strings((0..23).map(|c| format!("gene-{c}")));
+    t.with_labels(0, rows)
+        .unwrap()
+        .with_labels(1, cols)
+        .unwrap()
+}
+
+#[test]
+fn labels_survive_the_levels_form_and_a_wrong_count_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for preset in ["CSR", "BSR:2x2", "COO"] {
+        let t = labelled(preset);
+        let path = dir
+            .path()
+            .join(format!("{}.levels", preset.replace(':', "_")));
+        write_levels(&path, &t, &WriteOptions::default()).unwrap();
+        let back = read_levels(&path).unwrap_or_else(|e| panic!("{preset}: {e}"));
+        assert_eq!(back.all_labels(), t.all_labels(), "{preset}");
+        assert_eq!(back.labels(1).unwrap().get(22), Some("gene-22"));
+    }
+    // The 23 column labels where the 37 row labels belong.
+    let path = dir.path().join("CSR.levels");
+    std::fs::copy(path.join("labels_1.parquet"), path.join("labels_0.parquet")).unwrap();
+    let e = read_levels(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("labels_0.parquet") && e.contains("23 labels for dimension 0, whose size is 37"),
+        "{e}"
+    );
 }
 
 fn err(path: &Path, opts: &TableOptions) -> String {
