@@ -29,12 +29,17 @@ pub enum KernelError {
     Isa(String),
     /// A kernel description's text form does not parse.
     Description(String),
+    /// Memory a kernel needs (the partials of a scatter) cannot be allocated on this
+    /// machine; the message says how much.
+    Alloc(String),
 }
 
 impl fmt::Display for KernelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            KernelError::Unsupported(m) | KernelError::Isa(m) => f.write_str(m),
+            KernelError::Unsupported(m) | KernelError::Isa(m) | KernelError::Alloc(m) => {
+                f.write_str(m)
+            }
             KernelError::ValueType {
                 operand,
                 expected,

@@ -288,7 +288,7 @@ impl Kernel {
         let start = Instant::now();
         let bytes = generate(desc)?;
         let code = Code::new(&bytes)
-            .map_err(|e| KernelError::Unsupported(format!("cannot map code pages: {e}")))?;
+            .map_err(|e| KernelError::Alloc(format!("cannot map code pages: {e}")))?;
         Ok(Kernel {
             desc: *desc,
             code,
@@ -510,7 +510,7 @@ impl Kernel {
                     _ => (yn, rows),
                 };
                 let bounds = chunk_entries(rows, SCATTER_CHUNKS);
-                let mut partials = ZeroedPartials::<T>::new(bounds.len(), part_len)?;
+                let mut partials = zeroed_partials::<T>(bounds.len(), part_len)?;
                 let base = SendPtr(partials.as_mut_ptr());
                 run_chunks(&bounds, threads, |c, range| {
                     // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
@@ -540,7 +540,7 @@ impl Kernel {
                 let x_in = zero_padded(x, x_len.max(xn));
                 let part_len = yn.div_ceil(p) * p;
                 let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
-                let mut partials = ZeroedPartials::<T>::new(bounds.len(), part_len)?;
+                let mut partials = zeroed_partials::<T>(bounds.len(), part_len)?;
                 let base = SendPtr(partials.as_mut_ptr());
                 run_chunks(&bounds, threads, |c, range| {
                     // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
@@ -567,7 +567,7 @@ impl Kernel {
                     Walk::Entries(_) => chunk_entries(vals.len(), SCATTER_CHUNKS),
                     _ => chunk_rows(pos, n_outer, SCATTER_CHUNKS),
                 };
-                let mut partials = ZeroedPartials::<T>::new(bounds.len(), yn)?;
+                let mut partials = zeroed_partials::<T>(bounds.len(), yn)?;
                 let base = SendPtr(partials.as_mut_ptr());
                 // Chunk c adds into its own partial, elements c * yn .. (c + 1) * yn.
                 run_chunks(&bounds, threads, |c, range| {
@@ -1144,17 +1144,17 @@ fn scatter_sum<T: RealValue>(
     len: usize,
     threads: usize,
     work: impl Fn(usize, (usize, usize), *mut T) + Sync,
-) -> Result<ZeroedPartials<T>, KernelError> {
+) -> Result<Vec<T>, KernelError> {
     if bounds.is_empty() {
-        return Ok(ZeroedPartials::Small(Vec::new()));
+        return Ok(Vec::new());
     }
     let t = threads.clamp(1, bounds.len());
-    let mut sum = ZeroedPartials::<T>::new(1, len)?;
-    let mut bufs: Vec<(ZeroedPartials<T>, bool)> = Vec::new();
+    let mut sum = zeroed_partials::<T>(1, len)?;
+    let mut bufs: Vec<(Vec<T>, bool)> = Vec::new();
     for (w, wave) in bounds.chunks(t).enumerate() {
         let own = usize::from(w == 0);
         while bufs.len() < wave.len() - own {
-            bufs.push((ZeroedPartials::new(1, len)?, false));
+            bufs.push((zeroed_partials(1, len)?, false));
         }
         // (the chunk's partial, whether it must be zeroed first: a buffer used before)
         let outs: Vec<(SendPtr<T>, bool)> = (0..wave.len())
@@ -1194,68 +1194,21 @@ fn fold<T: RealValue>(acc: &mut [T], part: &[T], threads: usize) {
     });
 }
 
-/// The zeroed partials of a scatter (SpMV or SpMM), `chunks * len` values: a vector when small;
-/// when large, anonymous pages (zero pages handed out lazily, so the kernel's writes are
-/// the only pass) that the kernel backs with huge pages where it can: a scatter writes all
-/// over its partial, and 2 MiB pages cut the page faults and TLB misses of 4 KiB ones.
-enum ZeroedPartials<T> {
-    Small(Vec<T>),
-    Large(memmap2::MmapMut, usize),
-}
-
-impl<T: RealValue> ZeroedPartials<T> {
-    fn new(chunks: usize, len: usize) -> Result<ZeroedPartials<T>, KernelError> {
-        let n = chunks.checked_mul(len);
-        let bytes = n.and_then(|n| n.checked_mul(std::mem::size_of::<T>()));
-        let (Some(n), Some(bytes)) = (n, bytes) else {
-            return Err(KernelError::Unsupported(format!(
-                "{chunks} partials of {len} values cannot be allocated"
-            )));
-        };
-        if bytes < 8 << 20 {
-            return Ok(ZeroedPartials::Small(vec![T::ZERO; n]));
-        }
-        let map = memmap2::MmapMut::map_anon(bytes).map_err(|e| {
-            KernelError::Unsupported(format!(
-                "{chunks} partials of {len} values ({bytes} bytes) cannot be allocated: {e}"
-            ))
-        })?;
-        #[cfg(target_os = "linux")]
-        {
-            // Advice only: without huge pages the partials work the same.
-            let _ = map.advise(memmap2::Advice::HugePage);
-        }
-        Ok(ZeroedPartials::Large(map, n))
-    }
-
-    fn as_mut_ptr(&mut self) -> *mut T {
-        match self {
-            ZeroedPartials::Small(v) => v.as_mut_ptr(),
-            ZeroedPartials::Large(map, _) => map.as_mut_ptr().cast(),
-        }
-    }
-
-    fn as_mut_slice(&mut self) -> &mut [T] {
-        match self {
-            ZeroedPartials::Small(v) => v,
-            // SAFETY: as in `as_slice`; `&mut self` is the only borrow.
-            ZeroedPartials::Large(map, n) => unsafe {
-                std::slice::from_raw_parts_mut(map.as_mut_ptr().cast(), *n)
-            },
-        }
-    }
-
-    fn as_slice(&self) -> &[T] {
-        match self {
-            ZeroedPartials::Small(v) => v,
-            // SAFETY: the map holds `n` values' bytes, page-aligned (so aligned for T), all
-            // of them valid f32 or f64 (zeros, or what the kernels wrote); no mutable
-            // borrow is alive while the slice is (`&self`).
-            ZeroedPartials::Large(map, n) => unsafe {
-                std::slice::from_raw_parts(map.as_ptr().cast(), *n)
-            },
-        }
-    }
+/// The zeroed partials of a scatter (SpMV or SpMM), `chunks * len` values, from the
+/// workspace's one zeroed allocator (`sptk_tensor::big_zeroed`: zero pages handed out
+/// lazily, so the kernel's writes are the only pass, and huge pages from
+/// `sptk_tensor::HUGE_PAGE_FROM`: a scatter writes all over its partial, and 2 MiB pages
+/// cut the page faults and TLB misses of 4 KiB ones).
+fn zeroed_partials<T: RealValue>(chunks: usize, len: usize) -> Result<Vec<T>, KernelError> {
+    let fail = |why: String| {
+        KernelError::Alloc(format!(
+            "{chunks} partials of {len} values cannot be allocated: {why}"
+        ))
+    };
+    let n = chunks
+        .checked_mul(len)
+        .ok_or_else(|| fail("more than the address space".into()))?;
+    sptk_tensor::big_zeroed(n).map_err(|e| fail(e.to_string()))
 }
 
 /// A column-major `rows x k` matrix in row-major order.

@@ -1,27 +1,11 @@
 //! Allocations whose size comes from the input: checked arithmetic, refused with
 //! [`MtxError::TooLarge`] instead of an abort when the machine cannot hold them, and zeroed
-//! by the allocator (calloc: the kernel hands out zero pages lazily, so pre-sizing an array
-//! by what the file could hold costs only what is written).
+//! by `sptk_tensor::big_zeroed` (the workspace's one zeroed allocator: the kernel hands out
+//! zero pages lazily, so pre-sizing an array by what the file could hold costs only what
+//! is written, and large arrays get huge pages).
 
 use crate::error::MtxError;
-use sptk_tensor::C128;
-
-/// Element types whose all-zero bytes are a valid value equal to `Default::default()`.
-///
-/// # Safety
-/// Implement only for such types: [`zeroed`] hands out zeroed memory as `Self`.
-pub(crate) unsafe trait Zeroed: Default + Clone {}
-
-// SAFETY: integers and floats: all-zero bytes are 0 and 0.0.
-unsafe impl Zeroed for u32 {}
-// SAFETY: as above.
-unsafe impl Zeroed for u64 {}
-// SAFETY: as above.
-unsafe impl Zeroed for i64 {}
-// SAFETY: as above.
-unsafe impl Zeroed for f64 {}
-// SAFETY: `C128` is `repr(C)` over two `f64`: all-zero bytes are 0 + 0i.
-unsafe impl Zeroed for C128 {}
+pub(crate) use sptk_tensor::Zeroed;
 
 /// The bytes of `n` elements of `T`, or `None` past `u64`.
 pub(crate) fn bytes_of<T>(n: u64) -> Option<u64> {
@@ -44,18 +28,7 @@ pub(crate) fn too_large<T>(what: &str, n: u64, why: &str) -> MtxError {
 pub(crate) fn zeroed<T: Zeroed>(n: u64, what: &str) -> Result<Vec<T>, MtxError> {
     let fail = || too_large::<T>(what, n, "cannot be allocated on this machine");
     let n = usize::try_from(n).map_err(|_| fail())?;
-    if n == 0 || std::mem::size_of::<T>() == 0 {
-        return Ok(Vec::new());
-    }
-    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| fail())?;
-    // SAFETY: the layout's size is not zero (n > 0 and T is not zero-sized, checked above).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
-    if ptr.is_null() {
-        return Err(fail());
-    }
-    // SAFETY: `ptr` comes from the global allocator with the layout of `[T; n]` (so length
-    // and capacity are n), and all-zero bytes are a valid `T` (`Zeroed`).
-    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
+    sptk_tensor::big_zeroed(n).map_err(|_| fail())
 }
 
 /// Checks that `bytes` could be allocated at all, without keeping or touching them: the

@@ -19,7 +19,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use memmap2::{Mmap, MmapMut, MmapOptions};
+use memmap2::{Mmap, MmapMut};
 use sptk_tensor::{
     Buf, IndexVec, IndexWidth, Labels, LevelArrays, Owner, Pod, Tensor, ValueType, ValueVec,
 };
@@ -90,7 +90,7 @@ impl SptFile {
                     .into(),
             )
         })?;
-        let mut mem = anon(len).map_err(|e| at(e.into()))?;
+        let mut mem = anon(len).map_err(at)?;
         read_into(&mut file, &mut mem).map_err(|e| at(e.into()))?;
         // A file that grew since `metadata` is refused rather than read partly.
         let mut extra = [0u8; 1];
@@ -454,19 +454,12 @@ fn read_into(file: &mut File, mem: &mut [u8]) -> std::io::Result<()> {
 /// Bytes per parallel read of [`read_into`].
 const READ_PIECE: usize = 16 << 20;
 
-/// Private, page-aligned memory of `len` bytes. Small blocks get their pages up front
-/// (`MAP_POPULATE`: one call instead of a fault per 4 KiB); large ones are advised into
-/// huge pages first, which the copy that follows then faults in 2 MiB at a time, so that
-/// kernels streaming the arrays miss the TLB less (SpMV on a 300 MB CSR: 6% per run).
-fn anon(len: usize) -> std::io::Result<MmapMut> {
-    if len >= sptk_tensor::HUGE_PAGE_FROM {
-        let map = MmapOptions::new().len(len).map_anon()?;
-        // Advice only: if the kernel refuses it, the pages are ordinary ones.
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::HugePage);
-        return Ok(map);
-    }
-    MmapOptions::new().len(len).populate().map_anon()
+/// Private, page-aligned memory of `len` bytes to read a file into
+/// (`sptk_tensor::filled_pages`: the workspace's one allocator decides huge pages; SpMV on
+/// a 300 MB CSR runs 6% faster from them); a block the machine cannot hold is an
+/// allocation error.
+fn anon(len: usize) -> Result<MmapMut, StoreError> {
+    sptk_tensor::filled_pages(len).map_err(|e| StoreErrorKind::Convert(e).into())
 }
 
 /// `pos[3]` -> ("pos", 3).

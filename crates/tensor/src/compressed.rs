@@ -5,6 +5,7 @@
 //! repeated indices as they are) come out as coordinates instead, to be sorted and summed
 //! by the conversion.
 
+use crate::budget::{Budget, Need};
 use crate::entries::{coord_width_for, Entries};
 use crate::index::{Index, IndexVec, IndexWidth};
 use crate::par;
@@ -74,13 +75,34 @@ fn width_field(w: IndexWidth) -> u8 {
 }
 
 /// Checks `p` and makes it a tensor, or coordinates where a segment is not strictly
-/// increasing.
+/// increasing: [`from_compressed_within`] the machine's default memory limit.
+///
+/// # Errors
+/// As for [`from_compressed_within`].
+pub fn from_compressed(p: CompressedParts) -> Result<FromCompressed, PartsError> {
+    from_compressed_within(p, None)
+}
+
+/// Checks `p` and makes it a tensor, or coordinates where a segment is not strictly
+/// increasing. Every array this makes (64-bit copies of the pointers and of packed
+/// indices; the coordinates and values of unsorted segments) is counted against
+/// `memory_limit` (the machine's default where `None`) before it is allocated.
 ///
 /// # Errors
 /// The first broken rule, naming the array: block size not tiling the shape, pointer count,
 /// first and last pointer, decreasing pointers, an index past the inner size, a values
-/// count other than one per index (or block).
-pub fn from_compressed(p: CompressedParts) -> Result<FromCompressed, PartsError> {
+/// count other than one per index (or block); or the array whose copy passes the memory
+/// limit or cannot be allocated.
+pub fn from_compressed_within(
+    p: CompressedParts,
+    memory_limit: Option<u64>,
+) -> Result<FromCompressed, PartsError> {
+    let budget = Budget::new(memory_limit);
+    let charge = |array: PartsArray, need: Need| {
+        budget
+            .charge(&[need])
+            .map_err(|e| err(array, e.to_string()))
+    };
     let [r, c] = p.block;
     let [rows, cols] = p.dims;
     if r == 0 || c == 0 || rows % r != 0 || cols % c != 0 || (!p.by_rows && (r, c) != (1, 1)) {
@@ -121,6 +143,10 @@ pub fn from_compressed(p: CompressedParts) -> Result<FromCompressed, PartsError>
             ),
         ));
     }
+    charge(
+        PartsArray::Pos,
+        Need::new("pointers as 64-bit", p.pos.len() as u64, 64),
+    )?;
     let pos = p.pos.to_u64_vec();
     check_pointers(&pos, n)?;
     let sorted = match &p.crd {
@@ -128,7 +154,10 @@ pub fn from_compressed(p: CompressedParts) -> Result<FromCompressed, PartsError>
         IndexVec::U16(c) => check_indices(&pos, c, inner, inner_words)?,
         IndexVec::U32(c) => check_indices(&pos, c, inner, inner_words)?,
         IndexVec::U64(c) => check_indices(&pos, c, inner, inner_words)?,
-        packed => check_indices(&pos, &packed.to_u64_vec(), inner, inner_words)?,
+        packed => {
+            charge(PartsArray::Crd, Need::new("indices as 64-bit", n, 64))?;
+            check_indices(&pos, &packed.to_u64_vec(), inner, inner_words)?
+        }
     };
     if sorted {
         let mut enc = match (p.by_rows, per) {
@@ -156,11 +185,24 @@ pub fn from_compressed(p: CompressedParts) -> Result<FromCompressed, PartsError>
             .map(FromCompressed::Tensor)
             .map_err(|e| err(PartsArray::Pos, e.to_string()));
     }
+    // Unsorted segments become coordinates: 64-bit indices, then two coordinates and a
+    // value per entry (at most one per stored value).
     let values = p.values;
+    let stored = values.len() as u64;
+    charge(PartsArray::Crd, Need::new("indices as 64-bit", n, 64))?;
+    charge(
+        PartsArray::Crd,
+        Need::new("coordinates", u128::from(stored) * 2, 64),
+    )?;
+    let vbits = values.value_type().size() as u32 * 8;
+    charge(
+        PartsArray::Values,
+        Need::new("coordinate values", stored, vbits),
+    )?;
     let crd = p.crd.to_u64_vec();
     let e = with_values!(&values, v => expand(&pos, &crd, v, p.dims, p.by_rows, [r, c]));
     e.map(FromCompressed::Entries)
-        .map_err(|e| err(PartsArray::Crd, e.to_string()))
+        .map_err(|e| err(PartsArray::Crd, e))
 }
 
 /// Pointers start at 0, never decrease and end at `n`.
@@ -228,11 +270,15 @@ fn expand<V: Value + ValueVecAccess>(
     dims: [u64; 2],
     by_rows: bool,
     [r, c]: [u64; 2],
-) -> Result<Entries, crate::EntryError> {
+) -> Result<Entries, String> {
     let per = (r * c) as usize;
-    let mut rows = Vec::with_capacity(vals.len());
-    let mut cols = Vec::with_capacity(vals.len());
-    let mut out = Vec::with_capacity(vals.len());
+    let room = || {
+        crate::alloc::with_capacity::<u64>(vals.len())
+            .map_err(|e| format!("coordinates of {} values: {e}", vals.len()))
+    };
+    let (mut rows, mut cols) = (room()?, room()?);
+    let mut out = crate::alloc::with_capacity::<V>(vals.len())
+        .map_err(|e| format!("{} values: {e}", vals.len()))?;
     for (o, w) in pos.windows(2).enumerate() {
         for k in w[0] as usize..w[1] as usize {
             let (Some(&i), Some(block)) = (crd.get(k), vals.get(k * per..(k + 1) * per)) else {
@@ -261,13 +307,16 @@ fn expand<V: Value + ValueVecAccess>(
     let coords = coords
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|o| crate::EntryError::OutOfBounds {
-            entry: 0,
-            dim: 0,
-            coord: o.value,
-            size: 0,
+        .map_err(|o| {
+            crate::EntryError::OutOfBounds {
+                entry: 0,
+                dim: 0,
+                coord: o.value,
+                size: 0,
+            }
+            .to_string()
         })?;
-    Entries::from_checked_arrays(dims.to_vec(), coords, V::wrap(out))
+    Entries::from_checked_arrays(dims.to_vec(), coords, V::wrap(out)).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -306,6 +355,27 @@ mod tests {
         };
         let e = t.to_entries();
         assert_eq!((e.len(), e.coord(0, 0), e.coord(0, 1)), (12, 0, 3));
+    }
+
+    /// The arrays made from the parts are counted before they are allocated: the 64-bit
+    /// pointers (5 x 8 = 40 bytes), then for unsorted segments the 64-bit indices (32),
+    /// two coordinates per value (64) and the values (32).
+    #[test]
+    fn copies_are_counted_against_the_memory_limit() {
+        let unsorted = || parts(&[0, 2, 2, 4, 4], &[5, 1, 2, 2], vec![1.0; 4], [1, 1]);
+        let e = from_compressed_within(unsorted(), Some(39)).unwrap_err();
+        assert_eq!(e.array, PartsArray::Pos, "{}", e.message);
+        assert!(
+            e.message.contains("memory limit of 39 bytes"),
+            "{}",
+            e.message
+        );
+        let e = from_compressed_within(unsorted(), Some(100)).unwrap_err();
+        assert_eq!(e.array, PartsArray::Crd, "{}", e.message);
+        assert!(e.message.contains("coordinates"), "{}", e.message);
+        let e = from_compressed_within(unsorted(), Some(167)).unwrap_err();
+        assert_eq!(e.array, PartsArray::Values, "{}", e.message);
+        assert!(from_compressed_within(unsorted(), Some(168)).is_ok());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::budget::{Budget, Need};
 use crate::buffer::Buf;
 
 /// The storage width of an index array.
@@ -179,7 +180,40 @@ impl IndexVec {
         }
     }
 
-    /// The same values at `width` (a copy; packed 2-bit arrays go through `u64`).
+    /// [`IndexVec::to_width`] of an array whose size comes from a file: the copy (at
+    /// `width`, and the 64-bit one a packed array or target goes through) is counted
+    /// against `memory_limit` (the machine's default where `None`) before it is made.
+    ///
+    /// # Errors
+    /// [`crate::ConvertError::MemoryLimit`] naming `name` when the copy does not fit, or
+    /// [`crate::ConvertError::Width`] naming `name` and the first value past the width.
+    pub fn to_width_within(
+        &self,
+        width: IndexWidth,
+        name: &str,
+        memory_limit: Option<u64>,
+    ) -> Result<IndexVec, crate::ConvertError> {
+        if self.width() == width {
+            return Ok(self.clone());
+        }
+        let len = self.len() as u64;
+        let mut needs = vec![Need::new(name, len, width.bits())];
+        if matches!(self, IndexVec::Packed2 { .. }) || width == IndexWidth::W2 {
+            needs.push(Need::new(format!("{name} as 64-bit"), len, 64));
+        }
+        Budget::new(memory_limit).charge(&needs)?;
+        self.to_width(width)
+            .map_err(|o| crate::ConvertError::Width {
+                array: name.to_string(),
+                value: o.value,
+                field: "width",
+                bits: o.width.bits(),
+            })
+    }
+
+    /// The same values at `width` (a copy of `len` elements at `width`, uncounted: arrays
+    /// from files go through [`IndexVec::to_width_within`]; packed 2-bit arrays go through
+    /// `u64`).
     ///
     /// # Errors
     /// The first value that does not fit the width.
@@ -315,6 +349,35 @@ impl fmt::Debug for IndexVec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A copy is counted before it is made: 4 values at 16 bits are 8 bytes (a packed
+    /// target: 1 byte, and 32 for the 64-bit copy it goes through); a value past the
+    /// width names the array.
+    #[test]
+    fn to_width_within_counts_the_copy() {
+        let v = IndexVec::from_u64s(&[1, 2, 3, 300], IndexWidth::W32).unwrap();
+        let e = v
+            .to_width_within(IndexWidth::W16, "crd[1]", Some(7))
+            .unwrap_err();
+        assert!(e.to_string().contains("crd[1]"), "{e}");
+        assert!(e.to_string().contains("memory limit of 7 bytes"), "{e}");
+        let w = v
+            .to_width_within(IndexWidth::W16, "crd[1]", Some(8))
+            .unwrap();
+        assert_eq!(w.to_u64_vec(), vec![1, 2, 3, 300]);
+        let e = v
+            .to_width_within(IndexWidth::W8, "crd[1]", None)
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("crd[1]") && e.to_string().contains("300"),
+            "{e}"
+        );
+        let small = IndexVec::from_u64s(&[1, 2, 3, 0], IndexWidth::W32).unwrap();
+        assert!(small
+            .to_width_within(IndexWidth::W2, "a", Some(32))
+            .is_err());
+        assert!(small.to_width_within(IndexWidth::W2, "a", Some(33)).is_ok());
+    }
 
     #[test]
     fn packed2_layout_is_low_bits_first() {

@@ -35,7 +35,7 @@ mod value;
 mod view;
 mod walk;
 
-pub use alloc::{big_zeroed, HugePageAlloc, HUGE_PAGE_FROM};
+pub use alloc::{big_zeroed, filled_pages, HugePageAlloc, Zeroed, HUGE_PAGE_FROM};
 pub use budget::default_memory_limit;
 pub use compressed::{from_compressed, CompressedParts, FromCompressed, PartsArray, PartsError};
 pub use dense::{dense_entries, DenseArray};
