@@ -243,6 +243,11 @@ pub struct ConvertArgs {
     /// Matrix Market output: write one triangle of a symmetric, skew-symmetric or hermitian matrix.
     #[arg(long, value_name = "SYMMETRY")]
     pub symmetry: Option<String>,
+    /// Write over the input itself (-o names the file read). Refused without it, since
+    /// the output holds the matrix read alone: a container's other matrices, names and
+    /// annotations would be lost.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `sparse-convert info INPUT [--to ENCODING] [--json]`

@@ -310,6 +310,52 @@ pub fn members(args: &InputArgs, opened: &Opened) -> Result<Option<Vec<sptk_inpu
     opened.members_with(&opts).map_err(input_error)
 }
 
+/// Refuses to write over the input itself unless `--force`: the output holds the matrix
+/// read alone, so a container's other matrices and annotations would be lost (named in the
+/// message where the container lists them).
+///
+/// # Errors
+/// `out` names the input (any path to the same file) and `--force` is not given.
+pub fn check_not_input(out: &Path, opened: &Opened, args: &ConvertArgs) -> Result<()> {
+    let inputs: Vec<&Path> = match opened.source.folder() {
+        Some(dir) => vec![dir],
+        None => opened.source.files().iter().map(PathBuf::as_path).collect(),
+    };
+    if args.force || out.as_os_str() == "-" || !inputs.iter().any(|p| same_file(p, out)) {
+        return Ok(());
+    }
+    // Listed only to say what would be lost: a container that cannot be listed is
+    // refused all the same.
+    let members = match opened.source.spec().member {
+        None => members(&args.input, opened)
+            .ok()
+            .flatten()
+            .unwrap_or_default(),
+        Some(_) => Vec::new(),
+    };
+    let held = if members.len() > 1 {
+        let names: Vec<&str> = members.iter().map(|m| m.path.as_str()).collect();
+        format!(" (the input holds {})", names.join(", "))
+    } else {
+        String::new()
+    };
+    bail!(
+        "{}: -o names the input itself, which the output would replace by the converted \
+         matrix alone{held}; write to another name, or give --force to replace it",
+        out.display()
+    )
+}
+
+/// True if `a` and `b` name one file or folder (the same device and inode; a path that
+/// does not exist is no file).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
 /// Reads the input straight into `target` where its reader has a route for that (a
 /// Matrix Market file into CSR-routed targets, with no coordinate list); `Err(opened)`
 /// gives the input back to be read whole.

@@ -308,6 +308,9 @@ fn convert(args: ConvertArgs) -> Result<()> {
     }
     let read_start = Instant::now();
     let opened = files::open_input(&args.input)?;
+    if let Some(path) = &args.output {
+        files::check_not_input(path, &opened, &args)?;
+    }
     // Matrix Market into CSR / CSC (and through CSR into BSR, ELL, n:m): parsed without a
     // coordinate list when it can be. A target or option that does not resolve here takes
     // the ordinary path, which reports it.
