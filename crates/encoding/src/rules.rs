@@ -72,26 +72,12 @@ impl Encoding {
             .iter()
             .position(|l| l.format == LevelFormat::Batch)
         {
-            return Err(EncodingError::new(
-                K::NotSupported,
-                format!(
-                    "level {l} is a batch level: batch levels parse and print, but converting into them \
-                     is not supported yet"
-                ),
-            )
-            .at_level(l));
+            return Err(EncodingError::batch_level(l));
         }
         for (l, level) in self.levels.iter().enumerate() {
             if let LevelExpr::Other(e) = &level.expr {
-                return Err(EncodingError::new(
-                    K::NotSupported,
-                    format!(
-                        "level {l}: the level expression `{}` is not supported yet (supported: d, \
-                         d floordiv c, d mod c, and the ELL form)",
-                        e.named(&self.dims)
-                    ),
-                )
-                .at_level(l));
+                let expr = e.named(&self.dims).to_string();
+                return Err(EncodingError::level_expression(l, &expr));
             }
         }
         if self.explicit_val.is_some() || self.implicit_val.is_some() {
@@ -485,5 +471,33 @@ fn max_symbol(e: &AffineExpr) -> Option<usize> {
         | AffineExpr::FloorDiv(a, b)
         | AffineExpr::CeilDiv(a, b)
         | AffineExpr::Mod(a, b) => max_symbol(a).max(max_symbol(b)),
+    }
+}
+
+/// The refusals of [`Encoding::check_convertible`], worded once: the converters that meet
+/// such a level (after that check, which refuses it first) give the same error.
+impl EncodingError {
+    /// Level `l` is a batch level, which cannot be converted into yet.
+    pub fn batch_level(l: usize) -> EncodingError {
+        EncodingError::new(
+            K::NotSupported,
+            format!(
+                "level {l} is a batch level: batch levels parse and print, but converting into \
+                 them is not supported yet"
+            ),
+        )
+        .at_level(l)
+    }
+
+    /// Level `l`'s expression `expr` (as printed) cannot be converted into yet.
+    pub fn level_expression(l: usize, expr: &str) -> EncodingError {
+        EncodingError::new(
+            K::NotSupported,
+            format!(
+                "level {l}: the level expression `{expr}` is not supported yet (supported: d, \
+                 d floordiv c, d mod c, and the ELL form)"
+            ),
+        )
+        .at_level(l)
     }
 }

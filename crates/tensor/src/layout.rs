@@ -63,10 +63,11 @@ impl Layout {
                 LevelExpr::FloorDiv(d, c) => dim_sizes[d].div_ceil(c),
                 LevelExpr::Mod(_, c) => c,
                 LevelExpr::Ell { k, .. } => k,
-                LevelExpr::Other(_) => {
-                    return Err(ConvertError::Encoding(format!(
-                        "level {l}: this level expression is not supported yet"
-                    )))
+                // Refused by `check_convertible` above, in the same words.
+                LevelExpr::Other(ref e) => {
+                    let expr = e.named(&encoding.dims).to_string();
+                    let refusal = sptk_encoding::EncodingError::level_expression(l, &expr);
+                    return Err(ConvertError::Encoding(refusal.to_string()));
                 }
             };
             let mut format = spec.format;

@@ -499,9 +499,10 @@ impl<W: Raw> Builder<'_, '_, W> {
                 out.count[l] += n as u64;
                 Ok(())
             }
-            LevelFormat::Batch => Err(ConvertError::Encoding(format!(
-                "level {l} is a batch level: batch levels parse and print, but converting into them is not supported yet"
-            ))),
+            // Refused by `Layout::new` (`check_convertible`) before any build.
+            LevelFormat::Batch => Err(ConvertError::Encoding(
+                sptk_encoding::EncodingError::batch_level(l).to_string(),
+            )),
         }
     }
 

@@ -45,12 +45,12 @@ pub use parts::{convert_parts, EntryParts};
 pub use plan::{csr_route, plan, scatter_into, Plan, Route, Source, Step};
 pub use widths::{fit_widths, narrowest_width, AutoWidths};
 
-use blocks::{blocks_values, bsr_like, choose_block_csr};
+use blocks::{blocks_values, choose_block_csr};
 use csr::positions;
-use derive::{derive, derived_like};
+use derive::derive;
 use general::general;
 use padded::{count_nonzero, ell_values, structured_values};
-use scatter::csr_like;
+use plan::Direct;
 use transpose::transpose_values;
 
 /// What a conversion does beyond building the target layout.
@@ -259,12 +259,8 @@ pub fn convert_tensor_owned(
     let fitted = crate::fit_widths(target, t.dim_sizes(), nnz, opts.auto_widths)?;
     let source = (&t.encoding, &t.layout);
     let step = plan::stored_step(source, &fitted, (t.value_type(), nnz), opts)?;
-    let kind = match (fitted.encoding(), csr_like(&t.encoding, &t.layout)) {
-        (Some(enc), Some((a, b))) => derived_like(enc, a, b),
-        _ => None,
-    };
     match (step, fitted.encoding()) {
-        (Some(Step::Share), _) => {
+        (Some(Direct::Share), _) => {
             return Ok(Converted {
                 tensor: t,
                 choice: None,
@@ -272,7 +268,7 @@ pub fn convert_tensor_owned(
                 route: Route::of(&[Step::Share]),
             })
         }
-        (Some(Step::Rewidth), Some(enc)) => {
+        (Some(Direct::Rewidth), Some(enc)) => {
             let layout = Layout::new(enc, t.dim_sizes())?;
             let vbits = t.value_type().size() as u32 * 8;
             Budget::new(opts.memory_limit).charge_layout(&layout, nnz, vbits)?;
@@ -293,7 +289,7 @@ pub fn convert_tensor_owned(
         }
         _ => {}
     }
-    if let (Some(Step::Derive), Some(kind), Some(enc)) = (step, kind, fitted.encoding()) {
+    if let (Some(Direct::Derive(kind)), Some(enc)) = (step, fitted.encoding()) {
         let budget = Budget::new(opts.memory_limit);
         match derive(t, enc, kind, &budget)? {
             Ok(converted) => return Ok(converted),
@@ -354,17 +350,17 @@ pub(crate) fn via_csr<V: Raw>(
 ) -> Result<Option<Converted>, ConvertError> {
     let dims = entries.dim_sizes();
     let nnz = entries.len() as u64;
-    let Some((a, b)) = plan::csr_first(target, dims, nnz, ar.ty, opts) else {
+    let Some(via) = plan::csr_first(target, dims, nnz, ar.ty, opts) else {
         return Ok(None);
     };
-    let derived = target.encoding().and_then(|e| derived_like(e, a, b));
+    let derived = via.derived;
     if let (Some(enc), None) = (target.encoding(), derived) {
         // The output before the intermediate: a target that cannot be held is refused
         // naming its own arrays. (Derived targets reuse the intermediate's.)
         let layout = Layout::new(enc, dims)?;
         budget.charge_layout(&layout, nnz, ar.bits())?;
     }
-    let t = csr_of(entries, (vals, ar), (a, b), target, opts.drop_zeros, budget)?;
+    let t = csr_of(entries, (vals, ar), via, target, opts.drop_zeros, budget)?;
     // Zeros are already dropped.
     let rest = ConvertOptions {
         drop_zeros: false,
@@ -387,12 +383,13 @@ pub(crate) fn via_csr<V: Raw>(
 fn csr_of<V: Raw>(
     entries: &Entries,
     (vals, ar): (&[V], &Arith<V>),
-    (a, b): (usize, usize),
+    via: plan::ViaCsr,
     target: &Target,
     drop_zeros: bool,
     budget: &Budget,
 ) -> Result<Tensor, ConvertError> {
-    let enc = plan::intermediate_csr(entries.dim_sizes(), (a, b), target);
+    let (a, b) = via.outer;
+    let enc = plan::intermediate_csr(entries.dim_sizes(), via, target);
     let layout = Layout::new(&enc, entries.dim_sizes())?;
     // Alive beside the target's arrays: counted under its own names.
     let (nnz, vbits) = (entries.len() as u64, ar.bits());
@@ -431,7 +428,7 @@ fn direct(
     let Some(step) = plan::stored_step(source, target, (t.value_type(), nnz), opts)? else {
         return Ok(None);
     };
-    let route = Route::of(&[step]);
+    let route = Route::of(&[step.step()]);
     // The automatic targets choose from a CSR source: K is its longest row, the block the
     // one that stores the fewest bytes.
     let (enc, choice) = match target {
@@ -464,12 +461,11 @@ fn direct(
             (enc, Some(choice))
         }
     };
-    let (a, b) = csr_like(&t.encoding, &t.layout).unwrap_or((0, 1));
     let layout = Layout::new(&enc, t.dim_sizes())?;
     let vbits = t.value_type().size() as u32 * 8;
     let charge_output = || budget.charge_layout(&layout, nnz, vbits);
     let (levels, values) = match step {
-        Step::Share => {
+        Direct::Share => {
             // Already in the target encoding: no copy for stored files.
             return Ok(Some(Converted {
                 tensor: t.clone(),
@@ -478,37 +474,37 @@ fn direct(
                 route,
             }));
         }
-        Step::Rewidth => {
+        Direct::Rewidth => {
             charge_output()?;
             (rewidth_levels(t, &layout)?, t.values().clone())
         }
-        Step::Derive => {
-            let Some(kind) = derived_like(&enc, a, b) else {
-                return Ok(None);
-            };
+        Direct::Derive(kind) => {
             // Shares the arrays of a stored tensor; copies those of one in memory (which
             // `convert_tensor_owned` moves instead).
             return Ok(derive(t.clone(), &enc, kind, budget)?.ok());
         }
-        Step::BlockMerge => {
-            let Some((r, c, inner_first)) = bsr_like(&enc, a, b) else {
-                return Ok(None);
+        Direct::BlockMerge(block) => {
+            // The automatic block was chosen above: row-major blocks of a BSR.
+            let (r, c, inner_first) = match (block, &choice) {
+                (Some(block), _) => block,
+                (None, Some(AutoChoice::Block { rows, cols, .. })) => (*rows, *cols, false),
+                (None, _) => {
+                    return Err(ConvertError::Invalid(
+                        "internal: an automatic block merge without its chosen block".into(),
+                    ))
+                }
             };
             charge_output()?;
             budget.charge(&[Need::new("scratch: block columns", nnz, 64)])?;
             let shape = (r, c, inner_first);
             with_raw!(t.values(), (v, ar) => blocks_values(t, (v, &ar), &layout, shape, budget)?)
         }
-        Step::Pad => {
+        Direct::Pad => {
             charge_output()?;
             with_raw!(t.values(), (v, ar) => ell_values(t, (v, &ar), &layout)?)
         }
-        Step::Groups => {
-            let Some((n, m)) = crate::convert::padded::nm_like(&enc, a, b) else {
-                return Ok(None);
-            };
+        Direct::Groups(shape) => {
             charge_output()?;
-            let shape = (n, m);
             let built = with_raw!(t.values(), (v, ar) => structured_values(t, (v, &ar), &layout, shape, opts.prune)?);
             let Some(built) = built else {
                 return Ok(None);
@@ -521,9 +517,9 @@ fn direct(
             }
             built
         }
-        Step::Transpose => {
+        Direct::Transpose((_, b)) => {
             charge_output()?;
-            let inner = u128::from(layout.dim_sizes[b]);
+            let inner = u128::from(layout.dim_sizes.get(b).copied().unwrap_or(0));
             let mut needs = vec![Need::new("scratch: rows inside column blocks", nnz, 16)];
             if layout.pos_width != IndexWidth::W64 {
                 needs.push(Need::new(
@@ -535,7 +531,6 @@ fn direct(
             budget.charge(&needs)?;
             with_raw!(t.values(), (v, ar) => transpose_values(t, (v, &ar), &layout)?)
         }
-        Step::Scatter | Step::Coordinates | Step::General => return Ok(None),
     };
     Ok(Some(Converted {
         tensor: Tensor {

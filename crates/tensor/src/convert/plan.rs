@@ -2,9 +2,12 @@
 //! with (a coordinate list, or a valid stored tensor), the target and the options.
 //!
 //! [`plan`] tells the route before anything is read or converted (`sparse-convert info
-//! --to`); the conversions ask the same questions of the functions below as they run, and
-//! record the route they took in [`crate::Converted::route`], which tests compare with
-//! the plan.
+//! --to`). The conversions take their decisions from the same functions as they run:
+//! `stored_step` hands the executor a [`Direct`] step that carries what it decided (the
+//! source's outer and inner dimensions, the derived kind, the block or n:m shape), and
+//! `csr_first` a [`ViaCsr`]; the executor runs them as they are and tests no encoding
+//! again. The route taken is recorded in [`crate::Converted::route`], which tests compare
+//! with the plan.
 //!
 //! The routes, fastest first:
 //! - **share**: the target is the stored tensor's own encoding; the arrays are shared.
@@ -23,7 +26,7 @@ use std::fmt;
 
 use sptk_encoding::{Encoding, Target};
 
-use crate::convert::derive::{derived_like, widths_hold};
+use crate::convert::derive::{derived_like, widths_hold, Derived};
 use crate::convert::padded::{ell_like, nm_like};
 use crate::convert::scatter::csr_like;
 use crate::convert::ConvertOptions;
@@ -192,6 +195,7 @@ pub fn plan(
             let layout = Layout::new(encoding, dims)?;
             let source = (encoding, &layout);
             if let Some(step) = stored_step(source, &target, (value_type, entries), opts)? {
+                let step = step.step();
                 let why = if step == Step::Share {
                     "the target is the stored encoding"
                 } else if step == Step::Rewidth {
@@ -216,14 +220,15 @@ fn coordinate_route(
     target: &Target,
     opts: &ConvertOptions,
 ) -> Result<Plan, ConvertError> {
-    if let Some((a, b)) = csr_first(target, dims, entries, value_type, opts) {
-        let csr = intermediate_csr(dims, (a, b), target);
+    if let Some(via) = csr_first(target, dims, entries, value_type, opts) {
+        let csr = intermediate_csr(dims, via, target);
         let layout = Layout::new(&csr, dims)?;
         let rest = ConvertOptions {
             drop_zeros: false,
             ..opts.clone()
         };
         if let Some(step) = stored_step((&csr, &layout), target, (value_type, entries), &rest)? {
+            let step = step.step();
             let why = "the target is built from a CSR/CSC of its dimensions, which a counting sort makes without a global sort";
             return Ok(Plan::new(&[Step::Scatter, step], why));
         }
@@ -295,7 +300,7 @@ pub fn scatter_into(
     Ok(match route.steps.as_slice() {
         [Step::Scatter] => fitted.encoding().cloned().map(|e| (e, false)),
         [Step::Scatter, _] => csr_first(&fitted, dims, entries, value_type, opts)
-            .map(|ab| (intermediate_csr(dims, ab, &fitted), true)),
+            .map(|via| (intermediate_csr(dims, via, &fitted), true)),
         _ => None,
     })
 }
@@ -321,23 +326,41 @@ pub(crate) fn csr_first(
     entries: u64,
     value_type: ValueType,
     opts: &ConvertOptions,
-) -> Option<(usize, usize)> {
+) -> Option<ViaCsr> {
     if dims.len() != 2 || !plain(opts, value_type, true) {
         return None;
     }
     if target.encoding().is_some_and(Encoding::has_slices) {
         return None;
     }
-    if let Some(route) = csr_route(target) {
-        return Some(route);
+    if let Some(outer) = csr_route(target) {
+        // BSR, ELL and n:m have 3 or 4 levels: none is derived from CSR's 2.
+        return Some(ViaCsr {
+            outer,
+            derived: None,
+        });
     }
     let enc = target.encoding()?;
-    let (a, b) = [(0, 1), (1, 0)]
+    let (outer, kind) = [(0, 1), (1, 0)]
         .into_iter()
-        .find(|&(a, b)| derived_like(enc, a, b).is_some())?;
-    let cheap = dims[a] <= entries.saturating_mul(4).max(1 << 16);
+        .find_map(|(a, b)| derived_like(enc, a, b).map(|kind| ((a, b), kind)))?;
+    let cheap = dims[outer.0] <= entries.saturating_mul(4).max(1 << 16);
     let layout = Layout::new(enc, dims).ok()?;
-    (cheap && widths_hold(&layout, entries)).then_some((a, b))
+    (cheap && widths_hold(&layout, entries)).then_some(ViaCsr {
+        outer,
+        derived: Some(kind),
+    })
+}
+
+/// The CSR route of a coordinate list ([`csr_first`]) as the planner decided it: the
+/// intermediate CSR / CSC's (outer, inner) dimensions, and the kind of a target derived
+/// from it (DCSR, DCSC, COO: the intermediate's arrays move into it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ViaCsr {
+    /// `(a, b)`: `(a : dense, b : compressed)`.
+    pub(crate) outer: (usize, usize),
+    /// The target's kind where it is derived from the intermediate.
+    pub(crate) derived: Option<Derived>,
 }
 
 /// The CSR-like orientation `(outer, inner)` from which `target` has a direct path other
@@ -367,7 +390,8 @@ pub(crate) fn offsets_fit(enc: &Encoding, m: u32) -> bool {
 /// The CSR (or CSC, with `a = 1`) a coordinate list is scattered into on its way to
 /// another target: 32-bit coordinates where they fit, or the target's own width where its
 /// inner coordinates are the intermediate's (DCSR, DCSC, COO).
-pub(crate) fn intermediate_csr(dims: &[u64], (a, b): (usize, usize), target: &Target) -> Encoding {
+pub(crate) fn intermediate_csr(dims: &[u64], via: ViaCsr, target: &Target) -> Encoding {
+    let (a, b) = via.outer;
     let mut enc = if a == 0 {
         sptk_encoding::csr()
     } else {
@@ -376,7 +400,7 @@ pub(crate) fn intermediate_csr(dims: &[u64], (a, b): (usize, usize), target: &Ta
     match target.encoding() {
         // DCSR, DCSC and COO keep the intermediate's inner coordinates: scattered at the
         // target's width, they move into it without a copy.
-        Some(t) if derived_like(t, a, b).is_some() => enc.crd_width = t.crd_width,
+        Some(t) if via.derived.is_some() => enc.crd_width = t.crd_width,
         _ => {
             if dims.get(b).is_some_and(|&n| n <= u64::from(u32::MAX) + 1) {
                 enc.crd_width = 32;
@@ -386,6 +410,43 @@ pub(crate) fn intermediate_csr(dims: &[u64], (a, b): (usize, usize), target: &Ta
     enc
 }
 
+/// A direct step from a valid stored tensor with what the planner decided for it, so that
+/// the executor (`convert::direct`) runs it as it is and tests nothing again. `(a, b)` is
+/// the source CSR / CSC's (outer, inner) dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direct {
+    /// [`Step::Share`].
+    Share,
+    /// [`Step::Rewidth`].
+    Rewidth,
+    /// [`Step::Transpose`] of a CSR / CSC over `(a, b)`.
+    Transpose((usize, usize)),
+    /// [`Step::Derive`] of this kind.
+    Derive(Derived),
+    /// [`Step::BlockMerge`]: `(R, C, inner_first)` of a fixed target; `None` for the
+    /// automatic block, chosen from the source as it runs (row-major BSR blocks).
+    BlockMerge(Option<(u64, u64, bool)>),
+    /// [`Step::Pad`].
+    Pad,
+    /// [`Step::Groups`] of `(n, m)`.
+    Groups((u32, u32)),
+}
+
+impl Direct {
+    /// The step this is.
+    pub(crate) fn step(self) -> Step {
+        match self {
+            Direct::Share => Step::Share,
+            Direct::Rewidth => Step::Rewidth,
+            Direct::Transpose(_) => Step::Transpose,
+            Direct::Derive(_) => Step::Derive,
+            Direct::BlockMerge(_) => Step::BlockMerge,
+            Direct::Pad => Step::Pad,
+            Direct::Groups(_) => Step::Groups,
+        }
+    }
+}
+
 /// The direct step from a valid stored tensor (`encoding`, `layout`) into `target`, or
 /// None if there is none (the conversion then goes through the coordinate list).
 pub(crate) fn stored_step(
@@ -393,7 +454,7 @@ pub(crate) fn stored_step(
     target: &Target,
     (value_type, nnz): (ValueType, u64),
     opts: &ConvertOptions,
-) -> Result<Option<Step>, ConvertError> {
+) -> Result<Option<Direct>, ConvertError> {
     if !plain(opts, value_type, false) {
         return Ok(None);
     }
@@ -401,40 +462,40 @@ pub(crate) fn stored_step(
     let enc = match target {
         Target::Fixed(enc) => enc,
         Target::AutoEll { .. } => {
-            return Ok((source_csr == Some((0, 1))).then_some(Step::Pad));
+            return Ok((source_csr == Some((0, 1))).then_some(Direct::Pad));
         }
         Target::AutoBlock {
             column_blocks: false,
             ..
-        } => return Ok((source_csr == Some((0, 1))).then_some(Step::BlockMerge)),
+        } => return Ok((source_csr == Some((0, 1))).then_some(Direct::BlockMerge(None))),
         Target::AutoBlock { .. } => return Ok(None),
     };
     if enc.has_slices() {
         return Ok(None);
     }
     if enc == encoding {
-        return Ok(Some(Step::Share));
+        return Ok(Some(Direct::Share));
     }
     let target_layout = Layout::new(enc, &layout.dim_sizes)?;
     // Padded layouts (blocks, ELL, n:m) cannot tell stored zeros from padding: their
     // conversions go through the entries, which drop both, so they do not rewidth.
     if !layout.padded && same_levels(enc, encoding) && rewidth_holds(&target_layout, nnz) {
-        return Ok(Some(Step::Rewidth));
+        return Ok(Some(Direct::Rewidth));
     }
     let Some((a, b)) = source_csr else {
         return Ok(None);
     };
-    Ok(if derived_like(enc, a, b).is_some() {
-        widths_hold(&target_layout, nnz).then_some(Step::Derive)
-    } else if crate::convert::blocks::bsr_like(enc, a, b).is_some() {
-        Some(Step::BlockMerge)
+    Ok(if let Some(kind) = derived_like(enc, a, b) {
+        widths_hold(&target_layout, nnz).then_some(Direct::Derive(kind))
+    } else if let Some(block) = crate::convert::blocks::bsr_like(enc, a, b) {
+        Some(Direct::BlockMerge(Some(block)))
     } else if ell_like(enc, a, b) {
-        Some(Step::Pad)
-    } else if let Some((_, m)) = nm_like(enc, a, b) {
-        offsets_fit(enc, m).then_some(Step::Groups)
+        Some(Direct::Pad)
+    } else if let Some((n, m)) = nm_like(enc, a, b) {
+        offsets_fit(enc, m).then_some(Direct::Groups((n, m)))
     } else {
         match csr_like(enc, &target_layout) {
-            Some((a2, b2)) if (a2, b2) == (b, a) => Some(Step::Transpose),
+            Some((a2, b2)) if (a2, b2) == (b, a) => Some(Direct::Transpose((a, b))),
             _ => None,
         }
     })
