@@ -90,21 +90,11 @@ pub(crate) fn compressed_ds(
     c: CompressedDs,
     notes: &mut Vec<String>,
 ) -> Result<Content, H5Error> {
+    if let Some(p) = plan_compressed(h, &c)? {
+        return Ok(Content::Planned(p));
+    }
     let [pos, crd, values] = c.datasets;
     let [pos_name, crd_name, val_name] = c.names;
-    let plans = (
-        h.index_plan(pos, pos_name)?,
-        h.index_plan(crd, crd_name)?,
-        h.values_plan(values, val_name)?,
-    );
-    if let (Some(p), Some(i), Some(v)) = plans {
-        return Ok(Content::Planned(Planned {
-            dims: c.dims,
-            by_rows: c.by_rows,
-            arrays: [p, i, v],
-            names: c.names.map(str::to_string),
-        }));
-    }
     compressed(
         h.at,
         Compressed {
@@ -117,6 +107,26 @@ pub(crate) fn compressed_ds(
         },
         notes,
     )
+}
+
+/// The plans of compressed arrays, when all three datasets have one.
+pub(crate) fn plan_compressed(h: &H5, c: &CompressedDs) -> Result<Option<Planned>, H5Error> {
+    let [pos, crd, values] = c.datasets;
+    let [pos_name, crd_name, val_name] = c.names;
+    let plans = (
+        h.index_plan(pos, pos_name)?,
+        h.index_plan(crd, crd_name)?,
+        h.values_plan(values, val_name)?,
+    );
+    let (Some(p), Some(i), Some(v)) = plans else {
+        return Ok(None);
+    };
+    Ok(Some(Planned {
+        dims: c.dims,
+        by_rows: c.by_rows,
+        arrays: [p, i, v],
+        names: c.names.map(str::to_string),
+    }))
 }
 
 /// Reads the arrays of planned content from the file (`src`), and checks them as

@@ -16,9 +16,10 @@ use serde_json::Value as Json;
 use sptk_encoding::Encoding;
 use sptk_tensor::{IndexVec, LevelArrays, Tensor};
 
-use crate::arrays::{compressed, Compressed, Content, Matrix};
+use crate::arrays::{compressed, plan_compressed, Compressed, CompressedDs, Content, Matrix};
 use crate::error::H5Error;
 use crate::h5::{join, H5};
+use crate::plan::Planned;
 use crate::Kind;
 use decode::{decode, expand_structure};
 use descriptor::{descriptor, Descriptor};
@@ -77,6 +78,16 @@ pub(crate) fn read(h: &H5, group: &str) -> Result<Matrix, H5Error> {
             notes,
         });
     }
+    if let Some(p) = planned(h, &g, &d, &object)? {
+        return Ok(Matrix {
+            object: g.name(),
+            kind: Kind::Binsparse,
+            layout: format!("binsparse {}", d.format),
+            content: Content::Planned(p),
+            labels: Vec::new(),
+            notes,
+        });
+    }
     let values = read_values(h, &g, &d, &name("values"))?;
 
     let content = match (d.format.as_str(), d.structure.is_none()) {
@@ -85,9 +96,9 @@ pub(crate) fn read(h: &H5, group: &str) -> Result<Matrix, H5Error> {
             let [rows, cols] = two(h, &d, &object)?;
             let pos = h.index_1d(&g, "pointers_to_1")?;
             let crd = h.index_1d(&g, "indices_1")?;
-            check_stored(h, &d, crd.len(), &name("indices_1"), "indices")?;
+            check_stored(h, &d, crd.len() as u64, &name("indices_1"), "indices")?;
             if !values.iso {
-                check_stored(h, &d, values.values.len(), &name("values"), "values")?;
+                check_stored(h, &d, values.values.len() as u64, &name("values"), "values")?;
             }
             let values = values.expand_iso(h, d.stored, &name("values"))?;
             compressed(
@@ -124,16 +135,51 @@ pub(crate) fn read(h: &H5, group: &str) -> Result<Matrix, H5Error> {
     })
 }
 
+/// A CSR / CSC matrix of plainly declared values (not `iso`, `complex` or `bint8`, no
+/// `structure`) whose three arrays have plans of the declared types: planned, the
+/// descriptor's count checked against the datasets' lengths. None for anything else,
+/// which is read (and its errors found) below.
+fn planned(
+    h: &H5,
+    g: &hdf5::Group,
+    d: &Descriptor,
+    object: &str,
+) -> Result<Option<Planned>, H5Error> {
+    let Some(declared) = values::declared_type(&d.values) else {
+        return Ok(None);
+    };
+    if !matches!(d.format.as_str(), "CSR" | "CSC") || d.structure.is_some() {
+        return Ok(None);
+    }
+    let arrays = ["pointers_to_1", "indices_1", "values"];
+    if !arrays.iter().all(|a| H5::has_dataset(g, a)) {
+        return Ok(None);
+    }
+    let [rows, cols] = two(h, d, object)?;
+    let [pos, crd, values] = arrays.map(|a| h.dataset_1d(g, a));
+    let (pos, crd, values) = (pos?, crd?, values?);
+    let names = arrays.map(|a| join(&g.name(), a));
+    let c = CompressedDs {
+        dims: [rows, cols],
+        by_rows: d.format == "CSR",
+        datasets: [&pos, &crd, &values],
+        names: [&names[0], &names[1], &names[2]],
+    };
+    let Some(p) = plan_compressed(h, &c)? else {
+        return Ok(None);
+    };
+    if p.arrays[2].ty != declared {
+        return Ok(None);
+    }
+    check_stored(h, d, p.arrays[1].len, &names[1], "indices")?;
+    check_stored(h, d, p.arrays[2].len, &names[2], "values")?;
+    Ok(Some(p))
+}
+
 /// Refuses an array of `len` elements (`what`: indices, values) where the descriptor's
 /// `number_of_stored_values` says another count: the count and the arrays must agree.
-fn check_stored(
-    h: &H5,
-    d: &Descriptor,
-    len: usize,
-    object: &str,
-    what: &str,
-) -> Result<(), H5Error> {
-    if len as u64 == d.stored {
+fn check_stored(h: &H5, d: &Descriptor, len: u64, object: &str, what: &str) -> Result<(), H5Error> {
+    if len == d.stored {
         return Ok(());
     }
     Err(h.at.err(

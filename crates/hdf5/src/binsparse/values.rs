@@ -134,7 +134,7 @@ fn pairs(h: &H5, raw: ValueVec, part: &str, object: &str) -> Result<ValueVec, H5
 }
 
 /// The value type a binsparse type name declares.
-fn declared_type(name: &str) -> Option<ValueType> {
+pub(super) fn declared_type(name: &str) -> Option<ValueType> {
     Some(match name {
         "uint8" => ValueType::U8,
         "uint16" => ValueType::U16,
