@@ -407,25 +407,31 @@ fn case() -> impl Strategy<Value = (Input, String)> {
     })
 }
 
+/// A random encoding text parsed (the case rejected where the parser refuses it: random
+/// texts may break a rule, e.g. loose_compressed where MLIR refuses it), whether it is
+/// n:m, and options that prune n:m targets.
+fn parsed(text: &str) -> Result<(Encoding, bool, ConvertOptions), TestCaseError> {
+    let Ok(enc) = text.parse::<Encoding>() else {
+        return Err(TestCaseError::reject("encoding refused by the parser"));
+    };
+    let nm = matches!(
+        enc.levels.last().map(|l| l.format),
+        Some(LevelFormat::Structured { .. })
+    );
+    let opts = ConvertOptions {
+        prune: nm,
+        ..Default::default()
+    };
+    Ok((enc, nm, opts))
+}
+
 /// Every random encoding against the reference, with both thread counts; at least 90%
 /// of the cases must convert (not only be refused on both sides).
 #[test]
 fn conversion_matches_reference_and_round_trips() {
     let tally = Tally::default();
     run_cases(1500, case(), |(input, text)| {
-        let enc: Encoding = match text.parse() {
-            Ok(e) => e,
-            // Random texts may break a rule (e.g. loose_compressed where MLIR refuses it).
-            Err(_) => return Err(TestCaseError::reject("encoding refused by the parser")),
-        };
-        let nm = matches!(
-            enc.levels.last().map(|l| l.format),
-            Some(LevelFormat::Structured { .. })
-        );
-        let opts = ConvertOptions {
-            prune: nm,
-            ..Default::default()
-        };
+        let (enc, nm, opts) = parsed(&text)?;
         let want = reference(&enc, &input, nm);
         let got = convert_to(&input.entries(), &enc, &opts);
         match (&want, &got) {
@@ -474,17 +480,7 @@ fn conversion_matches_reference_and_round_trips() {
 fn sorted_and_shuffled_inputs_agree() {
     let tally = Tally::default();
     run_cases(1500, (case(), any::<u64>()), |((input, text), seed)| {
-        let Ok(enc) = text.parse::<Encoding>() else {
-            return Err(TestCaseError::reject("refused"));
-        };
-        let nm = matches!(
-            enc.levels.last().map(|l| l.format),
-            Some(LevelFormat::Structured { .. })
-        );
-        let opts = ConvertOptions {
-            prune: nm,
-            ..Default::default()
-        };
+        let (enc, _, opts) = parsed(&text)?;
         // Sorting rows by coordinate (stable) keeps duplicates in order; the sum is exact.
         let mut sorted = input.clone();
         sorted.rows.sort_by(|a, b| a.0.cmp(&b.0));
