@@ -3,8 +3,8 @@
 //! width and instruction set this CPU has. `REQUIRE_ISA=scalar,avx2,avx512` (as `.ci/run`
 //! sets it) turns a missing instruction set into a failure instead of a skip;
 //! `SPTK_JIT_CASES` (64 by default, at least 1) scales the random matrices: each format,
-//! width pair, value type and instruction set runs `SPTK_JIT_CASES / 8` of them (8 by
-//! default).
+//! width pair, value type and instruction set runs `SPTK_JIT_CASES / 8` of them, rounded
+//! up (8 by default, 1 at the least).
 // Generated code exists on x86-64 only (elsewhere the reference kernels run).
 #![cfg(target_arch = "x86_64")]
 

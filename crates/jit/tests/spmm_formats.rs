@@ -8,7 +8,7 @@
 //! instruction set; scatters (CSC, DCSC, BSC, COO) add 8 partials and stay within the summation
 //! bound, and every kernel gives the same bits on any thread count. `REQUIRE_ISA` works
 //! as in `generated.rs`; each format, width pair and instruction set runs
-//! `SPTK_JIT_CASES / 16` random matrices (4 by default).
+//! `SPTK_JIT_CASES / 16` random matrices (rounded up: 4 by default, 1 at the least).
 // Generated code exists on x86-64 only (elsewhere the reference kernels run).
 #![cfg(target_arch = "x86_64")]
 
