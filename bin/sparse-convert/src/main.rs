@@ -187,11 +187,41 @@ fn options(t: &TargetArgs) -> Result<ConvertOptions> {
         dtype,
         slice_values: t.slice_values.clone(),
         memory_limit: t.memory_limit,
-        auto_widths: sptk_tensor::AutoWidths {
-            pos: t.pos_width == Some(cli::Width::Auto),
-            crd: t.crd_width == Some(cli::Width::Auto),
-        },
+        auto_widths: auto_widths(t),
     })
+}
+
+/// Which widths follow the data: those asked as `auto`, and those a preset leaves unsaid
+/// (the narrowest that hold the data, as SciPy chooses); encoding text keeps the widths it
+/// declares.
+fn auto_widths(t: &TargetArgs) -> sptk_tensor::AutoWidths {
+    let preset = t.to.as_deref().is_some_and(sptk_encoding::is_preset_name);
+    let auto = |w: Option<cli::Width>| w == Some(cli::Width::Auto) || (preset && w.is_none());
+    sptk_tensor::AutoWidths {
+        pos: auto(t.pos_width),
+        crd: auto(t.crd_width),
+    }
+}
+
+/// Says which widths were chosen from the data.
+fn widths_note(tensor: &sptk_tensor::Tensor, t: &TargetArgs, quiet: bool) {
+    let auto = auto_widths(t);
+    if quiet || !(auto.pos || auto.crd) {
+        return;
+    }
+    let e = tensor.encoding();
+    let bits = |w: u8| if w == 0 { 64 } else { w };
+    let mut chosen = Vec::new();
+    if auto.pos {
+        chosen.push(format!("posWidth = {}", bits(e.pos_width)));
+    }
+    if auto.crd {
+        chosen.push(format!("crdWidth = {}", bits(e.crd_width)));
+    }
+    eprintln!(
+        "note: {}: the narrowest that hold this data (--pos-width / --crd-width choose others)",
+        chosen.join(", ")
+    );
 }
 
 fn target(t: &TargetArgs, rank: usize) -> Result<sptk_encoding::Target> {
@@ -362,6 +392,9 @@ fn convert(args: ConvertArgs) -> Result<()> {
             eprintln!("{}", report::wrote(path, &times));
         }
     }
+    // Quiet where the tensor itself goes to standard output, as the `wrote` line is.
+    let to_stdout = args.output.as_deref() == Some(std::path::Path::new("-"));
+    widths_note(tensor, &args.target, quiet || to_stdout);
     if !args.print && args.output.is_none() {
         let text = report::dry_run(&input, (tensor, &converted.route), read_time, convert_time);
         report::emit(&text)?;

@@ -427,9 +427,10 @@ fn info_table_and_json() {
         dir.path(),
     );
     let j: Json = serde_json::from_str(&stdout(&out)).expect("valid JSON");
+    // The preset's widths are the narrowest that hold this matrix's positions and columns.
     assert_eq!(
         j["encoding"],
-        "#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>"
+        "#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed), posWidth = 16, crdWidth = 8 }>"
     );
     assert!(j["nse"].as_u64().unwrap() > 0);
 }
@@ -893,8 +894,40 @@ fn automatic_widths_on_every_route() {
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), &text).unwrap();
     assert!(child.wait().unwrap().success());
     assert!(info_encoding("stdin.spt").contains("crdWidth = 8"));
+    // A preset alone takes the narrowest widths too; encoding text and explicit widths
+    // keep what they say (0: the default 64 bits, printed without a width).
+    assert!(run(
+        &[src, "--to", "CSR", "-o", "preset.spt", "--quiet"],
+        dir.path()
+    )
+    .status
+    .success());
+    let text = info_encoding("preset.spt");
+    assert!(
+        text.contains("posWidth = 8") && text.contains("crdWidth = 8"),
+        "{text}"
+    );
+    let csr_text = "#sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>";
+    assert!(run(
+        &[src, "--to", csr_text, "-o", "text.spt", "--quiet"],
+        dir.path()
+    )
+    .status
+    .success());
+    assert!(!info_encoding("text.spt").contains("Width"));
     let wide = run(
-        &[src, "--to", "CSR", "-o", "wide.spt", "--quiet"],
+        &[
+            src,
+            "--to",
+            "CSR",
+            "--pos-width",
+            "0",
+            "--crd-width",
+            "0",
+            "-o",
+            "wide.spt",
+            "--quiet",
+        ],
         dir.path(),
     );
     assert!(wide.status.success());

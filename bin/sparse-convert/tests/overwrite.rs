@@ -1,13 +1,14 @@
 //! Writing over the input is refused without --force: the output holds the matrix read
 //! alone, and a container's other matrices are named in the refusal.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 use common::{fails, succeeds};
 
-fn testdata(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+#[cfg(feature = "hdf5")]
+fn testdata(rel: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata")
         .join(rel)
 }

@@ -48,6 +48,6 @@ pub use error::{EncodingError, EncodingErrorKind, ParseError, ParseErrorKind};
 pub use model::*;
 pub use parser::{parse, Parsed};
 pub use presets::{
-    bsc, bsr, coo, csc, csf, csr, dcsc, dcsr, dense, ell, preset, resolve_target, sparse_vector,
-    structured, Target, TargetError, PRESETS,
+    bsc, bsr, coo, csc, csf, csr, dcsc, dcsr, dense, ell, is_preset_name, preset, resolve_target,
+    sparse_vector, structured, Target, TargetError, PRESETS,
 };

@@ -370,10 +370,7 @@ pub fn sparse_vector() -> Encoding {
 /// ```
 pub fn resolve_target(text: &str, dim_rank: usize) -> Result<Target, TargetError> {
     let t = text.trim();
-    let is_name = !t.is_empty()
-        && t.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_');
-    if !is_name {
+    if !is_preset_name(t) {
         let e = parse(t)?.encoding;
         if e.dim_rank() != dim_rank {
             return Err(TargetError::Rank {
@@ -385,6 +382,16 @@ pub fn resolve_target(text: &str, dim_rank: usize) -> Result<Target, TargetError
         return Ok(Target::Fixed(e));
     }
     preset(t, dim_rank)
+}
+
+/// True if `text` is a preset's name (`CSR`, `BSR:4x4`, `2:4`) rather than encoding text:
+/// a preset leaves its widths to the data where the caller has not given them, as SciPy
+/// does, while encoding text keeps exactly the widths it declares (MLIR's meaning).
+pub fn is_preset_name(text: &str) -> bool {
+    let t = text.trim();
+    !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == ':' || c == '_')
 }
 
 /// Expands a preset name (case-insensitive) for a tensor of `dim_rank` dimensions.
