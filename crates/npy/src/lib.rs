@@ -14,10 +14,14 @@
 //! SciPy's sparse `.npz` archives ([`Npz`], [`read_scipy`], [`write_npz`]) sit on a small
 //! zip reader and writer of their own ([`zip`]); dense arrays (a `.npy`, a tensor in a
 //! `.safetensors` file) become coordinates through [`sptk_tensor::dense_entries`].
+//!
+//! MATLAB Level 5 `.mat` files (v5 to v7, as `scipy.io.savemat` writes them) are read by
+//! [`Mat5File`]: sparse variables as CSC level arrays, dense numeric ones as nonzeros.
 
 mod bytes;
 mod dense_write;
 mod header;
+mod mat5;
 mod npz;
 mod npz_write;
 mod read;
@@ -28,6 +32,7 @@ pub mod zip;
 
 pub use dense_write::write_dense;
 pub use header::{Header, Order};
+pub use mat5::{Mat5File, Mat5Matrix, Variable as Mat5Variable, MAT5_HEADER};
 pub use npz::{MemberHeader, Npz};
 pub use npz_write::{write_npz, NpzOptions};
 pub use read::{Float, Npy};
