@@ -17,7 +17,7 @@ use std::io::IsTerminal;
 
 use cli::{Cli, Command, SpmvArgs};
 use sptk_jit::reference::{self, RealValue};
-use sptk_jit::{kernel, Dense, DenseMut, Desc, Isa, KernelError, Op, Real};
+use sptk_jit::{kernel, widen, Dense, DenseMut, Desc, Isa, KernelError, Op, Real};
 use sptk_tensor::Tensor;
 
 /// Large arrays on huge pages where the kernel has them (fewer page faults).
@@ -125,7 +125,7 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    let outputs = output_paths(&inputs, args.output.as_deref())?;
+    let outputs = output_paths(&args.inputs, &inputs, args.output.as_deref())?;
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -163,14 +163,30 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
             y0: y0.as_ref(),
             out: out.as_deref(),
         };
-        let row = match Real::of(a.value_type()) {
-            Some(Real::F64) => job.run::<f64>(input, &a)?,
-            Some(Real::F32) => job.run::<f32>(input, &a)?,
-            None => bail!(
-                "{}: A holds {} values; kernels compute in f32 or f64 (convert with sparse-convert --dtype f64)",
+        let mut dense = vec![x.dtype()];
+        dense.extend(y0.as_ref().map(operands::Operand::dtype));
+        let real = widen::product_type(a.value_type(), &dense).map_err(|_| {
+            anyhow::anyhow!(
+                "{}: A holds {} values; kernels compute in f16, bf16, f32 or f64 \
+                 (convert with sparse-convert --dtype f64)",
                 input.display(),
                 a.value_type().name()
-            ),
+            )
+        })?;
+        let wide = widen::widened(&a, real).with_context(|| input.display().to_string())?;
+        if wide.is_some() && !args.quiet {
+            eprintln!(
+                "sparse-run: note: {}: A holds {} values, widened to {} (exact) for the kernels, \
+                 which compute in the wider type of A and the dense operands",
+                input.display(),
+                a.value_type().name(),
+                real.name()
+            );
+        }
+        let a = wide.as_ref().unwrap_or(&a);
+        let row = match real {
+            Real::F64 => job.run::<f64>(input, a)?,
+            Real::F32 => job.run::<f32>(input, a)?,
         };
         rows.push(row);
         bar.inc(1);
@@ -201,20 +217,24 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
     Ok(())
 }
 
-/// Where each input's y goes: the file given for one input, `DIR/NAME.npy` for several.
-fn output_paths(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<Option<PathBuf>>> {
+/// Where each input's y goes: the file given for one input file, `DIR/NAME.npy` for
+/// several or for a folder of inputs (the folder `DIR` is created if it does not exist).
+fn output_paths(
+    given: &[PathBuf],
+    inputs: &[PathBuf],
+    output: Option<&Path>,
+) -> Result<Vec<Option<PathBuf>>> {
     let Some(out) = output else {
         return Ok(vec![None; inputs.len()]);
     };
-    if inputs.len() == 1 && !out.is_dir() {
+    let folder = inputs.len() > 1
+        || given.iter().any(|p| p.is_dir())
+        || out.as_os_str().to_string_lossy().ends_with('/');
+    if !folder && !out.is_dir() {
         return Ok(vec![Some(out.to_path_buf())]);
     }
-    if !out.is_dir() {
-        bail!(
-            "-o {}: with several inputs, -o names an existing folder",
-            out.display()
-        );
-    }
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("-o {}: cannot create the folder for y", out.display()))?;
     let mut seen = std::collections::HashSet::new();
     inputs
         .iter()
@@ -251,9 +271,13 @@ pub(crate) struct Run {
     pub(crate) how: &'static str,
     pub(crate) compile: Duration,
     pub(crate) times: Vec<Duration>,
-    /// Bytes a run must move at least: every array of A, x once, y read and written.
+    /// Bytes a run must move at least: every array of A (padding included), x once, y
+    /// read and written.
     pub(crate) bytes: u64,
+    /// Useful floating-point operations: 2 per stored entry (padding left out) and column.
     pub(crate) flops: u64,
+    /// Stored values that are padding (zeros of padded layouts), and all stored values.
+    pub(crate) padding: (u64, u64),
 }
 
 impl Run {
@@ -262,8 +286,10 @@ impl Run {
         desc: String,
         kernel: Option<&sptk_jit::Kernel>,
         times: Vec<Duration>,
-        (bytes, flops): (u64, u64),
+        a: &Tensor,
+        (dense_bytes, columns): (u64, u64),
     ) -> Run {
+        let entries = a.entry_count() as u64;
         Run {
             input,
             desc,
@@ -274,8 +300,9 @@ impl Run {
             },
             compile: kernel.map_or(Duration::ZERO, |k| k.compile_time()),
             times,
-            bytes,
-            flops,
+            bytes: a.storage_bytes() as u64 + dense_bytes,
+            flops: 2 * entries * columns,
+            padding: (a.nse() as u64 - entries, a.nse() as u64),
         }
     }
 
@@ -365,10 +392,8 @@ impl Job<'_> {
             desc,
             compiled.as_deref(),
             times,
-            (
-                a.storage_bytes() as u64 + (*cols + 2 * *rows) * k * vs,
-                2 * a.nse() as u64 * k,
-            ),
+            a,
+            ((*cols + 2 * *rows) * k * vs, k),
         ))
     }
 
@@ -454,10 +479,8 @@ impl Job<'_> {
             desc,
             compiled.as_deref(),
             times,
-            (
-                a.storage_bytes() as u64 + xn * vs + 2 * yn * vs,
-                2 * a.nse() as u64,
-            ),
+            a,
+            ((xn + 2 * yn) * vs, 1),
         ))
     }
 }

@@ -38,6 +38,11 @@ impl Operand {
         })
     }
 
+    /// The element type stored in the file.
+    pub fn dtype(&self) -> ValueType {
+        self.npy.dtype()
+    }
+
     /// The operand as a vector of `len` elements of `T`, with a note when its stored type
     /// is another float type.
     pub fn vector<T: Element>(&self, len: u64, real: Real, quiet: bool) -> Result<Vec<T>> {

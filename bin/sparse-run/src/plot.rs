@@ -60,7 +60,15 @@ pub fn roofline(path: &Path, runs: &[Run], bandwidth: f64) -> Result<()> {
             let name = Path::new(&r.input)
                 .file_name()
                 .map_or(r.input.clone(), |n| n.to_string_lossy().into_owned());
-            (ai, r.flops as f64 / t / 1e9, format!("{name}: {}", r.desc))
+            let pad = match r.padding.0 {
+                0 => String::new(),
+                _ => format!(", padding {}", crate::stats::padding(r.padding)),
+            };
+            (
+                ai,
+                r.flops as f64 / t / 1e9,
+                format!("{name}: {}{pad}", r.desc),
+            )
         })
         .collect();
     let ai_lo = points

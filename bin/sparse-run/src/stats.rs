@@ -30,13 +30,16 @@ pub fn triad_gbps(threads: usize) -> f64 {
     rates.into_iter().fold(0.0, f64::max)
 }
 
-/// One line per run: the kernel, how it ran, compile time, median time per run, GB/s moved,
-/// GFLOP/s and the share of the memory-bandwidth bound.
+/// One line per run: the kernel, how it ran, compile time, median time per run, GB/s moved
+/// (padding included: it is moved), GFLOP/s of useful work (stored entries only: padding
+/// is left out), the share of the memory-bandwidth bound, and the share of stored values
+/// that are padding.
 pub fn table(runs: &[Run], bandwidth: f64) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "memory bandwidth (triad): {bandwidth:.1} GB/s");
     let head = [
         "input", "kernel", "code", "compile", "runs", "median", "GB/s", "GFLOP/s", "of bound",
+        "padding",
     ];
     let mut lines = vec![head.map(String::from).to_vec()];
     for r in runs {
@@ -52,6 +55,7 @@ pub fn table(runs: &[Run], bandwidth: f64) -> String {
             format!("{gbs:.1}"),
             format!("{:.2}", r.flops as f64 / t / 1e9),
             format!("{:.0}%", 100.0 * gbs / bandwidth),
+            padding(r.padding),
         ]);
     }
     let widths: Vec<usize> = (0..head.len())
@@ -90,4 +94,51 @@ pub fn table(runs: &[Run], bandwidth: f64) -> String {
         }
     }
     out
+}
+
+/// The share of stored values that are padding, with their count (`-` for none).
+pub fn padding((pad, stored): (u64, u64)) -> String {
+    if pad == 0 {
+        return "-".into();
+    }
+    format!("{:.1}% ({pad})", 100.0 * pad as f64 / stored.max(1) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use sptk_encoding::resolve_target;
+    use sptk_tensor::{convert, ConvertOptions, Entries, ValueVec};
+
+    use crate::Run;
+
+    /// A 4 x 4 matrix of two entries in 2 x 2 blocks stores 8 values, 6 of them padding:
+    /// the run counts 2 FLOP per entry (4 for SpMV, 12 for SpMM of 3 columns), and the
+    /// table shows the padding apart.
+    #[test]
+    fn work_counts_stored_entries_and_shows_padding_apart() {
+        let e = Entries::from_parts(
+            vec![4, 4],
+            vec![vec![0, 3], vec![0, 3]],
+            ValueVec::F64(vec![2.0, 3.0].into()),
+        )
+        .unwrap();
+        let target = resolve_target("BSR:2x2", 2).unwrap();
+        let a = convert(&e, &target, &ConvertOptions::default())
+            .unwrap()
+            .tensor;
+        assert_eq!(a.nse(), 8);
+        let times = vec![Duration::from_millis(1)];
+        let spmv = Run::new("a".into(), "bsr".into(), None, times.clone(), &a, (96, 1));
+        assert_eq!((spmv.flops, spmv.padding), (4, (6, 8)));
+        assert_eq!(spmv.bytes, a.storage_bytes() as u64 + 96);
+        let spmm = Run::new("a".into(), "bsr".into(), None, times, &a, (0, 3));
+        assert_eq!(spmm.flops, 12);
+        let text = super::table(&[spmv], 10.0);
+        assert!(
+            text.contains("padding") && text.contains("75.0% (6)"),
+            "{text}"
+        );
+    }
 }

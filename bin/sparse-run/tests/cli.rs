@@ -2,66 +2,14 @@
 //! `.npy` files, results checked against the reference kernels; bad operands refused with
 //! a message and a non-zero exit, leaving no output.
 
-use std::path::Path;
+mod common;
+
 use std::process::Command;
 
-use sptk_encoding::resolve_target;
+use common::{close, matrix, run, s};
 use sptk_jit::reference;
 use sptk_jit::{Dense, DenseMut};
 use sptk_npy::{Npy, Order};
-use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
-
-fn run(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sparse-run"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A `rows x cols` matrix with a few entries per row, as `target`, written to `path`.
-fn matrix(path: &Path, rows: u64, cols: u64, target: &str) -> Tensor {
-    let mut e = Vec::new();
-    for i in 0..rows {
-        for k in 0..(i % 7) {
-            e.push((
-                i,
-                (i * 31 + k * 17) % cols,
-                (i as f64 + 1.0) / (k as f64 + 2.0),
-            ));
-        }
-    }
-    let entries = Entries::from_parts(
-        vec![rows, cols],
-        vec![
-            e.iter().map(|t| t.0).collect(),
-            e.iter().map(|t| t.1).collect(),
-        ],
-        ValueVec::F64(e.iter().map(|t| t.2).collect::<Vec<_>>().into()),
-    )
-    .unwrap();
-    let target = resolve_target(target, 2).unwrap();
-    let t = convert(&entries, &target, &ConvertOptions::default())
-        .unwrap()
-        .tensor;
-    sptk_store::write(path, &t, &Default::default()).unwrap();
-    t
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn close(got: &[f64], want: &[f64]) {
-    assert_eq!(got.len(), want.len());
-    for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{g} vs {w}");
-    }
-}
 
 /// `--isa reference` runs the reference kernels on any CPU (the path a CPU without
 /// generated code takes): the same y and Y as `sptk_jit::reference`, bit for bit, for
@@ -170,8 +118,8 @@ fn spmv_writes_y_for_one_input_and_for_a_folder_of_them() {
     std::fs::create_dir(&shards).unwrap();
     let p = matrix(&shards.join("p.spt"), 50, 40, "CSR");
     let q = matrix(&shards.join("q.spt"), 50, 40, "Dense");
-    let out = dir.path().join("out");
-    std::fs::create_dir(&out).unwrap();
+    // -o names a folder that does not exist yet: it is made.
+    let out = dir.path().join("out").join("y");
     let (ok, stdout, err) = run(&[
         "spmv",
         s(&shards),

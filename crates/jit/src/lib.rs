@@ -8,6 +8,8 @@
 //! - [`kernel`]: the machine code of a description, generated once per process and shared
 //!   ([`Kernel`] is `Send + Sync`: call it from any thread). A kernel runs only on a tensor
 //!   whose description matches and checks every size at each call.
+//! - [`widen`]: the type a product computes in (the wider of its operands'; `f16` and
+//!   `bf16` in `f32`) and the sparse operand widened to it.
 //!
 //! ```
 //! use sptk_encoding::resolve_target;
@@ -40,6 +42,7 @@ mod desc;
 mod error;
 mod kernel;
 pub mod reference;
+pub mod widen;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
