@@ -112,6 +112,7 @@ pub fn readers() -> &'static [&'static dyn Reader] {
         &formats::npz::NpzReader,
         &formats::npy::NpyReader,
         &formats::safetensors::SafeTensorsReader,
+        &formats::mat5::Mat5,
         #[cfg(feature = "hdf5")]
         &formats::hdf5::Hdf5(sptk_hdf5::Kind::Matlab),
         #[cfg(feature = "hdf5")]

@@ -111,7 +111,7 @@ fn unknown_and_unsupported_inputs_are_named() {
         assert_eq!(
             e.to_string(),
             format!(
-                "{}: an AnnData .h5ad file (HDF5); this build of sptk cannot read this kind of input yet (it reads Matrix Market, FROSTT .tns, sptk storage file (.spt), 10x Genomics MEX folder, SciPy sparse .npz, NumPy .npy (dense), safetensors)",
+                "{}: an AnnData .h5ad file (HDF5); this build of sptk cannot read this kind of input yet (it reads Matrix Market, FROSTT .tns, sptk storage file (.spt), 10x Genomics MEX folder, SciPy sparse .npz, NumPy .npy (dense), safetensors, MATLAB v5 .mat)",
                 h5.display()
             )
         );

@@ -3,6 +3,7 @@
 
 #[cfg(feature = "hdf5")]
 pub mod hdf5;
+pub mod mat5;
 pub mod mex;
 pub mod mtx;
 pub mod npy;
