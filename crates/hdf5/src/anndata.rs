@@ -26,7 +26,67 @@ pub(crate) fn read(h: &H5, path: &str) -> Result<Matrix, H5Error> {
         notes,
     };
     attach_names(h, path, &mut m)?;
+    if let Some(note) = also_held(h, path) {
+        m.notes.push(note);
+    }
     Ok(m)
+}
+
+/// What the file holds beside the matrix at `path` and the obs / var names, which a
+/// matrix read (and any output written from it) does not carry: the other matrices and
+/// groups that are not empty, and the obs / var columns.
+fn also_held(h: &H5, path: &str) -> Option<String> {
+    const SHOWN: usize = 4;
+    let listed = |names: Vec<String>| {
+        let more = names.len().saturating_sub(SHOWN);
+        let mut text = names.into_iter().take(SHOWN).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        text
+    };
+    let mut held = Vec::new();
+    for name in h.file.member_names().unwrap_or_default() {
+        let members = h
+            .file
+            .group(&name)
+            .and_then(|g| g.member_names())
+            .unwrap_or_default();
+        match name.as_str() {
+            "obs" | "var" => {
+                let columns: Vec<String> = members
+                    .into_iter()
+                    .filter(|c| c != "_index" && c != "__categories")
+                    .collect();
+                if !columns.is_empty() {
+                    held.push(format!("{name} columns ({})", listed(columns)));
+                }
+            }
+            _ if name == path => {}
+            _ => {
+                // The matrix read may sit inside this group (layers/counts).
+                let members: Vec<String> = members
+                    .into_iter()
+                    .filter(|m| format!("{name}/{m}") != path)
+                    .collect();
+                let matrix = match h.file.group(&name) {
+                    Ok(g) => sparse_format(h, &g).ok().flatten().is_some(),
+                    Err(_) => true,
+                };
+                if matrix {
+                    held.push(format!("/{name}"));
+                } else if !members.is_empty() {
+                    held.push(format!("/{name} ({})", listed(members)));
+                }
+            }
+        }
+    }
+    (!held.is_empty()).then(|| {
+        format!(
+            "the file also holds {}, which a matrix read does not carry (FILE:/layers/NAME, FILE:/raw/X read another matrix)",
+            held.join(", ")
+        )
+    })
 }
 
 /// A sparse group or a dense dataset at `object`, and its layout in words.

@@ -138,7 +138,7 @@ fn anndata_files_read_exactly_with_names() {
         "adata_dense_f32__X",
         Kind::AnnData,
     );
-    check(
+    let x = check(
         "anndata/adata_layers.h5ad",
         Some("X"),
         "adata_layers__X",
@@ -151,6 +151,33 @@ fn anndata_files_read_exactly_with_names() {
         Kind::AnnData,
     );
     assert_eq!(counts.object, "/layers/counts");
+    // What a matrix read leaves behind is said (h5py shows the file's
+    // groups: a layer `counts`, obs `batch`, `n_counts`, var `gene_symbol`,
+    // `highly_variable`, uns `description`; obsm, obsp, varm, varp empty).
+    let held = |m: &sptk_hdf5::Matrix| {
+        m.notes
+            .iter()
+            .find(|n| n.starts_with("the file also holds"))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert!(
+        held(&x).starts_with("the file also holds /layers (counts), obs columns (batch, n_counts), /uns (description), var columns (gene_symbol, highly_variable),"),
+        "{}",
+        held(&x)
+    );
+    assert!(
+        held(&counts).starts_with("the file also holds /X, obs columns"),
+        "{}",
+        held(&counts)
+    );
+    let plain = check(
+        "anndata/adata_csr_f32.h5ad",
+        None,
+        "adata_csr_f32__X",
+        Kind::AnnData,
+    );
+    assert_eq!(held(&plain), "");
 }
 
 #[test]
