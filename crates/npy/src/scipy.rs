@@ -2,10 +2,10 @@
 //! `format.npy` (a byte string: `csr`, `csc`, `coo`, `bsr` or `dia`), `shape.npy`, and
 //! the format's arrays. csr, csc and bsr become level arrays at their stored index
 //! widths (int32 read as 32-bit after a check for negatives), checked by
-//! [`sptk_tensor::from_compressed`]; coo and dia become coordinates.
+//! [`sptk_tensor::from_compressed_within`]; coo and dia become coordinates.
 
 use sptk_tensor::{
-    coord_width_for, from_compressed, CompressedParts, Entries, EntryError, FromCompressed,
+    coord_width_for, from_compressed_within, CompressedParts, Entries, EntryError, FromCompressed,
     IndexVec, PartsArray, Tensor, Value, ValueVec, ValueVecAccess,
 };
 
@@ -74,7 +74,11 @@ pub fn read_scipy(npz: &Npz, memory_limit: Option<u64>) -> Result<SciPyMatrix, N
     let content = match format.as_str() {
         "coo" => Sparse::Entries(coo(npz, dims)?),
         "dia" => Sparse::Entries(dia(npz, dims, (charged, limit))?),
-        f => compressed(npz, f, dims, &mut notes)?,
+        // What the arrays read leave of the budget bounds the copies made from them.
+        f => {
+            let room = u64::try_from(u128::from(limit).saturating_sub(charged)).unwrap_or(0);
+            compressed(npz, f, dims, room, &mut notes)?
+        }
     };
     Ok(SciPyMatrix {
         format,
@@ -134,10 +138,13 @@ fn read_all(npz: &Npz, names: &[&str]) -> Result<(Vec<IndexVec>, ValueVec, Vec<u
     Ok((idx, v, s))
 }
 
+/// A CSR / CSC / BSR matrix from its arrays; the copies `from_compressed` makes (64-bit
+/// pointers, sorted segments) are counted against `room` bytes first.
 fn compressed(
     npz: &Npz,
     format: &str,
     dims: [u64; 2],
+    room: u64,
     notes: &mut Vec<String>,
 ) -> Result<Sparse, NpyError> {
     let (mut idx, values, data_shape) = read_all(npz, &["indptr.npy", "indices.npy", "data.npy"])?;
@@ -162,7 +169,7 @@ fn compressed(
         crd,
         values,
     };
-    match from_compressed(parts) {
+    match from_compressed_within(parts, Some(room)) {
         Ok(FromCompressed::Tensor(t)) => Ok(Sparse::Tensor(t)),
         Ok(FromCompressed::Entries(e)) => {
             let along = if format == "csc" { "column" } else { "row" };

@@ -409,3 +409,30 @@ fn floats_past_the_memory_limit_are_refused() {
         .to_string();
     assert_has(&e, &["big.npy: ", "past this machine's memory limit"]);
 }
+
+/// A CSR matrix whose one row is stored in reverse: sorting it copies its coordinates,
+/// which are counted against what the arrays read leave of the memory limit.
+#[test]
+fn copies_of_unsorted_csr_rows_count_against_the_memory_limit() {
+    let n = 65_536i64;
+    let indices: Vec<i64> = (0..n).rev().collect();
+    let a = zip(&[
+        member("format.npy", text("csr")),
+        member("shape.npy", ints("i8", &[1, n])),
+        member("indptr.npy", ints("i8", &[0, n])),
+        member("indices.npy", ints("i8", &indices)),
+        member("data.npy", ints("i4", &vec![1; n as usize])),
+    ]);
+    // The arrays, 16 + 8n + 4n = 786,448 bytes, fit in 900,000; the row's coordinates
+    // sorted as 64-bit (8n more) do not.
+    let e = scipy_error("rev.npz", a.clone(), Some(900_000));
+    assert_has(
+        &e,
+        &[
+            "rev.npz: indices.npy: ",
+            "past its memory limit of 113552 bytes",
+        ],
+    );
+    let z = Npz::from_bytes(Path::new("rev.npz"), a).unwrap();
+    assert!(read_scipy(&z, Some(8 << 20)).is_ok());
+}

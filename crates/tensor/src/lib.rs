@@ -37,7 +37,10 @@ mod walk;
 
 pub use alloc::{big_zeroed, filled_pages, HugePageAlloc, Zeroed, HUGE_PAGE_FROM};
 pub use budget::default_memory_limit;
-pub use compressed::{from_compressed, CompressedParts, FromCompressed, PartsArray, PartsError};
+pub use compressed::{
+    from_compressed, from_compressed_within, CompressedParts, FromCompressed, PartsArray,
+    PartsError,
+};
 pub use dense::{dense_entries, DenseArray};
 
 /// A progress callback, called with a count of bytes done so far (input bytes read, or
