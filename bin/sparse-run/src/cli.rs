@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-/// Run kernels on stored sparse tensors (`.spt` files written by sparse-convert).
+/// Run kernels on stored sparse tensors (`.spt` files written by sparse-convert, or any
+/// input sparse-convert reads, converted in memory).
 #[derive(Parser, Debug)]
 #[command(name = "sparse-run", version)]
 pub struct Cli {
@@ -27,9 +28,15 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct SpmvArgs {
-    /// The sparse operands: `.spt` files, or folders of them (every `*.spt` inside, by name).
+    /// The sparse operands: `.spt` files, or folders of them (every `*.spt` inside, by name),
+    /// or any input sparse-convert reads (`.mtx`, `.npz`, ...), converted in memory.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
+    /// Convert each input to this encoding in memory first (a preset such as CSR, BSR:4x4,
+    /// 2:4, or encoding text); without it, inputs keep their encoding (a coordinate list
+    /// becomes CSR).
+    #[arg(long)]
+    pub to: Option<String>,
     /// x: a 1-D `.npy` file with one element per column of A (per row with --transpose);
     /// for spmm, X: a 2-D `.npy` of shape (columns of A, k), C or Fortran order.
     #[arg(long)]

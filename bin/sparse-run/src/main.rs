@@ -2,6 +2,7 @@
 //! one command, prints any error once with its causes, and exits non-zero.
 
 mod cli;
+mod load;
 mod operands;
 mod plot;
 mod stats;
@@ -60,7 +61,8 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// The `.spt` files of the inputs: files as given, folders by name.
+/// The inputs: files as given (any format sparse-convert reads), the `.spt` files of
+/// folders by name.
 fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in inputs {
@@ -142,18 +144,7 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
     );
     let mut rows = Vec::new();
     for (input, out) in inputs.iter().zip(&outputs) {
-        let file = if args.no_mmap {
-            sptk_store::SptFile::read(input)
-        } else {
-            sptk_store::SptFile::open(input)
-        }
-        .with_context(|| format!("cannot open {}", input.display()))?;
-        let a = if args.no_verify {
-            file.validate_without_checksums()
-        } else {
-            file.validate()
-        }
-        .with_context(|| format!("{} is not a valid tensor", input.display()))?;
+        let a = load::load(input, args)?;
         let job = Job {
             args,
             isa,

@@ -1,0 +1,70 @@
+//! The sparse operands: `.spt` files mapped (or read) and validated, as stored; any other
+//! input `sparse-convert` reads (`.mtx`, `.tns`, `.npz`, `.npy`, MEX folders, `.mat`, ...)
+//! converted in memory, with a note naming the encoding it was converted to.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use sptk_encoding::{resolve_target, Target};
+use sptk_input::{ReadOptions, SourceSpec};
+use sptk_tensor::Tensor;
+
+use crate::cli::SpmvArgs;
+
+/// The tensor `path` holds: a `.spt` file as stored (without `--to`), anything else read
+/// and converted into `--to`, the input's own encoding (level arrays such as CSR in a
+/// `.npz`), or CSR for a coordinate list, after a note.
+pub fn load(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
+    let stored = path.extension().is_some_and(|e| e == "spt");
+    if stored && args.to.is_none() {
+        return load_spt(path, args);
+    }
+    let name = path.display();
+    let input = sptk_input::read(SourceSpec::file(path), None, &ReadOptions::default())
+        .with_context(|| format!("cannot read {name}"))?;
+    let rank = input.dim_sizes().len();
+    let (target, why) = match (&args.to, input.encoding()) {
+        (Some(text), _) => (resolve(text, rank)?, "--to"),
+        (None, Some(encoding)) => (Target::Fixed(encoding.clone()), "the input's encoding"),
+        (None, None) => (
+            resolve(if rank == 2 { "CSR" } else { "COO" }, rank)?,
+            "a coordinate list: --to chooses another",
+        ),
+    };
+    let converted = input
+        .convert(&target, &Default::default())
+        .with_context(|| format!("cannot convert {name}"))?;
+    if !args.quiet {
+        eprintln!(
+            "sparse-run: note: {name} ({}) converted in memory to {} ({why}; \
+             sparse-convert -o A.spt stores it once)",
+            input.format,
+            converted.tensor.encoding()
+        );
+    }
+    Ok(converted.tensor)
+}
+
+/// A `.spt` file, mapped (or read with `--no-mmap`) and validated.
+fn load_spt(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
+    let file = if args.no_mmap {
+        sptk_store::SptFile::read(path)
+    } else {
+        sptk_store::SptFile::open(path)
+    }
+    .with_context(|| format!("cannot open {}", path.display()))?;
+    if args.no_verify {
+        file.validate_without_checksums()
+    } else {
+        file.validate()
+    }
+    .with_context(|| format!("{} is not a valid tensor", path.display()))
+}
+
+/// The target `--to TEXT` names for a tensor of `rank` dimensions.
+fn resolve(text: &str, rank: usize) -> Result<Target> {
+    resolve_target(text, rank).map_err(|e| {
+        let text = e.render();
+        anyhow::anyhow!("--to: {}", text.strip_prefix("error: ").unwrap_or(&text))
+    })
+}
