@@ -197,6 +197,48 @@ fn parse_relabel(s: &str) -> Result<sptk_input::Relabel, String> {
     }
 }
 
+/// `--compress`: how an output is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compress {
+    /// Not compressed.
+    None,
+    /// Deflate (gzip, zlib), at this level (1-9) if given.
+    Gzip(Option<u8>),
+    /// Zstandard (Parquet, Arrow IPC).
+    Zstd,
+    /// LZ4 frames (Arrow IPC).
+    Lz4,
+}
+
+fn parse_compress(text: &str) -> Result<Compress, String> {
+    let lower = text.to_ascii_lowercase();
+    let (method, level) = match lower.split_once(':') {
+        Some((m, l)) => (m, Some(l)),
+        None => (lower.as_str(), None),
+    };
+    let no_level = |c: Compress| match level {
+        None => Ok(c),
+        Some(_) => Err(format!(
+            "`{text}`: only gzip takes a level (gzip:1 to gzip:9)"
+        )),
+    };
+    match method {
+        "none" => no_level(Compress::None),
+        "zstd" => no_level(Compress::Zstd),
+        "lz4" => no_level(Compress::Lz4),
+        "gzip" | "deflate" | "zlib" => match level {
+            None => Ok(Compress::Gzip(None)),
+            Some(l) => match l.parse::<u8>() {
+                Ok(n @ 1..=9) => Ok(Compress::Gzip(Some(n))),
+                _ => Err(format!("`{text}`: a gzip level is 1 to 9")),
+            },
+        },
+        _ => Err(format!(
+            "`{text}`: expected none, gzip[:LEVEL], zstd or lz4"
+        )),
+    }
+}
+
 fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
     text.parse::<f64>()
         .ok()
@@ -223,18 +265,32 @@ pub struct ConvertArgs {
     /// The target.
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Output file (`.spt`, `.mtx`, `.mtx.gz`, `.tns`, `.npz` (SciPy), `.npy` (dense), and with HDF5 support `.h5` /
-    /// `.bsp.h5` binsparse, `.h5ad`, `.mat`); `-` writes standard output.
+    /// Output file, its format from the name: `.spt`, `.mtx` / `.mm`, `.tns` (either with
+    /// `.gz`), `.npz` (SciPy sparse), `.npy` (dense); with HDF5 support `.h5` / `.bsp.h5` /
+    /// `.hdf5` (binsparse), `.h5ad` (AnnData: X and the obs / var names), `.mat` (MATLAB
+    /// v7.3); with table support `.parquet` / `.pq`, `.arrow` / `.feather` / `.ipc` (Arrow
+    /// IPC file), `.arrows` (Arrow IPC stream), `.levels` (a folder of the exact arrays).
+    /// `-` writes standard output (mtx, tns, spt, parquet, arrow, arrows; say which with
+    /// --format); binary output is not written to a terminal.
     #[arg(long, short, value_name = "OUT")]
     pub output: Option<PathBuf>,
     /// Print the storage in MLIR's sparse_tensor.print layout on standard output.
     #[arg(long)]
     pub print: bool,
-    /// Output format for `-o -`: mtx, tns or spt.
+    /// Output format, for `-o -` or where the name does not say it: mtx, tns, spt, npz,
+    /// npy, and with HDF5 support binsparse (h5), h5ad, mat, and with table support
+    /// parquet, arrow, arrows, levels.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
-    /// `.npz` output: store the arrays uncompressed (SciPy's `compressed=False`): a larger
-    /// file, quicker to write and read. Deflated by default, as `save_npz` does.
+    /// Compression of the output: `none`, `gzip[:LEVEL]` (deflate, level 1-9, 4 by
+    /// default) for `.h5ad`, `.h5`, `.mat` and `.npz`, `zstd` for Parquet and Arrow (and
+    /// `.levels`), `lz4` for Arrow. Defaults: HDF5 outputs uncompressed (as anndata and h5py
+    /// write), `.npz` deflated (as `save_npz`), tables zstd. Matrix Market and `.tns` are
+    /// gzip-compressed by a `.gz` name; `.spt` and `.npy` are not compressed.
+    #[arg(long, value_name = "METHOD", value_parser = parse_compress, conflicts_with = "uncompressed")]
+    pub compress: Option<Compress>,
+    /// The same as `--compress none` (kept for `.npz`, whose arrays SciPy's
+    /// `compressed=False` stores: a larger file, quicker to write and read).
     #[arg(long)]
     pub uncompressed: bool,
     /// `.mat` output: the name of the MATLAB variable written (`A` by default).
@@ -349,6 +405,26 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(c.convert.target.slice_values, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn compression_is_a_method_and_a_gzip_level() {
+        let c = |t: &str| parse_compress(t);
+        assert_eq!(c("gzip"), Ok(Compress::Gzip(None)));
+        assert_eq!(c("GZIP:9"), Ok(Compress::Gzip(Some(9))));
+        assert_eq!(c("none"), Ok(Compress::None));
+        assert_eq!(c("zstd"), Ok(Compress::Zstd));
+        assert!(c("gzip:0").unwrap_err().contains("1 to 9"));
+        assert!(c("zstd:3").unwrap_err().contains("only gzip takes a level"));
+        assert!(c("brotli").unwrap_err().contains("expected none"));
+        assert!(Cli::try_parse_from([
+            "sparse-convert",
+            "a.mtx",
+            "--compress",
+            "gzip",
+            "--uncompressed"
+        ])
+        .is_err());
     }
 
     #[test]

@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::cli::{ConvertArgs, InputArgs};
+use crate::cli::{Compress, ConvertArgs, InputArgs};
 use crate::progress;
 use indicatif::ProgressBar;
 use sptk_encoding::Target;
@@ -183,6 +183,93 @@ impl Format {
     }
 }
 
+/// What `--compress` (or `--uncompressed`, the same as `--compress none`) asks of an
+/// output of `format`; refused where that format cannot do it. `None`: the format's
+/// default.
+fn compression(format: Format, args: &ConvertArgs) -> Result<Option<Compress>> {
+    let asked = match (args.compress, args.uncompressed) {
+        (Some(c), _) => c,
+        (None, true) => Compress::None,
+        (None, false) => return Ok(None),
+    };
+    let takes = match format {
+        Format::Mtx | Format::Tns => bail!(
+            "--compress: {} output is gzip-compressed when its name ends in .gz (-o out.mtx.gz), and takes no other",
+            format.name()
+        ),
+        Format::Spt | Format::Npy => {
+            bail!("--compress: {} output is not compressed", format.name())
+        }
+        Format::Npz => "none or gzip (at zlib's default level)",
+        #[cfg(feature = "hdf5")]
+        Format::Binsparse | Format::H5ad | Format::Mat => "none or gzip[:LEVEL]",
+        #[cfg(feature = "table")]
+        Format::Parquet | Format::Levels => "none or zstd",
+        #[cfg(feature = "table")]
+        Format::Arrow | Format::ArrowStream => "none, zstd or lz4",
+    };
+    let fits = match (format, asked) {
+        (_, Compress::None) | (Format::Npz, Compress::Gzip(None)) => true,
+        #[cfg(feature = "hdf5")]
+        (Format::Binsparse | Format::H5ad | Format::Mat, Compress::Gzip(_)) => true,
+        #[cfg(feature = "table")]
+        (
+            Format::Parquet | Format::Levels | Format::Arrow | Format::ArrowStream,
+            Compress::Zstd,
+        )
+        | (Format::Arrow | Format::ArrowStream, Compress::Lz4) => true,
+        _ => false,
+    };
+    if !fits {
+        bail!("--compress: {} output takes {takes}", format.name());
+    }
+    Ok(Some(asked))
+}
+
+/// Refuses binary output of `format` into standard output when that is a terminal, where
+/// it would only garble the screen.
+fn check_terminal(format: Format) -> Result<()> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        bail!(
+            "-o -: standard output is a terminal and {} is binary; send it into a file or a pipe (-o - > FILE, -o - | ...), or write -o FILE",
+            format.name()
+        );
+    }
+    Ok(())
+}
+
+/// An output's format and the compression asked of it.
+type Kind = (Format, Option<Compress>);
+
+/// The checks of `-o` that need no data, made before the input is read (and again by
+/// [`write_output`]): its format, its folder, `--compress`, and standard output (which
+/// formats it takes; binary ones not into a terminal). The format and the compression
+/// asked.
+pub fn check_output(path: &Path, args: &ConvertArgs) -> Result<Kind> {
+    let format = output_format(path, &args.format)?;
+    check_folder(path)?;
+    let compress = compression(format, args)?;
+    if path.as_os_str() == "-" {
+        match format {
+            Format::Mtx | Format::Tns => {}
+            Format::Spt => check_terminal(format)?,
+            #[cfg(feature = "table")]
+            Format::Parquet | Format::Arrow | Format::ArrowStream => check_terminal(format)?,
+            #[cfg(feature = "table")]
+            Format::Levels => bail!(
+                "{} is written to a folder, not standard output",
+                format.name()
+            ),
+            _ => bail!(
+                "{} is written to a file, not standard output",
+                format.name()
+            ),
+        }
+    }
+    Ok((format, compress))
+}
+
 /// Refuses an output whose folder does not exist, naming the folder.
 fn check_folder(path: &Path) -> Result<()> {
     match path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -263,12 +350,11 @@ fn read_options(
     opened: &Opened,
     memory_limit: Option<u64>,
 ) -> (ReadOptions, ProgressBar) {
-    let bar = progress::bytes(args.quiet, opened.source.len().unwrap_or(0), "reading");
-    let tick = bar.clone();
+    let (bar, tick) = progress::reading(args.quiet, opened.source.len().unwrap_or(0));
     let opts = ReadOptions {
         threads: args.threads,
         memory_limit,
-        progress: Some(Arc::new(move |done: u64| tick.set_position(done))),
+        progress: Some(tick),
         mmap: !args.no_mmap,
         checksums: !args.no_verify,
         columns: sptk_input::ColumnOptions {
@@ -409,8 +495,7 @@ fn note_dropped_labels(format: Format, tensor: &Tensor, quiet: bool) {
 
 pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertArgs) -> Result<()> {
     let source = input.name.as_str();
-    let format = output_format(path, &args.format)?;
-    check_folder(path)?;
+    let (format, compress) = check_output(path, args)?;
     let quiet = args.input.quiet || path.as_os_str() == "-";
     if format == Format::Spt {
         if args.symmetry.is_some() {
@@ -438,14 +523,14 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
     note_dropped_labels(format, tensor, args.input.quiet);
     #[cfg(feature = "hdf5")]
     if matches!(format, Format::Binsparse | Format::H5ad | Format::Mat) {
-        return write_hdf5(path, format, tensor, args);
+        return write_hdf5(path, (format, compress), tensor, args);
     }
     #[cfg(feature = "table")]
     if let Some(kind) = format.table_kind() {
-        return write_table(path, format, kind, tensor, args);
+        return write_table(path, format, (kind, compress), tensor, args);
     }
     if matches!(format, Format::Npz | Format::Npy) {
-        return write_numpy(path, format, tensor, args);
+        return write_numpy(path, (format, compress), tensor, args);
     }
     let bar = progress::count(quiet, tensor.nse() as u64, "writing");
     let tick = bar.clone();
@@ -503,13 +588,8 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
 
 /// Writes an HDF5 output (binsparse, AnnData or MATLAB), printing the writer's notes.
 #[cfg(feature = "hdf5")]
-fn write_hdf5(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) -> Result<()> {
-    if path.as_os_str() == "-" {
-        bail!(
-            "{} is written to a file, not standard output",
-            format.name()
-        );
-    }
+fn write_hdf5(path: &Path, kind: Kind, t: &Tensor, args: &ConvertArgs) -> Result<()> {
+    let (format, compress) = kind;
     let structure = match (&args.symmetry, format) {
         (None, _) => None,
         (Some(s), Format::Binsparse) => match parse_symmetry(s)? {
@@ -526,12 +606,16 @@ fn write_hdf5(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) 
     let opts = sptk_hdf5::WriteOptions {
         var: args.output_var.clone(),
         structure,
-        ..Default::default()
+        // Uncompressed unless asked, as anndata and h5py write.
+        deflate: match compress {
+            Some(Compress::Gzip(level)) => level.unwrap_or(sptk_hdf5::WriteOptions::GZIP_LEVEL),
+            _ => 0,
+        },
     };
     let notes = match format {
-        Format::Binsparse => sptk_hdf5::write_binsparse(path, tensor, &opts)?,
-        Format::H5ad => sptk_hdf5::write_h5ad(path, tensor, &opts)?,
-        _ => sptk_hdf5::write_mat(path, tensor, &opts)?,
+        Format::Binsparse => sptk_hdf5::write_binsparse(path, t, &opts)?,
+        Format::H5ad => sptk_hdf5::write_h5ad(path, t, &opts)?,
+        _ => sptk_hdf5::write_mat(path, t, &opts)?,
     };
     if !args.input.quiet {
         for n in notes {
@@ -546,24 +630,23 @@ fn write_hdf5(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) 
 fn write_table(
     path: &Path,
     format: Format,
-    kind: sptk_table::TableKind,
+    (kind, compress): (sptk_table::TableKind, Option<Compress>),
     tensor: &Tensor,
     args: &ConvertArgs,
 ) -> Result<()> {
+    // `check_output` refused a levels folder on standard output.
     let stdout = path.as_os_str() == "-";
-    if stdout && format == Format::Levels {
+    if args.symmetry.is_some() || args.output_var.is_some() {
         bail!(
-            "{} is written to a folder, not standard output",
+            "--symmetry and --output-var do not apply to {}",
             format.name()
         );
     }
-    if args.symmetry.is_some() || args.output_var.is_some() || args.uncompressed {
-        bail!(
-            "--symmetry, --output-var and --uncompressed do not apply to {}",
-            format.name()
-        );
-    }
-    let opts = sptk_table::WriteOptions::default();
+    let opts = sptk_table::WriteOptions {
+        compress: compress != Some(Compress::None),
+        lz4: compress == Some(Compress::Lz4),
+        ..Default::default()
+    };
     if format == Format::Levels {
         sptk_table::write_levels(path, tensor, &opts)?;
         return Ok(());
@@ -580,26 +663,18 @@ fn write_table(
 
 /// Writes a SciPy `.npz` (any matrix; CSR where SciPy has no format for the encoding) or
 /// a dense `.npy` (any rank, within the memory limit), printing the writer's notes.
-fn write_numpy(path: &Path, format: Format, tensor: &Tensor, args: &ConvertArgs) -> Result<()> {
-    if path.as_os_str() == "-" {
-        bail!(
-            "{} is written to a file, not standard output",
-            format.name()
-        );
-    }
+fn write_numpy(path: &Path, kind: Kind, t: &Tensor, args: &ConvertArgs) -> Result<()> {
+    let (format, compress) = kind;
     if args.symmetry.is_some() {
         bail!("--symmetry applies to Matrix Market and binsparse output only");
     }
-    if args.uncompressed && format != Format::Npz {
-        bail!("--uncompressed applies to .npz output only");
-    }
     let notes = if format == Format::Npz {
         let opts = sptk_npy::NpzOptions {
-            compressed: !args.uncompressed,
+            compressed: compress != Some(Compress::None),
         };
-        sptk_npy::write_npz(path, tensor, &opts)?
+        sptk_npy::write_npz(path, t, &opts)?
     } else {
-        sptk_npy::write_dense(path, tensor, args.target.memory_limit)?
+        sptk_npy::write_dense(path, t, args.target.memory_limit)?
     };
     print_notes(notes, args);
     Ok(())

@@ -336,6 +336,10 @@ fn convert(args: ConvertArgs) -> Result<()> {
             bail!("--symmetry applies to a Matrix Market -o OUT; there is no -o");
         }
     }
+    if let Some(path) = &args.output {
+        // Before reading: a mistake in -o is said at once, not after minutes of reading.
+        files::check_output(path, &args)?;
+    }
     let read_start = Instant::now();
     let opened = files::open_input(&args.input)?;
     if let Some(path) = &args.output {
