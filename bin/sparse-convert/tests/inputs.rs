@@ -131,3 +131,37 @@ fn transpose_swaps_rows_and_columns_of_coordinates() {
     let want = ok(&["t.mtx", "--to", "CSR", "--print"], d, None);
     assert_eq!(got, want);
 }
+
+#[test]
+fn an_empty_or_cut_off_file_is_read_by_the_format_its_name_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Too short for its content to say a format: the name's extension chooses the reader,
+    // which reports the damage in its own terms instead of "cannot tell the format".
+    let mut cases = vec![
+        (
+            "e.npz",
+            Vec::new(),
+            "e.npz: an empty file, not a zip archive",
+        ),
+        (
+            "cut.npy",
+            b"\x93NUMPY".to_vec(),
+            "cut.npy: the header is cut off at byte 6",
+        ),
+    ];
+    if cfg!(feature = "table") {
+        cases.push(("e.parquet", Vec::new(), "e.parquet: the file is empty"));
+        cases.push(("e.arrow", Vec::new(), "e.arrow: the file is empty"));
+    }
+    if cfg!(feature = "hdf5") {
+        cases.push(("e.h5ad", Vec::new(), "e.h5ad: an empty file, not HDF5"));
+    }
+    for (name, bytes, want) in cases {
+        std::fs::write(d.join(name), bytes).unwrap();
+        fails(&[name, "--to", "CSR"], d, want);
+    }
+    // A name no reader claims still gets the list of formats.
+    std::fs::write(d.join("e.xyz"), b"").unwrap();
+    fails(&["e.xyz", "--to", "CSR"], d, "cannot tell the format");
+}

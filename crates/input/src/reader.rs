@@ -200,7 +200,22 @@ fn detect<'r>(readers: &[&'r dyn Reader], source: &Source) -> Result<&'r dyn Rea
             return Ok(*r);
         }
     }
-    Err(known_kind(probe).map_or(Detected::Unknown, Detected::Unsupported))
+    if let Some(kind) = known_kind(probe) {
+        return Err(Detected::Unsupported(kind));
+    }
+    // Nothing in the content says a format (an empty or cut-off file): the name's
+    // extension picks the reader, which then says what is wrong in its own terms.
+    let ext = std::path::Path::new(&probe.name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    match readers
+        .iter()
+        .find(|r| !ext.is_empty() && r.keys().contains(&ext))
+    {
+        Some(r) if probe.folder.is_none() => Ok(*r),
+        _ => Err(Detected::Unknown),
+    }
 }
 
 fn check_accepts(reader: &dyn Reader, source: &Source) -> Result<(), InputError> {
