@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use sptk_tensor::Tensor;
+use sptk_tensor::{Entries, Tensor, ValueVec};
 
 use crate::npz_write::{numpy_values, value_bytes};
 use crate::{write_raw, NpyError};
@@ -27,6 +27,21 @@ pub fn write_dense(
         v if v.value_type() == sptk_tensor::ValueType::F16 => (Cow::Borrowed(v), None),
         v => numpy_values(v),
     };
+    let out = dense_bytes(path, dims, &entries, &values, memory_limit)?;
+    write_raw(path, values.value_type(), dims, &out)?;
+    Ok(note.into_iter().collect())
+}
+
+/// The bytes of a dense row-major array of `dims` holding `entries` with `values` (the
+/// entries' values, perhaps widened), zeros elsewhere; its size is checked against
+/// `memory_limit` (the machine's default where `None`) before it is allocated.
+pub(crate) fn dense_bytes(
+    path: &Path,
+    dims: &[u64],
+    entries: &Entries,
+    values: &ValueVec,
+    memory_limit: Option<u64>,
+) -> Result<Vec<u8>, NpyError> {
     let size = values.value_type().size() as u128;
     let limit = memory_limit.unwrap_or_else(sptk_tensor::default_memory_limit);
     let elements = dims.iter().map(|&d| u128::from(d)).product::<u128>();
@@ -44,7 +59,7 @@ pub fn write_dense(
     }
     let mut out: Vec<u8> =
         sptk_tensor::big_zeroed(bytes as usize).map_err(|e| NpyError::new(path, e.to_string()))?;
-    let src = value_bytes(&values);
+    let src = value_bytes(values);
     let size = size as usize;
     for k in 0..entries.len() {
         let at = (0..dims.len()).fold(0u64, |at, d| at * dims[d] + entries.coord(k, d)) as usize;
@@ -55,6 +70,5 @@ pub fn write_dense(
             o.copy_from_slice(v);
         }
     }
-    write_raw(path, values.value_type(), dims, &out)?;
-    Ok(note.into_iter().collect())
+    Ok(out)
 }

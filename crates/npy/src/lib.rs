@@ -17,6 +17,9 @@
 //!
 //! MATLAB Level 5 `.mat` files (v5 to v7, as `scipy.io.savemat` writes them) are read by
 //! [`Mat5File`]: sparse variables as CSC level arrays, dense numeric ones as nonzeros.
+//!
+//! [`write_safetensors`] writes a tensor as a `.safetensors` file: densely, or an n:m
+//! matrix as its values and in-group offsets (named tensors, layout in its doc).
 
 mod bytes;
 mod dense_write;
@@ -26,6 +29,7 @@ mod npz;
 mod npz_write;
 mod read;
 mod safetensors;
+mod safetensors_write;
 mod scipy;
 mod write;
 pub mod zip;
@@ -37,6 +41,7 @@ pub use npz::{MemberHeader, Npz};
 pub use npz_write::{write_npz, NpzOptions};
 pub use read::{Float, Npy};
 pub use safetensors::{SafeTensorsFile, TensorInfo};
+pub use safetensors_write::write_safetensors;
 pub use scipy::{is_scipy, read_scipy, SciPyMatrix, Sparse, SCIPY_FORMATS};
 pub use write::{write, write_raw, NpyElement};
 
