@@ -162,7 +162,13 @@ fn h5ad_and_mat_round_trip_every_preset() {
         write_h5ad(&h5ad, &t, &WriteOptions::default()).unwrap_or_else(|e| panic!("{preset}: {e}"));
         assert!(same_matrix(&back(&h5ad, None), &t), "h5ad {preset}");
         let mat = dir.path().join("m.mat");
-        write_mat(&mat, &t, &WriteOptions::default()).unwrap_or_else(|e| panic!("{preset}: {e}"));
+        let notes = write_mat(&mat, &t, &WriteOptions::default())
+            .unwrap_or_else(|e| panic!("{preset}: {e}"));
+        // MATLAB keeps CSC as it is and says what it converted anything else from.
+        let converted = notes
+            .iter()
+            .any(|n| n.starts_with("a MATLAB sparse variable holds CSC; "));
+        assert_eq!(converted, *preset != "CSC", "{preset}: {notes:?}");
         assert_eq!(sptk_hdf5::detect(&mat).unwrap(), sptk_hdf5::Kind::Matlab);
         assert!(same_matrix(&back(&mat, None), &t), "mat {preset}");
     }

@@ -55,8 +55,10 @@ pub(crate) fn compressed_form<'t>(
     let target = sptk_encoding::resolve_target(preset, 2).map_err(|e| at.err("", e.to_string()))?;
     let c = sptk_tensor::convert_tensor(t, &target, &Default::default())
         .map_err(|e| at.err("", e.to_string()))?;
+    // AnnData takes either orientation; MATLAB's sparse matrices are CSC only.
+    let holds = if preset == "CSC" { "CSC" } else { "CSR or CSC" };
     notes.push(format!(
-        "{why} holds CSR or CSC; {} was converted to {preset}",
+        "{why} holds {holds}; {} was converted to {preset}",
         t.encoding()
     ));
     Ok(std::borrow::Cow::Owned(c.tensor))
