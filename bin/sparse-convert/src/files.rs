@@ -499,7 +499,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
     let quiet = args.input.quiet || path.as_os_str() == "-";
     if format == Format::Spt {
         if args.symmetry.is_some() {
-            bail!("--symmetry applies to Matrix Market output only");
+            return Err(symmetry_refused(format));
         }
         let bar = progress::bytes(quiet, tensor.storage_bytes() as u64, "writing");
         let tick = bar.clone();
@@ -557,7 +557,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
         }
         Format::Tns => {
             if args.symmetry.is_some() {
-                bail!("--symmetry applies to Matrix Market output only");
+                return Err(symmetry_refused(format));
             }
             let opts = sptk_mtx::WriteOptions {
                 threads: args.input.threads,
@@ -598,7 +598,7 @@ fn write_hdf5(path: &Path, kind: Kind, t: &Tensor, args: &ConvertArgs) -> Result
             sptk_mtx::Symmetry::SkewSymmetric => Some(sptk_hdf5::Structure::SkewSymmetric),
             sptk_mtx::Symmetry::Hermitian => Some(sptk_hdf5::Structure::Hermitian),
         },
-        (Some(_), _) => bail!("--symmetry applies to Matrix Market and binsparse output only"),
+        (Some(_), _) => return Err(symmetry_refused(format)),
     };
     if args.output_var.is_some() && format != Format::Mat {
         bail!("--output-var names the variable of a .mat output");
@@ -666,7 +666,7 @@ fn write_table(
 fn write_numpy(path: &Path, kind: Kind, t: &Tensor, args: &ConvertArgs) -> Result<()> {
     let (format, compress) = kind;
     if args.symmetry.is_some() {
-        bail!("--symmetry applies to Matrix Market and binsparse output only");
+        return Err(symmetry_refused(format));
     }
     let notes = if format == Format::Npz {
         let opts = sptk_npy::NpzOptions {
@@ -687,6 +687,19 @@ fn print_notes(notes: Vec<String>, args: &ConvertArgs) {
             eprintln!("note: {n}");
         }
     }
+}
+
+/// `--symmetry` given for an output of `format`, which cannot store one triangle.
+fn symmetry_refused(format: Format) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--symmetry applies to Matrix Market{} output, not {}",
+        if cfg!(feature = "hdf5") {
+            " and binsparse"
+        } else {
+            ""
+        },
+        format.name()
+    )
 }
 
 fn parse_symmetry(s: &str) -> Result<sptk_mtx::Symmetry> {

@@ -1,5 +1,6 @@
 //! Writing over the input is refused without --force: the output holds the matrix read
-//! alone, and a container's other matrices are named in the refusal.
+//! alone, and a container's other matrices are named in the refusal. `--symmetry` for an
+//! output that cannot store one triangle is refused in one wording.
 
 use std::path::Path;
 
@@ -61,4 +62,23 @@ fn an_anndata_file_is_not_written_over_itself_without_force() {
     // What is left is X alone: one matrix.
     let (info, _) = succeeds(&["info", "same.h5ad"], d, None);
     assert!(!info.contains("layers/counts"), "{info}");
+}
+
+#[test]
+fn symmetry_for_an_output_that_cannot_hold_it_is_refused_the_same_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    mtx(d);
+    let takes = if cfg!(feature = "hdf5") {
+        "--symmetry applies to Matrix Market and binsparse output, not"
+    } else {
+        "--symmetry applies to Matrix Market output, not"
+    };
+    for out in ["out.spt", "out.tns", "out.npz"] {
+        fails(
+            &["m.mtx", "--to", "CSR", "--symmetry", "symmetric", "-o", out],
+            d,
+            takes,
+        );
+    }
 }
