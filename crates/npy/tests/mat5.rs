@@ -88,6 +88,12 @@ fn files_scipy_writes_read_exactly() {
                 m.notes
             );
         }
+        // SciPy stores ir / jc as int32: they stay 32-bit.
+        let Sparse::Tensor(a) = f.read(Some("A"), None).unwrap().content else {
+            panic!("{path}: A as level arrays")
+        };
+        assert_eq!(a.pos(1).unwrap().width().bits(), 32);
+        assert_eq!(a.crd(1).unwrap().width().bits(), 32);
         let vt = |n: &str| f.variable(Some(n)).unwrap().value_type;
         assert_eq!(vt("C"), Some(ValueType::C128));
         assert_eq!(vt("L"), Some(ValueType::Bool));

@@ -1,14 +1,14 @@
 //! One variable of a Level 5 file read: a sparse one as CSC level arrays (checked by
-//! [`sptk_tensor::from_compressed`]), a dense one as its nonzeros through the core's
+//! [`sptk_tensor::from_compressed_within`]), a dense one as its nonzeros through the core's
 //! dense scan (column-major). Every array is taken from the memory budget first.
 
 use sptk_tensor::{
-    dense_entries, from_compressed, CompressedParts, DenseArray, FromCompressed, Index, PartsArray,
-    ValueType, ValueVec, ValueVecAccess, C128,
+    dense_entries, from_compressed_within, CompressedParts, DenseArray, FromCompressed, IndexVec,
+    IndexWidth, PartsArray, ValueType, ValueVec, ValueVecAccess, C128,
 };
 
 use super::element::{element, inflate, Element, Room, MI_COMPRESSED};
-use super::matrix::{c128, c64, complex, head, indices, numbers, FromNum, Head};
+use super::matrix::{c128, c64, complex, head, indices, mi_size, numbers, FromNum, Head};
 use super::Mat5File;
 use crate::bytes::bytes_of;
 use crate::{NpyError, Sparse};
@@ -160,6 +160,7 @@ fn sparse(
     };
     let ir = part(parts, 0, "ir")?;
     let jc = part(parts, 1, "jc")?;
+    let (ir_ty, jc_ty) = (ir.ty, jc.ty);
     let mut ir = indices(ir.ty, ir.data, big, room, "ir")?;
     let jc = indices(jc.ty, jc.data, big, room, "jc")?;
     if jc.len() as u64 != cols.saturating_add(1) {
@@ -193,15 +194,27 @@ fn sparse(
             f64::wrap(real)
         }
     };
+    // 32-bit where the file stores them so (as SciPy keeps them), else 64-bit.
+    let width = |ty: u32| match mi_size(ty) {
+        Some(1..=4) => IndexWidth::W32,
+        _ => IndexWidth::W64,
+    };
+    let narrow = |v: Vec<u64>, ty: u32, what: &str, room: &mut Room| {
+        let w = width(ty);
+        if w == IndexWidth::W32 {
+            room.take(v.len() as u128 * 4, what)?;
+        }
+        IndexVec::from_vec_u64(v, w).map_err(|o| format!("{what}: {} is past 32 bits", o.value))
+    };
     let parts = CompressedParts {
         dims: [rows, cols],
         by_rows: false,
         block: [1, 1],
-        pos: <u64 as Index>::wrap(jc),
-        crd: <u64 as Index>::wrap(ir),
+        pos: narrow(jc, jc_ty, "jc", room)?,
+        crd: narrow(ir, ir_ty, "ir", room)?,
         values,
     };
-    match from_compressed(parts) {
+    match from_compressed_within(parts, Some(room.left)) {
         Ok(FromCompressed::Tensor(t)) => Ok(Sparse::Tensor(t)),
         Ok(FromCompressed::Entries(e)) => {
             notes.push("ir: row indices are not sorted within each column, or repeat; they were sorted and repeated ones summed".into());
