@@ -164,14 +164,35 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
                 a.value_type().name()
             )
         })?;
-        let wide = widen::widened(&a, real).with_context(|| input.display().to_string())?;
-        if wide.is_some() && !args.quiet {
+        // f16 / bf16 values a generated kernel widens as it loads them stay as stored.
+        let native = real == Real::F32
+            && a.value_type() != sptk_tensor::ValueType::F32
+            && isa.is_some_and(|isa| {
+                let op = match (matrices, args.transpose) {
+                    (true, _) => Op::Spmm,
+                    (false, true) => Op::SpmvT,
+                    (false, false) => Op::Spmv,
+                };
+                Desc::for_tensor(op, &a, isa)
+                    .and_then(|d| kernel(&d))
+                    .is_ok()
+            });
+        let wide = match native {
+            true => None,
+            false => widen::widened(&a, real).with_context(|| input.display().to_string())?,
+        };
+        if (native || wide.is_some()) && !args.quiet {
             eprintln!(
-                "sparse-run: note: {}: A holds {} values, widened to {} (exact) for the kernels, \
+                "sparse-run: note: {}: A holds {} values, widened to {} ({}) for the kernels, \
                  which compute in the wider type of A and the dense operands",
                 input.display(),
                 a.value_type().name(),
-                real.name()
+                real.name(),
+                if native {
+                    "as the generated kernel loads them"
+                } else {
+                    "exact, a copy in memory"
+                }
             );
         }
         let a = wide.as_ref().unwrap_or(&a);

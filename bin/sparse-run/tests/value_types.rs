@@ -96,13 +96,17 @@ fn bf16_and_f16_matrices_compute_in_f32() {
     let x: Vec<f32> = (0..48).map(|j| 0.75 - j as f32 / 7.0).collect();
     let (xp, yp) = (dir.path().join("x.npy"), dir.path().join("y.npy"));
     sptk_npy::write(&xp, &[48], Order::C, &x).unwrap();
-    // The README's pruned weights (2:4, bf16), CSR of f16 and BSR of bf16 (padding).
+    // The README's pruned weights (2:4, bf16 and f16: generated code that widens each value
+    // as it loads it), CSR of f16 and BSR of bf16 (padding) run on a widened copy.
     for (target, dtype, prune) in [
         ("2:4", ValueType::BF16, true),
+        ("2:4", ValueType::F16, true),
         ("CSR", ValueType::F16, false),
         ("BSR:2x2", ValueType::BF16, false),
     ] {
-        let ap = dir.path().join(format!("{target}.spt").replace(':', "_"));
+        let ap = dir
+            .path()
+            .join(format!("{target}{}.spt", dtype.name()).replace(':', "_"));
         let a = matrix_as(&ap, 40, 48, target, &typed(dtype, prune));
         assert_eq!(a.value_type(), dtype);
         let wide = retyped(&a, target, ValueType::F32);
@@ -111,7 +115,7 @@ fn bf16_and_f16_matrices_compute_in_f32() {
         check((&ap, &xp, &yp), &wide, &x, &note);
     }
     // With an f64 x, bf16 computes in f64 (nothing narrowed).
-    let ap = dir.path().join("2_4.spt");
+    let ap = dir.path().join("2_4bf16.spt");
     let a = matrix_as(&ap, 40, 48, "2:4", &typed(ValueType::BF16, true));
     let x64: Vec<f64> = x.iter().map(|&v| f64::from(v) + 1e-9).collect();
     sptk_npy::write(&xp, &[48], Order::C, &x64).unwrap();

@@ -199,6 +199,26 @@ impl Real {
     }
 }
 
+/// A 16-bit float type the sparse operand's values are stored in, widened to `f32` as they
+/// are loaded (the kernel computes in `f32`; x and y are `f32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Half {
+    /// IEEE half precision (F16C `vcvtph2ps`).
+    F16,
+    /// bfloat16 (the upper half of an `f32`: a 16-bit shift).
+    Bf16,
+}
+
+impl Half {
+    /// The name (`f16`, `bf16`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Half::F16 => "f16",
+            Half::Bf16 => "bf16",
+        }
+    }
+}
+
 /// Everything a generated kernel is specialized for; the sizes are not in it (they are
 /// arguments, checked at every call).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -207,8 +227,11 @@ pub struct Desc {
     pub op: Op,
     /// The sparse operand's format.
     pub format: Format,
-    /// The value type of every operand.
+    /// The type the kernel computes in, and the value type of every operand but A's
+    /// values where `half` says otherwise.
     pub value: Real,
+    /// A's values stored as `f16` / `bf16` (`value` is then `f32`), or `None`.
+    pub half: Option<Half>,
     /// The width of the positions.
     pub pos: IndexWidth,
     /// The width of the coordinates.
@@ -231,16 +254,25 @@ impl Desc {
                  COO:soa, BSR, BSC, ELL and n:m matrices"
             ))
         })?;
-        let value = Real::of(a.value_type()).ok_or_else(|| KernelError::ValueType {
-            operand: "A",
-            expected: "f32 or f64",
-            found: a.value_type().name().into(),
-        })?;
+        let half = match a.value_type() {
+            ValueType::F16 => Some(Half::F16),
+            ValueType::BF16 => Some(Half::Bf16),
+            _ => None,
+        };
+        let value = match half {
+            Some(_) => Real::F32,
+            None => Real::of(a.value_type()).ok_or_else(|| KernelError::ValueType {
+                operand: "A",
+                expected: "f16, bf16, f32 or f64",
+                found: a.value_type().name().into(),
+            })?,
+        };
         let width = |bits: u8| IndexWidth::from_bits(bits).unwrap_or(IndexWidth::W64);
         Ok(Desc {
             op,
             format,
             value,
+            half,
             pos: width(e.pos_width),
             crd: width(e.crd_width),
             isa,
@@ -282,7 +314,7 @@ impl fmt::Display for Desc {
             "{} {} {} pos{} crd{} {}",
             self.op,
             self.format,
-            self.value.name(),
+            self.half.map_or(self.value.name(), Half::name),
             self.pos.bits(),
             self.crd.bits(),
             self.isa.name()
@@ -355,12 +387,14 @@ impl FromStr for Desc {
                 )))
             }
         };
-        let value = match *value {
-            "f32" => Real::F32,
-            "f64" => Real::F64,
+        let (value, half) = match *value {
+            "f32" => (Real::F32, None),
+            "f64" => (Real::F64, None),
+            "f16" => (Real::F32, Some(Half::F16)),
+            "bf16" => (Real::F32, Some(Half::Bf16)),
             other => {
                 return Err(KernelError::Description(format!(
-                    "unknown value type '{other}' (f32, f64)"
+                    "unknown value type '{other}' (f32, f64, f16, bf16)"
                 )))
             }
         };
@@ -379,6 +413,7 @@ impl FromStr for Desc {
             op,
             format: format.parse()?,
             value,
+            half,
             pos: width(pos, "pos")?,
             crd: width(crd, "crd")?,
             isa: isa.parse()?,
@@ -422,13 +457,15 @@ mod tests {
             "spmv 2:4 f32 pos64 crd2 avx512",
             "spmv ell3 f64 pos64 crd64 scalar",
             "spmv coo:soa f64 pos64 crd32 avx2",
+            "spmv 2:4 bf16 pos32 crd2 avx2",
+            "spmv 2:4 f16 pos32 crd8 avx512",
         ] {
             let d: Desc = text.parse().unwrap();
             assert_eq!(d.to_string(), text);
         }
         for (bad, says) in [
             ("spmv csr f64 pos32 crd32", "six words"),
-            ("spmv csr f16 pos32 crd32 avx2", "'f16'"),
+            ("spmv csr i16 pos32 crd32 avx2", "'i16'"),
             ("spmv csr f64 pos12 crd32 avx2", "'pos12'"),
             ("spmv csr f64 pos2 crd32 avx2", "'pos2'"),
             ("spmv bsr0x4 f64 pos32 crd32 avx2", "'bsr0x4'"),

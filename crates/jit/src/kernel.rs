@@ -10,7 +10,7 @@ use sptk_tensor::{IndexVec, Tensor};
 
 use crate::code::Code;
 use crate::dense::{Dense, DenseMut, Order};
-use crate::desc::{Desc, Format, Op};
+use crate::desc::{Desc, Format, Op, Real};
 use crate::reference::{matrix, RealValue};
 use crate::KernelError;
 
@@ -168,6 +168,7 @@ impl Walk {
 /// The machine code of `desc`, or `Unsupported` where no generator handles it yet.
 #[cfg(target_arch = "x86_64")]
 fn generate(desc: &Desc) -> Result<Vec<u8>, KernelError> {
+    crate::half::check(desc)?;
     let bytes = match walk(desc) {
         _ if desc.op == Op::Spmm => match mm_walk(desc) {
             Some(MmWalk::Gather { r, c, outer }) => crate::x86::spmm_gather(desc, (r, c), outer)?,
@@ -321,7 +322,18 @@ impl Kernel {
     /// The dimensions of `a` if this kernel was generated for it: a matrix of `T` whose
     /// encoding, widths and value type make this kernel's description.
     fn fits<T: RealValue>(&self, a: &Tensor) -> Result<(usize, usize), KernelError> {
-        let dims = matrix::<T>(a)?;
+        let dims = match self.desc.half {
+            // f16 / bf16 values (the description below checks which) with f32 x and y.
+            Some(_) if T::NAME == Real::F32.name() => crate::reference::dims(a)?,
+            Some(_) => {
+                return Err(KernelError::ValueType {
+                    operand: "x and y",
+                    expected: "f32",
+                    found: T::NAME.into(),
+                })
+            }
+            None => matrix::<T>(a)?,
+        };
         let wanted = Desc::for_tensor(self.desc.op, a, self.desc.isa)?;
         if wanted != self.desc {
             return Err(KernelError::Unsupported(format!(
@@ -370,6 +382,7 @@ impl Kernel {
         let args = |range: (usize, usize), out: *mut T, ab: (T, T)| SpmvArgs {
             outer: outer.map_or(std::ptr::null(), index_ptr),
             stride: rows as u64,
+            val: crate::half::values_ptr(a, vals),
             ..SpmvArgs::new((pos, crd), vals, x, out, range, ab)
         };
         // SAFETY (for every call of `entry` below): `a` is a validated tensor of the

@@ -40,6 +40,7 @@ mod code;
 mod dense;
 mod desc;
 mod error;
+mod half;
 mod kernel;
 pub mod reference;
 pub mod widen;
@@ -47,7 +48,7 @@ pub mod widen;
 mod x86;
 
 pub use dense::{Dense, DenseMut, Order};
-pub use desc::{Desc, Format, Isa, Op, Real};
+pub use desc::{Desc, Format, Half, Isa, Op, Real};
 pub use error::KernelError;
 pub use kernel::{kernel, Kernel};
 pub use reference::RealValue;

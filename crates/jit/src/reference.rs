@@ -130,6 +130,19 @@ fn finish<T: RealValue>(y: &mut [T], acc: &[T], alpha: T, beta: T) {
 
 /// The dimensions of `a` as `usize`, if it is a matrix of `T`.
 pub(crate) fn matrix<T: RealValue>(a: &Tensor) -> Result<(usize, usize), KernelError> {
+    let size = dims(a)?;
+    if T::slice(a.values()).is_none() {
+        return Err(KernelError::ValueType {
+            operand: "A",
+            expected: T::NAME,
+            found: a.value_type().name().into(),
+        });
+    }
+    Ok(size)
+}
+
+/// The dimensions of `a` as `usize`, if it is a matrix (of any value type).
+pub(crate) fn dims(a: &Tensor) -> Result<(usize, usize), KernelError> {
     let dims = a.dim_sizes();
     let [rows, cols] = dims else {
         return Err(KernelError::Shape {
@@ -138,13 +151,6 @@ pub(crate) fn matrix<T: RealValue>(a: &Tensor) -> Result<(usize, usize), KernelE
             found: format!("{} dimensions", dims.len()),
         });
     };
-    if T::slice(a.values()).is_none() {
-        return Err(KernelError::ValueType {
-            operand: "A",
-            expected: T::NAME,
-            found: a.value_type().name().into(),
-        });
-    }
     let size = |d: u64| {
         usize::try_from(d).map_err(|_| KernelError::Shape {
             operand: "A",

@@ -6,6 +6,8 @@
 //!   of the other tests see only reads that change a result. Every format, width pair,
 //!   value type and instruction set, SpMV, transposed SpMV and SpMM; each description
 //!   runs `max(1, SPTK_JIT_CASES / 16)` random matrices (4 by default).
+//! - f16 / bf16 values (n:m SpMV, widened as they are loaded): the same guard pages, two
+//!   bytes a value.
 //! - Coordinates at the top of their width: A stores coordinates up to 2^w - 1 (and around
 //!   2^(w-1), where a signed index turns negative), x (X) is a `MAP_NORESERVE` mapping of
 //!   that many elements with `PROT_NONE` bytes in front as large as a signed 32-bit
@@ -22,8 +24,9 @@ mod common;
 use common::guard::{guarded_tensor, Guarded};
 use common::{cases, isas, typed_matrix, Rng, WIDTHS};
 use sptk_jit::reference::{self, RealValue};
-use sptk_jit::{kernel, Dense, DenseMut, Desc, Isa, Op, Order};
-use sptk_tensor::{Pod, Tensor};
+use sptk_jit::widen::widened;
+use sptk_jit::{kernel, Dense, DenseMut, Desc, Half, Isa, Op, Order, Real};
+use sptk_tensor::{Pod, Tensor, ValueVec};
 
 const FORMATS: [&str; 11] = [
     "CSR",
@@ -114,6 +117,9 @@ fn run<T: RealValue + From<f32> + Pod + std::fmt::Debug>(
     }
     let (alpha, beta) = (T::from(2.0), T::from([0.0, -1.0][rng.below(2) as usize]));
     let mut want = y.to_vec();
+    // f16 / bf16 values: the reference on the values widened to f32.
+    let wide = d.half.and_then(|_| widened(a, Real::F32).unwrap());
+    let a_ref = wide.as_ref().unwrap_or(a);
     let threads = 1 + rng.below(3) as usize;
     let what = format!("{d}, {rows} x {cols}, k = {k}, {threads} threads");
     if op == Op::Spmm {
@@ -129,11 +135,11 @@ fn run<T: RealValue + From<f32> + Pod + std::fmt::Debug>(
             cols: k,
             order: Order::RowMajor,
         };
-        reference::spmm(a, dense, out(&mut want), (alpha, beta)).unwrap();
+        reference::spmm(a_ref, dense, out(&mut want), (alpha, beta)).unwrap();
         kern.spmm(a, dense, out(y), (alpha, beta), threads)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
     } else {
-        reference::spmv(a, x, &mut want, op == Op::SpmvT, (alpha, beta)).unwrap();
+        reference::spmv(a_ref, x, &mut want, op == Op::SpmvT, (alpha, beta)).unwrap();
         kern.spmv(a, x, y, (alpha, beta), threads)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
     }
@@ -189,6 +195,64 @@ fn every_kernel_stays_inside_arrays_that_end_at_a_guard_page() {
     let want = isas().len() * WIDTHS.len() * FORMATS.len() * per * 2 * 3;
     assert_eq!(runs, want);
     eprintln!("{runs} kernel runs against guard pages");
+}
+
+/// `a` (f32 values) with its values stored as f16 or bf16 (small integers: exact).
+fn halved(a: Tensor, half: Half) -> Tensor {
+    let (encoding, dims, levels, values) = a.into_parts();
+    let ValueVec::F32(v) = values else {
+        panic!("f32 values expected")
+    };
+    let values = match half {
+        Half::F16 => ValueVec::F16(
+            v.iter()
+                .map(|&x| half::f16::from_f32(x))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        Half::Bf16 => ValueVec::BF16(
+            v.iter()
+                .map(|&x| half::bf16::from_f32(x))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+    };
+    Tensor::try_from_parts(encoding, dims, levels, values).unwrap()
+}
+
+/// The generated kernels on f16 / bf16 values (n:m SpMV, each value widened as it is
+/// loaded) against guard pages: two bytes a value, never more; exactly the reference on
+/// the widened values. Every other description with such values is refused (sparse-run
+/// widens the matrix for those), and f16 in scalar code (no F16C).
+#[test]
+fn half_values_are_read_inside_arrays_that_end_at_a_guard_page() {
+    let per = (cases() / 16).max(1);
+    let mut rng = Rng(0x3c6e_f372_fe94_f82b);
+    let mut runs = 0;
+    for isa in isas() {
+        for widths in WIDTHS {
+            for format in ["2:4", "2:4 packed", "CSR"] {
+                for half in [Half::F16, Half::Bf16] {
+                    for _ in 0..per {
+                        let t = integer_matrix(&mut rng, false, widths, format);
+                        let a = guarded_tensor(halved(t, half));
+                        let d = Desc::for_tensor(Op::Spmv, &a, isa).unwrap();
+                        assert_eq!((d.value, d.half), (Real::F32, Some(half)));
+                        let generated =
+                            format != "CSR" && !(half == Half::F16 && isa == Isa::Scalar);
+                        if !generated {
+                            assert!(kernel(&d).is_err(), "{d}");
+                            continue;
+                        }
+                        run::<f32>(&a, Op::Spmv, isa, (1, None), &mut rng);
+                        runs += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(runs > 0 || isas().is_empty());
+    eprintln!("{runs} f16 / bf16 kernel runs against guard pages");
 }
 
 /// The size of a dimension whose coordinates reach the top of `w` bits (2^33 for 64 bits:

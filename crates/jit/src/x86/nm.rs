@@ -8,12 +8,16 @@
 //! the caller pads x to whole groups, since a padding offset may point past the last
 //! column.
 //!
+//! Values stored as `f16` / `bf16` are widened to `f32` as each is loaded (see
+//! `crate::half`).
+//!
 //! Registers: `rdi` the arguments, `r8` the row, `rdx` the end row, `r9` crd, `r10`
 //! values, `r11` x, `rsi` y, `rax` the slot, `rbx` the row's end slot, `r12` the offset
 //! and then the column, `r13` the group's first column, `r14` the slot inside the group,
 //! `rcx` a shift (packed offsets); `xmm0` the sum, `xmm13` zero, `xmm14` alpha, `xmm15` beta.
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+use iced_x86::Code as C;
 use iced_x86::Register::*;
 use sptk_tensor::IndexWidth;
 
@@ -22,9 +26,29 @@ use super::at;
 use super::load_index;
 use super::Scalar;
 use super::{enter, gp, leave, load_args};
-use crate::desc::Desc;
+use crate::desc::{Desc, Half, Isa};
 use crate::KernelError;
 use Arg::R;
+
+/// `xmm1 = f32(val[rax])` for 16-bit values, through `ecx` (free until the offset is
+/// unpacked): `bf16` shifted into the upper half of an `f32`, `f16` converted by F16C.
+/// Two bytes are read, never more (a wider load could leave the array).
+fn load_half(a: &mut Asm, isa: Isa, half: Half) -> Result<(), KernelError> {
+    dynasm!(a.ops ; .arch x64 ; movzx ecx, WORD [r10 + rax * 2]);
+    if half == Half::Bf16 {
+        dynasm!(a.ops ; .arch x64 ; shl ecx, 16);
+    }
+    let movd = if isa == Isa::Scalar {
+        C::Movd_xmm_rm32
+    } else {
+        C::VEX_Vmovd_xmm_rm32
+    };
+    a.ins(movd, &[R(XMM1), R(ECX)])?;
+    if half == Half::F16 {
+        a.ins(C::VEX_Vcvtph2ps_xmm_xmmm64, &[R(XMM1), R(XMM1)])?;
+    }
+    Ok(())
+}
 
 /// The machine code of an n:m SpMV kernel for `d`.
 pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32, transpose: bool) -> Result<Vec<u8>, KernelError> {
@@ -79,7 +103,10 @@ pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32, transpose: bool) -> Result<Vec<u
         a.ins(f.load, &[R(XMM2), Arg::M(R11, R8, vs, 0)])?;
     }
     dynasm!(a.ops ; .arch x64 ; =>slot ; cmp rax, rbx ; jae =>slots_done);
-    a.ins(f.load, &[R(XMM1), Arg::M(R10, RAX, vs, 0)])?;
+    match d.half {
+        Some(half) => load_half(&mut a, d.isa, half)?,
+        _ => a.ins(f.load, &[R(XMM1), Arg::M(R10, RAX, vs, 0)])?,
+    }
     f.skip_zero(&mut a, XMM1, XMM13, skip)?;
     if d.crd == IndexWidth::W2 {
         // offset = (crd[slot / 4] >> (2 * (slot % 4))) & 3

@@ -131,6 +131,8 @@ pub fn guarded_tensor(t: Tensor) -> Tensor {
     let values = match &values {
         ValueVec::F64(v) => ValueVec::F64(guarded_buf(v)),
         ValueVec::F32(v) => ValueVec::F32(guarded_buf(v)),
+        ValueVec::F16(v) => ValueVec::F16(guarded_buf(v)),
+        ValueVec::BF16(v) => ValueVec::BF16(guarded_buf(v)),
         other => panic!("no guarded copy of {:?} values", other.value_type()),
     };
     Tensor::try_from_parts(encoding, dims, levels, values).unwrap()
