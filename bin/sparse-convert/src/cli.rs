@@ -60,14 +60,15 @@ pub struct VerifyArgs {
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
     /// Input: a file (`.mtx`, `.mtx.gz`, `.tns`, `.spt`, `.parquet`, `.arrow`, SciPy
-    /// `.npz`, dense `.npy`, `.safetensors`, ...; the content decides, then the name), a
+    /// `.npz`, dense `.npy`, `.safetensors`, MATLAB `.mat`, ...; the content decides, then
+    /// the name), a
     /// 10x Genomics MEX folder, a folder of Parquet partitions, `FILE:MEMBER` inside a
     /// container, several files of one shape read as one tensor, or `-` for standard input.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Input format when neither the content nor the name says it (or to override it):
-    /// mtx, tns, spt, mex, npz, npy, safetensors, parquet, arrow, arrows, levels, and with
-    /// HDF5 support binsparse, h5ad, 10x, mat, hdf5.
+    /// mtx, tns, spt, mex, npz, npy, safetensors, mat5 (MATLAB v5 to v7), parquet, arrow,
+    /// arrows, levels, and with HDF5 support binsparse, h5ad, 10x, mat (v7.3), hdf5.
     #[arg(long, value_name = "FORMAT")]
     pub from: Option<String>,
     /// The matrix inside a container file (`layers/counts`, `/matrix`, a binsparse
@@ -266,7 +267,8 @@ pub struct ConvertArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// Output file, its format from the name: `.spt`, `.mtx` / `.mm`, `.tns` (either with
-    /// `.gz`), `.npz` (SciPy sparse), `.npy` (dense); with HDF5 support `.h5` / `.bsp.h5` /
+    /// `.gz`), `.npz` (SciPy sparse), `.npy` (dense), `.safetensors` (dense, or an n:m
+    /// matrix's values and offsets, see --output-var); with HDF5 support `.h5` / `.bsp.h5` /
     /// `.hdf5` (binsparse), `.h5ad` (AnnData: X and the obs / var names), `.mat` (MATLAB
     /// v7.3); with table support `.parquet` / `.pq`, `.arrow` / `.feather` / `.ipc` (Arrow
     /// IPC file), `.arrows` (Arrow IPC stream), `.levels` (a folder of the exact arrays).
@@ -278,7 +280,7 @@ pub struct ConvertArgs {
     #[arg(long)]
     pub print: bool,
     /// Output format, for `-o -` or where the name does not say it: mtx, tns, spt, npz,
-    /// npy, and with HDF5 support binsparse (h5), h5ad, mat, and with table support
+    /// npy, safetensors, and with HDF5 support binsparse (h5), h5ad, mat, and with table support
     /// parquet, arrow, arrows, levels.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
@@ -286,14 +288,17 @@ pub struct ConvertArgs {
     /// default) for `.h5ad`, `.h5`, `.mat` and `.npz`, `zstd` for Parquet and Arrow (and
     /// `.levels`), `lz4` for Arrow. Defaults: HDF5 outputs uncompressed (as anndata and h5py
     /// write), `.npz` deflated (as `save_npz`), tables zstd. Matrix Market and `.tns` are
-    /// gzip-compressed by a `.gz` name; `.spt` and `.npy` are not compressed.
+    /// gzip-compressed by a `.gz` name; `.spt`, `.npy` and `.safetensors` are not
+    /// compressed.
     #[arg(long, value_name = "METHOD", value_parser = parse_compress, conflicts_with = "uncompressed")]
     pub compress: Option<Compress>,
     /// The same as `--compress none` (kept for `.npz`, whose arrays SciPy's
     /// `compressed=False` stores: a larger file, quicker to write and read).
     #[arg(long)]
     pub uncompressed: bool,
-    /// `.mat` output: the name of the MATLAB variable written (`A` by default).
+    /// `.mat` output: the name of the MATLAB variable written (`A` by default);
+    /// `.safetensors` output: the tensor's name (`weight` by default; an n:m matrix is
+    /// written as `NAME.values` and `NAME.indices`).
     #[arg(long, value_name = "NAME")]
     pub output_var: Option<String>,
     /// Matrix Market output: write one triangle of a symmetric, skew-symmetric or hermitian matrix.

@@ -27,6 +27,8 @@ pub enum Format {
     Npz,
     /// A dense NumPy `.npy` array.
     Npy,
+    /// `.safetensors`: the dense tensor, or an n:m matrix's values and offsets.
+    SafeTensors,
     /// binsparse in HDF5 (`.h5`, `.bsp.h5`).
     #[cfg(feature = "hdf5")]
     Binsparse,
@@ -58,6 +60,7 @@ impl Format {
             "spt" => Ok(Format::Spt),
             "npz" | "scipy" => Ok(Format::Npz),
             "npy" | "numpy" => Ok(Format::Npy),
+            "safetensors" | "st" => Ok(Format::SafeTensors),
             #[cfg(feature = "hdf5")]
             "binsparse" | "h5" | "bsp" => Ok(Format::Binsparse),
             #[cfg(feature = "hdf5")]
@@ -90,6 +93,8 @@ impl Format {
             Some(Format::Npz)
         } else if name.ends_with(".npy") {
             Some(Format::Npy)
+        } else if name.ends_with(".safetensors") {
+            Some(Format::SafeTensors)
         } else {
             Format::hdf5_from_name(name).or_else(|| Format::table_from_name(name))
         }
@@ -97,7 +102,7 @@ impl Format {
 
     /// The keys `--format` takes.
     fn keys() -> String {
-        let mut keys = vec!["mtx", "tns", "spt", "npz", "npy"];
+        let mut keys = vec!["mtx", "tns", "spt", "npz", "npy", "safetensors"];
         if cfg!(feature = "hdf5") {
             keys.extend(["binsparse", "h5ad", "mat"]);
         }
@@ -165,6 +170,7 @@ impl Format {
             Format::Spt => "sptk storage file (.spt)",
             Format::Npz => "SciPy sparse .npz",
             Format::Npy => "NumPy .npy (dense)",
+            Format::SafeTensors => "safetensors",
             #[cfg(feature = "hdf5")]
             Format::Binsparse => "binsparse (HDF5)",
             #[cfg(feature = "hdf5")]
@@ -197,7 +203,7 @@ fn compression(format: Format, args: &ConvertArgs) -> Result<Option<Compress>> {
             "--compress: {} output is gzip-compressed when its name ends in .gz (-o out.mtx.gz), and takes no other",
             format.name()
         ),
-        Format::Spt | Format::Npy => {
+        Format::Spt | Format::Npy | Format::SafeTensors => {
             bail!("--compress: {} output is not compressed", format.name())
         }
         Format::Npz => "none or gzip (at zlib's default level)",
@@ -529,7 +535,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
     if let Some(kind) = format.table_kind() {
         return write_table(path, format, (kind, compress), tensor, args);
     }
-    if matches!(format, Format::Npz | Format::Npy) {
+    if matches!(format, Format::Npz | Format::Npy | Format::SafeTensors) {
         return write_numpy(path, (format, compress), tensor, args);
     }
     let bar = progress::count(quiet, tensor.nse() as u64, "writing");
@@ -570,6 +576,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
         Format::Spt
         | Format::Npz
         | Format::Npy
+        | Format::SafeTensors
         | Format::Binsparse
         | Format::H5ad
         | Format::Mat => {
@@ -580,7 +587,9 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
             unreachable!("handled above")
         }
         #[cfg(not(feature = "hdf5"))]
-        Format::Spt | Format::Npz | Format::Npy => unreachable!("handled above"),
+        Format::Spt | Format::Npz | Format::Npy | Format::SafeTensors => {
+            unreachable!("handled above")
+        }
     }
     progress::finish(bar);
     Ok(())
@@ -661,8 +670,9 @@ fn write_table(
     Ok(())
 }
 
-/// Writes a SciPy `.npz` (any matrix; CSR where SciPy has no format for the encoding) or
-/// a dense `.npy` (any rank, within the memory limit), printing the writer's notes.
+/// Writes a SciPy `.npz` (any matrix; CSR where SciPy has no format for the encoding), a
+/// dense `.npy` (any rank, within the memory limit) or a `.safetensors` file (dense, or an
+/// n:m matrix's values and offsets), printing the writer's notes.
 fn write_numpy(path: &Path, kind: Kind, t: &Tensor, args: &ConvertArgs) -> Result<()> {
     let (format, compress) = kind;
     if args.symmetry.is_some() {
@@ -673,6 +683,9 @@ fn write_numpy(path: &Path, kind: Kind, t: &Tensor, args: &ConvertArgs) -> Resul
             compressed: compress != Some(Compress::None),
         };
         sptk_npy::write_npz(path, t, &opts)?
+    } else if format == Format::SafeTensors {
+        let name = args.output_var.as_deref().unwrap_or("weight");
+        sptk_npy::write_safetensors(path, t, name, args.target.memory_limit)?
     } else {
         sptk_npy::write_dense(path, t, args.target.memory_limit)?
     };
