@@ -64,6 +64,7 @@ for t in "${targets[@]}"; do
         mtx_read | mtx_mmap | mtx_direct) seeds+=("../testdata/mtx") ;;
         npz_read) seeds+=("../testdata/expected") ;;
         npy_read) seeds+=("../crates/npy/tests/data") ;;
+        mat5_read) seeds+=("../testdata/matlab5") ;;
         table_ipc_file | table_ipc_stream | table_parquet) seeds+=("../testdata/arrow") ;;
     esac
     if ! "$bin" -artifact_prefix="artifacts/$t/" -max_total_time="$seconds" \

@@ -139,8 +139,10 @@ pub(crate) fn inflate(z: &[u8], big: bool, room: &mut Room) -> Result<Vec<u8>, S
     };
     let total = 8 + n;
     room.take(u128::from(total), "compressed element, inflated")?;
+    // Reserved as the stream delivers (at most 16 MiB ahead): a tag that lies about its
+    // size costs no more than the stream really holds.
     let mut out = Vec::new();
-    out.try_reserve_exact(total as usize)
+    out.try_reserve_exact(total.min(1 << 24) as usize)
         .map_err(|_| format!("compressed element: {total} bytes cannot be allocated"))?;
     out.extend_from_slice(&tag);
     d.take(n).read_to_end(&mut out).map_err(|e| {
