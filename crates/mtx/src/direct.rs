@@ -121,11 +121,30 @@ fn csr_outer(encoding: &Encoding) -> Option<usize> {
     }
 }
 
-/// The bytes a direct read of this file into `encoding` needs at most, as
-/// `(per-row bytes, rows, per-entry bytes, entries)` totals: the output's `pos` and the
-/// builder's row starts and lengths for every row of the outer dimension, the output's
-/// `crd` and values and the builder's 2-byte row-in-block for every entry the file's
-/// length can hold, and the per-block counters of every part. `None` past `u64`.
+/// The bytes a direct read of this file into `encoding` needs at most.
+struct DirectBytes {
+    /// Rows of the outer dimension.
+    rows: u64,
+    /// Entries the file's length can hold (symmetric storage mirrored).
+    entries: u64,
+    /// The output's `pos`: one position per row, plus one.
+    pos: Option<u64>,
+    /// The builder's scratch: row starts and lengths for every row, and the per-block
+    /// counters of every part.
+    scratch: Option<u64>,
+    /// The output's `crd` and values, and the builder's 2-byte row-in-block, per entry.
+    entries_bytes: Option<u64>,
+}
+
+impl DirectBytes {
+    /// All of it; `None` past `u64`.
+    fn total(&self) -> Option<u64> {
+        self.pos?
+            .checked_add(self.scratch?)?
+            .checked_add(self.entries_bytes?)
+    }
+}
+
 fn direct_bytes(
     header: &MtxHeader,
     body_len: u64,
@@ -133,7 +152,7 @@ fn direct_bytes(
     outer: usize,
     parts: usize,
     value_bytes: u64,
-) -> (u64, u64, Option<u64>, Option<u64>) {
+) -> DirectBytes {
     let rows = if outer == 0 { header.rows } else { header.cols };
     // An entry line takes at least 4 bytes (`1 1\n`); symmetric storage mirrors each.
     let lines = header.nnz_stored.min(body_len / 4 + 1);
@@ -141,16 +160,23 @@ fn direct_bytes(
         Symmetry::General => lines,
         _ => lines.saturating_mul(2),
     };
-    let per_row = width_bytes(encoding.pos_width) + 16;
-    let row_bytes = rows.checked_add(1).and_then(|r| r.checked_mul(per_row));
+    let positions = rows.checked_add(1);
+    let pos = positions.and_then(|r| r.checked_mul(width_bytes(encoding.pos_width)));
     // Row blocks: at most 2048, or one per 2^16 rows beyond that; 4 + 16 bytes per part
     // and block, 8 per block.
     let blocks = (rows >> 16).max(2048) + 1;
     let block_bytes = blocks.checked_mul(parts as u64 * 20 + 8);
+    let scratch = positions
+        .and_then(|r| r.checked_mul(16))
+        .and_then(|r| r.checked_add(block_bytes?));
     let per_entry = width_bytes(encoding.crd_width) + value_bytes + 2;
-    let entry_bytes = entries.checked_mul(per_entry);
-    let fixed = row_bytes.and_then(|r| r.checked_add(block_bytes?));
-    (rows, entries, fixed, entry_bytes)
+    DirectBytes {
+        rows,
+        entries,
+        pos,
+        scratch,
+        entries_bytes: entries.checked_mul(per_entry),
+    }
 }
 
 /// Refuses up front a direct read that would pass `limit` or that the machine cannot
@@ -171,24 +197,25 @@ fn check_memory(
         Field::Complex => 16,
         _ => 8,
     };
-    let (rows, entries, fixed, entry_bytes) =
-        direct_bytes(header, body_len, encoding, outer, parts, value_bytes);
-    let total = fixed.and_then(|f| f.checked_add(entry_bytes?));
+    let need = direct_bytes(header, body_len, encoding, outer, parts, value_bytes);
+    let total = need.total();
     let show = |b: Option<u64>| match b {
         Some(b) => format!("{b} bytes"),
         None => "more than 2^64 bytes".to_string(),
     };
     let (target, lines) = if outer == 1 {
-        ("CSC", "columns")
+        ("CSC", "column")
     } else {
-        ("CSR", "rows")
+        ("CSR", "row")
     };
     let what = format!(
-        "{name}: reading straight into {target} needs {}: {} for `pos[1]` ({} elements) and the builder's scratch for {rows} {lines}, {} for `crd[1]` and the values (up to {entries} entries)",
+        "{name}: reading straight into {target} needs {}: {} for `pos[1]` ({} elements), {} for `crd[1]` and the values (up to {} entries), and {} of the builder's scratch (16 bytes per {lines} and its row blocks' counters)",
         show(total),
-        show(fixed),
-        rows as u128 + 1,
-        show(entry_bytes),
+        show(need.pos),
+        need.rows as u128 + 1,
+        show(need.entries_bytes),
+        need.entries,
+        show(need.scratch),
     );
     match (total, limit) {
         (Some(t), Some(l)) if t <= l => {}

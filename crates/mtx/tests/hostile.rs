@@ -38,7 +38,8 @@ fn direct(path: &Path, enc: &Encoding, limit: Option<u64>) -> Result<String, Mtx
 
 const MIB: u64 = 1 << 20;
 
-/// The direct route's refusal under a 1 MiB budget.
+/// The direct route's refusal under a 1 MiB budget: `fixed` is what the rows need, the
+/// output's 64-bit `pos` (8 bytes per element) and the builder's scratch (the rest).
 fn over(
     target: &str,
     total: &str,
@@ -48,11 +49,23 @@ fn over(
     entry: &str,
     k: u64,
 ) -> String {
-    let rows = n.parse::<u128>().unwrap() - 1;
+    let big = "more than 2^64 bytes";
+    let bytes = |b: Option<u128>| match b {
+        Some(b) if b < 1 << 64 => format!("{b} bytes"),
+        _ => big.to_string(),
+    };
+    let pos = n.parse::<u128>().unwrap().checked_mul(8);
+    let fixed = fixed
+        .strip_suffix(" bytes")
+        .and_then(|f| f.parse::<u128>().ok());
+    let scratch = fixed.zip(pos).map(|(f, p)| f - p);
+    let line = lines.trim_end_matches('s');
     format!(
-        "err {{f}}: reading straight into {target} needs {total}: {fixed} for `pos[1]` ({n} elements) \
-         and the builder's scratch for {rows} {lines}, {entry} for `crd[1]` and the values (up to {k} entries); \
-         more than the memory limit of {MIB} bytes"
+        "err {{f}}: reading straight into {target} needs {total}: {} for `pos[1]` ({n} elements), \
+         {entry} for `crd[1]` and the values (up to {k} entries), and {} of the builder's scratch \
+         (16 bytes per {line} and its row blocks' counters); more than the memory limit of {MIB} bytes",
+        bytes(pos),
+        bytes(scratch),
     )
 }
 
