@@ -272,6 +272,10 @@ fn hostile_bytes_are_refused_where_they_are() {
     assert!(open(b"MATLAB 7.3 MAT-file".to_vec())
         .err()
         .unwrap()
+        .contains("a MATLAB v7.3 file, which is HDF5"));
+    assert!(open(b"MATLAB 7.0 MAT-file".to_vec())
+        .err()
+        .unwrap()
         .contains("does not start with `MATLAB 5.0 MAT-file`"));
     let mut v = b.file(&[]);
     v[124] = 2;

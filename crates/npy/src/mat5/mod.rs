@@ -92,7 +92,9 @@ impl Mat5File {
         let err = |m: String| NpyError::new(path, m);
         let all = bytes.as_slice();
         if !all.starts_with(MAT5_HEADER) {
-            return Err(err(if looks_v4(all) {
+            return Err(err(if all.starts_with(b"MATLAB 7.3 MAT-file") {
+                "a MATLAB v7.3 file, which is HDF5: read by the `mat` reader of a build with HDF5 support (the default features)".into()
+            } else if looks_v4(all) {
                 "a MATLAB v4 file (scipy.io.savemat(..., format='4')), which is not read: save it as format='5' (SciPy's default) or -v7 / -v7.3 in MATLAB".into()
             } else {
                 "not a MATLAB Level 5 file: it does not start with `MATLAB 5.0 MAT-file`".into()
