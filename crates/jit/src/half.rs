@@ -5,7 +5,10 @@
 //! kernel of the same format, so the result is the reference's on the widened values
 //! ([`crate::widen::widened`]) bit for bit. Generated today: n:m SpMV (the pruned-weights
 //! case, `2:4 ... --dtype bf16`), on AVX2 and AVX-512 for both types and in scalar SSE2 for
-//! `bf16` (no F16C there). Every other kernel runs on widened values.
+//! `bf16` (no F16C there); the dot products of CSR and DCSR SpMV (CSC and DCSC
+//! transposed) on AVX2 and AVX-512, 8 or 16 values a step converted in a register
+//! (`vcvtph2ps`, or `vpmovzxwd` and a 16-bit shift), the rest one `vpinsrw` at a time.
+//! Every other kernel runs on widened values.
 
 use sptk_tensor::{Tensor, ValueVec};
 
@@ -18,10 +21,16 @@ pub(crate) fn check(d: &Desc) -> Result<(), KernelError> {
     let Some(half) = d.half else {
         return Ok(());
     };
-    if !(d.op == Op::Spmv && matches!(d.format, Format::Nm(..))) {
+    let gather = matches!(
+        (d.op, d.format),
+        (Op::Spmv, Format::Csr | Format::Dcsr) | (Op::SpmvT, Format::Csc | Format::Dcsc)
+    );
+    let nm = d.op == Op::Spmv && matches!(d.format, Format::Nm(..));
+    if !(nm || gather && d.isa != Isa::Scalar) {
         return Err(KernelError::Unsupported(format!(
             "no generated kernel for {d}: f16 / bf16 values are generated for n:m SpMV \
-             only (widen them to f32 with sptk_jit::widen for the others)"
+             and the dot products of CSR / DCSR SpMV (CSC / DCSC transposed) in AVX2 and \
+             AVX-512 only (widen them to f32 with sptk_jit::widen for the others)"
         )));
     }
     if half == Half::F16 && d.isa == Isa::Scalar {

@@ -669,14 +669,17 @@ impl Kernel {
         let base = SendPtr(y_out.as_mut_ptr().wrapping_sub(first));
         let bounds = chunk_range(pos, outer, CHUNKS);
         run_chunks(&bounds, threads, |_, (begin, end)| {
-            let args = SpmvArgs::new(
-                (pos, crd),
-                vals,
-                &x_in,
-                base.get(),
-                (begin, end),
-                (alpha, beta),
-            );
+            let args = SpmvArgs {
+                val: crate::half::values_ptr(a, vals),
+                ..SpmvArgs::new(
+                    (pos, crd),
+                    vals,
+                    &x_in,
+                    base.get(),
+                    (begin, end),
+                    (alpha, beta),
+                )
+            };
             // SAFETY: `a` is validated (see `spmv`); the call reads pos[begin..=end], the
             // entries between and x (padded to whole blocks) at their coordinates, and
             // writes outputs b * p + o for b in begin..end, which lie in

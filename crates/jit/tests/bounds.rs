@@ -6,8 +6,8 @@
 //!   of the other tests see only reads that change a result. Every format, width pair,
 //!   value type and instruction set, SpMV, transposed SpMV and SpMM; each description
 //!   runs `max(1, SPTK_JIT_CASES / 16)` random matrices (4 by default).
-//! - f16 / bf16 values (n:m SpMV, widened as they are loaded): the same guard pages, two
-//!   bytes a value.
+//! - f16 / bf16 values (n:m SpMV and the dot products, widened as they are loaded): the
+//!   same guard pages, two bytes a value.
 //! - Coordinates at the top of their width: A stores coordinates up to 2^w - 1 (and around
 //!   2^(w-1), where a signed index turns negative), x (X) is a `MAP_NORESERVE` mapping of
 //!   that many elements with `PROT_NONE` bytes in front as large as a signed 32-bit
@@ -220,10 +220,11 @@ fn halved(a: Tensor, half: Half) -> Tensor {
     Tensor::try_from_parts(encoding, dims, levels, values).unwrap()
 }
 
-/// The generated kernels on f16 / bf16 values (n:m SpMV, each value widened as it is
-/// loaded) against guard pages: two bytes a value, never more; exactly the reference on
-/// the widened values. Every other description with such values is refused (sparse-run
-/// widens the matrix for those), and f16 in scalar code (no F16C).
+/// The generated kernels on f16 / bf16 values (n:m SpMV, CSR SpMV and DCSC^T dot
+/// products, each value widened as it is loaded) against guard pages: two bytes a value,
+/// never more; exactly the reference on the widened values. Every other description with
+/// such values is refused (sparse-run widens the matrix for those, CSR^T here), as are
+/// f16 in scalar code (no F16C) and the scalar dot products.
 #[test]
 fn half_values_are_read_inside_arrays_that_end_at_a_guard_page() {
     let per = (cases() / 16).max(1);
@@ -231,20 +232,29 @@ fn half_values_are_read_inside_arrays_that_end_at_a_guard_page() {
     let mut runs = 0;
     for isa in isas() {
         for widths in WIDTHS {
-            for format in ["2:4", "2:4 packed", "CSR"] {
+            for (format, op) in [
+                ("2:4", Op::Spmv),
+                ("2:4 packed", Op::Spmv),
+                ("CSR", Op::Spmv),
+                ("DCSC", Op::SpmvT),
+                ("CSR", Op::SpmvT),
+            ] {
                 for half in [Half::F16, Half::Bf16] {
                     for _ in 0..per {
                         let t = integer_matrix(&mut rng, false, widths, format);
                         let a = guarded_tensor(halved(t, half));
-                        let d = Desc::for_tensor(Op::Spmv, &a, isa).unwrap();
+                        let d = Desc::for_tensor(op, &a, isa).unwrap();
                         assert_eq!((d.value, d.half), (Real::F32, Some(half)));
-                        let generated =
-                            format != "CSR" && !(half == Half::F16 && isa == Isa::Scalar);
+                        let generated = match (format, op) {
+                            ("CSR", Op::SpmvT) => false,
+                            ("CSR" | "DCSC", _) => isa != Isa::Scalar,
+                            _ => !(half == Half::F16 && isa == Isa::Scalar),
+                        };
                         if !generated {
                             assert!(kernel(&d).is_err(), "{d}");
                             continue;
                         }
-                        run::<f32>(&a, Op::Spmv, isa, (1, None), &mut rng);
+                        run::<f32>(&a, op, isa, (1, None), &mut rng);
                         runs += 1;
                     }
                 }

@@ -26,7 +26,7 @@ use super::asm::{Arg, Asm};
 use super::at;
 use super::load_index;
 use super::{enter, gp, leave, load_args, ROW_ARGS};
-use crate::desc::{Desc, Isa, Real};
+use crate::desc::{Desc, Half, Isa, Real};
 use crate::KernelError;
 
 fn m(base: Register, index: Register, scale: u32, disp: i64) -> Arg {
@@ -246,6 +246,34 @@ fn scalar_row(a: &mut Asm, d: &Desc, f64s: bool) -> Result<(), KernelError> {
     Ok(())
 }
 
+/// The values of a vector step at `rax` as an operand of the fused multiply-add: memory
+/// for f32 / f64, else `reg` after loading the step's 16-bit values (8 or 16, inside the
+/// row as the step is) and widening them: f16 by `vcvtph2ps`, bf16 zero-extended to 32
+/// bits and shifted left by 16.
+fn values(a: &mut Asm, d: &Desc, reg: Register) -> Result<Arg, KernelError> {
+    let Some(half) = d.half else {
+        return Ok(m(R10, RAX, d.value.size() as u32, 0));
+    };
+    let zmm = d.isa == Isa::Avx512;
+    let src = m(R10, RAX, 2, 0);
+    match (half, zmm) {
+        (Half::F16, true) => a.ins(C::EVEX_Vcvtph2ps_zmm_k1z_ymmm256_sae, &[R(reg), src])?,
+        (Half::F16, false) => a.ins(C::VEX_Vcvtph2ps_ymm_xmmm128, &[R(reg), src])?,
+        (Half::Bf16, true) => {
+            a.ins(C::EVEX_Vpmovzxwd_zmm_k1z_ymmm256, &[R(reg), src])?;
+            a.ins(
+                C::EVEX_Vpslld_zmm_k1z_zmmm512b32_imm8,
+                &[R(reg), R(reg), Arg::I(16)],
+            )?;
+        }
+        (Half::Bf16, false) => {
+            a.ins(C::VEX_Vpmovzxwd_ymm_xmmm128, &[R(reg), src])?;
+            a.ins(C::VEX_Vpslld_ymm_ymm_imm8, &[R(reg), R(reg), Arg::I(16)])?;
+        }
+    }
+    Ok(R(reg))
+}
+
 /// Entries per vector step.
 fn lanes(d: &Desc) -> i32 {
     match (d.isa, d.value) {
@@ -288,7 +316,8 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
                 ),
             };
             a.ins(insert, &[R(ZMM1), R(ZMM1), R(YMM4), Arg::I(1)])?;
-            a.ins(fma, &[R(ZMM0), R(ZMM1), m(R10, RAX, vs, 0)])?;
+            let vals = values(a, d, ZMM2)?;
+            a.ins(fma, &[R(ZMM0), R(ZMM1), vals])?;
         }
         Isa::Avx2 => {
             gather_ymm(a, d, YMM1, 0, RBP)?;
@@ -296,7 +325,8 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
                 Real::F64 => C::VEX_Vfmadd231pd_ymm_ymm_ymmm256,
                 Real::F32 => C::VEX_Vfmadd231ps_ymm_ymm_ymmm256,
             };
-            a.ins(fma, &[R(YMM0), R(YMM1), m(R10, RAX, vs, 0)])?;
+            let vals = values(a, d, YMM2)?;
+            a.ins(fma, &[R(YMM0), R(YMM1), vals])?;
         }
         Isa::Scalar => {}
     }
@@ -319,7 +349,22 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
         Real::F64 => (C::VEX_Vmovsd_xmm_m64, C::VEX_Vfmadd231sd_xmm_xmm_xmmm64),
         Real::F32 => (C::VEX_Vmovss_xmm_m32, C::VEX_Vfmadd231ss_xmm_xmm_xmmm32),
     };
-    a.ins(load_s, &[R(XMM1), m(R10, RAX, vs, 0)])?;
+    match d.half {
+        Some(half) => {
+            // One 16-bit value into lane 0 (two bytes read): bf16 as the upper half of
+            // an f32 whose lower half is zero, f16 converted.
+            a.ins(C::VEX_Vpxor_xmm_xmm_xmmm128, &[R(XMM1), R(XMM1), R(XMM1)])?;
+            let word = u32::from(half == Half::Bf16);
+            a.ins(
+                C::VEX_Vpinsrw_xmm_xmm_r32m16_imm8,
+                &[R(XMM1), R(XMM1), m(R10, RAX, 2, 0), Arg::I(word)],
+            )?;
+            if half == Half::F16 {
+                a.ins(C::VEX_Vcvtph2ps_xmm_xmmm64, &[R(XMM1), R(XMM1)])?;
+            }
+        }
+        _ => a.ins(load_s, &[R(XMM1), m(R10, RAX, vs, 0)])?,
+    }
     a.ins(fma_s, &[R(XMM0), R(XMM1), m(R11, R12, vs, 0)])?;
     dynasm!(a.ops ; .arch x64 ; inc rax ; jmp =>entry ; =>row_done);
     Ok(())
