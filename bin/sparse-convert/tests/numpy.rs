@@ -278,3 +278,45 @@ print('same')";
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn an_archive_of_named_arrays_is_read_member_by_member() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let script = "import numpy as np
+np.savez('named.npz', a=np.array([[0, 1.5], [2, 0]]), b=np.arange(4.0))
+np.savez_compressed('one.npz', w=np.array([[0, 0, 3.0]]))";
+    let o = Command::new(py)
+        .arg("-c")
+        .arg(script)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A member is a dense array: its nonzeros, row by row.
+    let (print, _) = ok(&["named.npz:a", "--to", "CSR", "--print"], d);
+    assert!(
+        print.contains("crd[1] : ( 1, 0 )") && print.contains("values : ( 1.5, 2 )"),
+        "{print}"
+    );
+    // The one array of a deflated archive needs no name.
+    let (print, _) = ok(&["one.npz", "--to", "COO", "--print"], d);
+    assert!(print.contains("values : ( 3 )"), "{print}");
+    // Several: the message names them; info lists them.
+    fails(
+        &["named.npz", "--to", "CSR"],
+        d,
+        "named.npz: a NumPy .npz of named arrays (a, b): choose one as named.npz:NAME",
+    );
+    fails(
+        &["named.npz:c", "--to", "CSR"],
+        d,
+        "no member c.npy (the archive holds a.npy, b.npy)",
+    );
+    let (info, _) = ok(&["info", "named.npz"], d);
+    assert!(
+        info.contains("named.npz:a") && info.contains("named.npz:b"),
+        "{info}"
+    );
+}

@@ -8,7 +8,7 @@ use sptk_tensor::{IndexVec, Pod, ValueType, ValueVec};
 use crate::bytes::{bytes_mut, Bytes};
 use crate::header::{self, Header};
 use crate::zip::{self, Entry, MemberReader};
-use crate::NpyError;
+use crate::{Npy, NpyError};
 
 /// The longest string member [`Npz::text`] reads.
 const MAX_TEXT: usize = 1 << 16;
@@ -157,6 +157,36 @@ impl Npz {
             reader: r,
             len,
         })
+    }
+
+    /// Member `name` read whole as a `.npy` array (an `np.savez` archive's named arrays),
+    /// its size counted against `memory_limit` (the machine's default where `None`) before
+    /// it is inflated; named `ARCHIVE:NAME` in messages.
+    ///
+    /// # Errors
+    /// A missing member, one past the memory limit, a damaged deflate stream or CRC, and
+    /// every error of [`Npy::from_bytes`].
+    pub fn npy(&self, name: &str, memory_limit: Option<u64>) -> Result<Npy, NpyError> {
+        let entry = self.entry(name)?;
+        let limit = memory_limit.unwrap_or_else(sptk_tensor::default_memory_limit);
+        if entry.size > limit {
+            return Err(self.err(format!(
+                "{name}: {} bytes, past the memory limit of {limit} bytes (--memory-limit)",
+                entry.size
+            )));
+        }
+        let size = usize::try_from(entry.size)
+            .map_err(|_| self.err(format!("{name}: {} bytes", entry.size)))?;
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(size)
+            .map_err(|_| self.err(format!("{name}: {size} bytes cannot be allocated")))?;
+        bytes.resize(size, 0);
+        let mut r = MemberReader::new(self.bytes.as_slice(), entry);
+        r.fill(&mut bytes).map_err(|m| self.err(m))?;
+        r.finish().map_err(|m| self.err(m))?;
+        let shown = format!("{}:{}", self.path.display(), name.trim_end_matches(".npy"));
+        Npy::from_bytes(Path::new(&shown), bytes)
     }
 
     /// Member `name` as text: a 0-d byte string (`|S3`, what SciPy writes for `format`) or

@@ -56,23 +56,34 @@ impl Reader for NpyReader {
                 source.buffer_stream(opts.memory_limit, "NumPy .npy")?,
             )?,
         };
-        let entries = npy.to_entries(opts.memory_limit)?;
-        let order = match npy.order() {
-            Order::C => "C order",
-            Order::Fortran => "Fortran order",
-        };
-        Ok(Input {
-            name: source.spec().to_string(),
-            format: self.name(),
-            header: format!("dense {} {} ({order})", npy.dtype(), by(npy.shape())),
-            field: None,
-            one_based: false,
-            content: Content::Entries {
-                entries,
-                labels: Vec::new(),
-            },
-            notes: Vec::new(),
-            memory_hint: None,
-        })
+        let mut input = dense_input(&npy, source.spec().to_string(), opts)?;
+        input.format = self.name();
+        Ok(input)
     }
+}
+
+/// A dense array's nonzeros as an input named `name` (its format for the caller to say).
+pub(crate) fn dense_input(
+    npy: &Npy,
+    name: String,
+    opts: &ReadOptions,
+) -> Result<Input, InputError> {
+    let entries = npy.to_entries(opts.memory_limit)?;
+    let order = match npy.order() {
+        Order::C => "C order",
+        Order::Fortran => "Fortran order",
+    };
+    Ok(Input {
+        name,
+        format: "NumPy .npy (dense)",
+        header: format!("dense {} {} ({order})", npy.dtype(), by(npy.shape())),
+        field: None,
+        one_based: false,
+        content: Content::Entries {
+            entries,
+            labels: Vec::new(),
+        },
+        notes: Vec::new(),
+        memory_hint: None,
+    })
 }

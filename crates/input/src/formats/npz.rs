@@ -1,14 +1,18 @@
-//! SciPy's sparse `.npz` archives (`scipy.sparse.save_npz`): csr, csc and bsr arrive as
-//! level arrays at their stored index widths, coo and dia as coordinates.
+//! `.npz` archives: SciPy's sparse matrices (`scipy.sparse.save_npz`), whose csr, csc and
+//! bsr arrive as level arrays at their stored index widths, coo and dia as coordinates;
+//! and NumPy's archives of named arrays (`np.savez`), each a member read as a dense array
+//! (`FILE.npz:NAME`; the one array when there is one).
 
 use std::path::Path;
 
 use sptk_npy::{is_scipy, read_scipy, Npz, Sparse};
 
+use super::npy::dense_input;
+
 use crate::error::InputError;
 use crate::input::{Content, Input, ReadOptions};
 use crate::probe::{Match, Probe};
-use crate::reader::{Accepts, Reader};
+use crate::reader::{Accepts, Member, Reader};
 use crate::source::Source;
 
 /// Reads SciPy sparse `.npz` archives.
@@ -43,8 +47,36 @@ impl Reader for NpzReader {
         Accepts {
             file: true,
             stream: true,
+            members: true,
             ..Accepts::default()
         }
+    }
+
+    /// The named arrays of a NumPy archive; None for SciPy's (one matrix).
+    fn members(&self, source: &Source) -> Result<Option<Vec<Member>>, InputError> {
+        let Some(path) = source.path() else {
+            return Ok(None);
+        };
+        let npz = Npz::open(path)?;
+        if is_scipy(&npz) {
+            return Ok(None);
+        }
+        let mut members = Vec::new();
+        for name in npz.names() {
+            let h = npz.header(name)?;
+            let (dims, value_type) = match &h.header {
+                Some(h) => (h.shape.clone(), Some(h.dtype)),
+                None => (Vec::new(), None),
+            };
+            members.push(Member {
+                path: name.trim_end_matches(".npy").to_string(),
+                layout: format!("dense array ({})", h.descr),
+                dims,
+                value_type,
+                entries: None,
+            });
+        }
+        Ok(Some(members))
     }
 
     fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
@@ -55,11 +87,34 @@ impl Reader for NpzReader {
                 source.buffer_stream(opts.memory_limit, "SciPy .npz")?,
             )?,
         };
+        let member = source.spec().member.clone();
         if !is_scipy(&npz) {
+            let names = npz.names();
+            let name = match (&member, names.as_slice()) {
+                (Some(m), _) => format!("{}.npy", m.trim_end_matches(".npy")),
+                (None, [one]) => one.to_string(),
+                (None, _) => {
+                    return Err(InputError::Source(format!(
+                        "{}: a NumPy .npz of named arrays ({}): choose one as {}:NAME",
+                        source.spec(),
+                        names
+                            .iter()
+                            .map(|n| n.trim_end_matches(".npy"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        source.spec()
+                    )))
+                }
+            };
+            let npy = npz.npy(&name, opts.memory_limit)?;
+            let mut input = dense_input(&npy, source.spec().to_string(), opts)?;
+            input.format = "NumPy .npz (named arrays)";
+            return Ok(input);
+        }
+        if let Some(m) = member {
             return Err(InputError::Source(format!(
-                "{}: a NumPy .npz holding {}, without format.npy: not a SciPy sparse matrix (scipy.sparse.save_npz writes those)",
-                source.spec(),
-                npz.names().join(", ")
+                "{}: a SciPy sparse .npz holds one matrix, so there is no member `{m}` to choose",
+                source.spec()
             )));
         }
         let m = read_scipy(&npz, opts.memory_limit)?;
