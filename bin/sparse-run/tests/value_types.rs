@@ -127,3 +127,37 @@ fn bf16_and_f16_matrices_compute_in_f32() {
         "holds bf16 values, widened to f64",
     );
 }
+
+/// SpMM of a bf16 2:4 matrix (no 16-bit SpMM kernel: a widened copy) gives the reference's
+/// Y on the widened values, in f32, bit for bit (n:m SpMM keeps the reference's order).
+#[test]
+fn spmm_of_bf16_weights_computes_in_f32() {
+    let dir = tempfile::tempdir().unwrap();
+    let ap = dir.path().join("w.spt");
+    let a = matrix_as(&ap, 40, 48, "2:4", &typed(ValueType::BF16, true));
+    let wide = retyped(&a, "2:4", ValueType::F32);
+    let k = 5;
+    let xm: Vec<f32> = (0..48 * k).map(|v| (v % 11) as f32 / 3.0 - 1.5).collect();
+    let (xp, yp) = (dir.path().join("X.npy"), dir.path().join("Y.npy"));
+    sptk_npy::write(&xp, &[48, k as u64], Order::C, &xm).unwrap();
+    let (ok, _, err) = run(&["spmm", s(&ap), "--x", s(&xp), "-o", s(&yp)]);
+    assert!(ok, "{err}");
+    assert!(err.contains("holds bf16 values, widened to f32"), "{err}");
+    let mut want = vec![0.0f32; 40 * k];
+    let xd = sptk_jit::Dense {
+        data: &xm,
+        rows: 48,
+        cols: k,
+        order: sptk_jit::Order::RowMajor,
+    };
+    let yd = sptk_jit::DenseMut {
+        data: &mut want,
+        rows: 40,
+        cols: k,
+        order: sptk_jit::Order::RowMajor,
+    };
+    reference::spmm(&wide, xd, yd, (1.0, 0.0)).unwrap();
+    let y = Npy::open(&yp).unwrap();
+    assert_eq!(y.dtype(), ValueType::F32);
+    assert_eq!(y.to_floats::<f32>().unwrap(), want);
+}
