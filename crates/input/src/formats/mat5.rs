@@ -67,7 +67,7 @@ impl Reader for Mat5 {
                     },
                     dims: v.dims.clone(),
                     value_type: v.value_type,
-                    entries: None,
+                    entries: v.entries,
                 })
                 .collect(),
         ))

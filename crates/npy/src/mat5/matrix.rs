@@ -144,6 +144,20 @@ fn num(ty: u32, w: &[u8], big: bool) -> Num {
     }
 }
 
+/// The stored entries of an uncompressed sparse variable, from the last of its column
+/// pointers (`jc`, its second part), without reading the rest; None where the parts do
+/// not say it plainly.
+pub(crate) fn stored_entries(body: &[u8], h: &Head, big: bool) -> Option<u64> {
+    let ir = element(body, h.parts, big).ok()?;
+    let jc = element(body, ir.next, big).ok()?;
+    let size = mi_size(jc.ty)?;
+    let last = jc.data.len().checked_sub(size)?;
+    match num(jc.ty, jc.data.get(last..)?, big) {
+        Num::I(v) => u64::try_from(v).ok(),
+        Num::F(_) => None,
+    }
+}
+
 /// A value type made from any stored number, as NumPy's cast does.
 pub(crate) trait FromNum: Sized {
     fn from_num(n: Num) -> Self;

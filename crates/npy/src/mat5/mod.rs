@@ -42,6 +42,8 @@ pub struct Variable {
     pub value_type: Option<ValueType>,
     /// Whether it is sparse.
     pub sparse: bool,
+    /// Stored entries of a sparse variable, where known without inflating it.
+    pub entries: Option<u64>,
     /// Its element's offset in the file.
     at: usize,
 }
@@ -127,18 +129,25 @@ impl Mat5File {
         while at < all.len() {
             let e = element(all, at, big).map_err(err)?;
             let var = match e.ty {
-                MI_MATRIX => head(e.data, big),
+                MI_MATRIX => head(e.data, big).map(|h| {
+                    let n = (h.class == matrix::MX_SPARSE)
+                        .then(|| matrix::stored_entries(e.data, &h, big))
+                        .flatten();
+                    (h, n)
+                }),
                 MI_COMPRESSED => {
                     let inner = inflate_prefix(e.data, HEAD_BYTES);
                     match element::u32_at(&inner, 0, big) {
-                        Some(MI_MATRIX) => head(inner.get(8..).unwrap_or(&[]), big),
+                        Some(MI_MATRIX) => {
+                            head(inner.get(8..).unwrap_or(&[]), big).map(|h| (h, None))
+                        }
                         _ => Err("holds no variable".into()),
                     }
                 }
                 _ => Err(String::new()),
             };
             match var {
-                Ok(h) => vars.push(describe(h, at)),
+                Ok((h, entries)) => vars.push(describe(h, entries, at)),
                 // Other elements (MATLAB's subsystem data) are not variables.
                 Err(m) if m.is_empty() => {}
                 Err(m) => return Err(err(format!("element at byte {at}: {m}"))),
@@ -206,7 +215,7 @@ impl Mat5File {
     }
 }
 
-fn describe(h: Head, at: usize) -> Variable {
+fn describe(h: Head, entries: Option<u64>, at: usize) -> Variable {
     let mut class = class_name(h.class).to_string();
     if h.logical {
         class = if h.class == matrix::MX_SPARSE {
@@ -220,6 +229,7 @@ fn describe(h: Head, at: usize) -> Variable {
     Variable {
         value_type: value_type(&h),
         sparse: h.class == matrix::MX_SPARSE,
+        entries,
         name: h.name,
         class,
         dims: h.dims,
