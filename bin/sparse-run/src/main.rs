@@ -26,6 +26,11 @@ use sptk_tensor::Tensor;
 static ALLOC: sptk_tensor::HugePageAlloc = sptk_tensor::HugePageAlloc;
 
 fn main() -> ExitCode {
+    // First, before any thread starts: SIGINT / SIGTERM / SIGHUP remove this process's
+    // temporaries (a `y` being written), then end it (the shell sees 128 + the signal).
+    if let Err(e) = sptk_output::remove_temporaries_on_signals() {
+        eprintln!("sparse-run: warning: an interrupted write may leave a temporary: {e}");
+    }
     // Removes temporaries on a panic only in a `panic = "abort"` build (the release
     // profile unwinds, and destructors remove them): see its doc.
     sptk_output::remove_temporaries_on_panic();
