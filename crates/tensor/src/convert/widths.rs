@@ -5,9 +5,10 @@
 //! - A position counts stored entries of the level below it, and every stored entry of a
 //!   compressed or loose-compressed level (a row, a block, a fiber) holds at least one
 //!   input entry: positions are at most the number of entries.
-//! - A coordinate of a level is below that level's size.
+//! - A coordinate of a level is below that level's size; where only n:m levels of groups
+//!   of at most 4 hold coordinates (2:4, 1:4), they pack into 2 bits.
 
-use sptk_encoding::Target;
+use sptk_encoding::{LevelFormat, Target};
 
 use crate::error::ConvertError;
 use crate::index::IndexWidth;
@@ -49,13 +50,17 @@ pub fn fit_widths(
     if !auto.any() {
         return Ok(target.clone());
     }
+    // Coordinates held only by n:m levels of groups of at most 4 (offsets 0..3) pack
+    // into 2 bits, as MLIR's `crdWidth = 2` does.
+    let mut packed = false;
     let largest_coordinate = match target {
         Target::Fixed(enc) => {
             let layout = Layout::new(&enc.without_slices(), dims)?;
-            layout
-                .levels
-                .iter()
-                .filter(|l| l.crd_owner.is_some())
+            let owners = || layout.levels.iter().filter(|l| l.crd_owner.is_some());
+            packed = owners().count() > 0
+                && owners()
+                    .all(|l| matches!(l.format, LevelFormat::Structured { m, .. } if m <= 4));
+            owners()
                 .map(|l| l.size.saturating_sub(1))
                 .max()
                 .unwrap_or(0)
@@ -66,9 +71,13 @@ pub fn fit_widths(
         }
     };
     let pos = auto.pos.then(|| narrowest_width(entries).bits() as u8);
-    let crd = auto
-        .crd
-        .then(|| narrowest_width(largest_coordinate).bits() as u8);
+    let crd = auto.crd.then(|| {
+        if packed {
+            IndexWidth::W2.bits() as u8
+        } else {
+            narrowest_width(largest_coordinate).bits() as u8
+        }
+    });
     target
         .with_widths(pos, crd)
         .map_err(|e| ConvertError::Encoding(e.to_string()))
@@ -125,6 +134,23 @@ mod tests {
         assert_eq!(widths(&t), (16, 16));
         let none = fit_widths(&csr, &[10, 1000], 5, AutoWidths::default()).unwrap();
         assert_eq!(none, csr);
+    }
+
+    #[test]
+    fn n_m_offsets_alone_pack_into_two_bits() {
+        let both = AutoWidths {
+            pos: true,
+            crd: true,
+        };
+        // 2:4 stores offsets within groups of 4 only: 2 bits (positions as ever: up to the
+        // 1000 entries, 16 bits).
+        let nm = Target::Fixed(sptk_encoding::structured(2, 4, 2));
+        let t = fit_widths(&nm, &[512, 512], 1000, both).unwrap();
+        assert_eq!(widths(&t), (16, 2));
+        // Coordinates below 4 of any other level stay 8 bits: 2 is n:m's alone.
+        let csr = fixed("map = (i, j) -> (i : dense, j : compressed)");
+        let t = fit_widths(&csr, &[300, 4], 1000, both).unwrap();
+        assert_eq!(widths(&t), (16, 8));
     }
 
     #[test]
