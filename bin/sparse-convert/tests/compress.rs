@@ -4,6 +4,8 @@
 //! anndata reads the uncompressed `.h5ad` (with the venv's anndata, as the other peer
 //! tests; skipped without it unless `SPTK_REQUIRE_PYTHON` is set).
 
+#![cfg(all(feature = "hdf5", feature = "table"))]
+
 mod common;
 
 use common::{fails, succeeds};

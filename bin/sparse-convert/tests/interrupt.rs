@@ -8,6 +8,8 @@
 //! libhdf5) and `commit` (written, not yet renamed); the levels folder, written by its
 //! own code, is signalled once its temporary folder appears.
 #![cfg(unix)]
+// Every writer and reader kind is exercised: HDF5 and tables among them.
+#![cfg(all(feature = "hdf5", feature = "table"))]
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;

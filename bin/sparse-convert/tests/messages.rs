@@ -6,7 +6,6 @@
 mod common;
 
 use common::succeeds;
-use std::path::Path;
 use std::process::Command;
 
 const MTX: &str = "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.5\n2 3 2\n3 2 -1\n";
@@ -77,7 +76,8 @@ fn help_names_every_output_and_format() {
 
 /// What a terminal shows of `cmd` run in `dir` (a real one, from script(1)); `None`,
 /// with a note, where script(1) is missing.
-fn in_terminal(cmd: &str, dir: &Path) -> Option<String> {
+#[cfg(feature = "table")]
+fn in_terminal(cmd: &str, dir: &std::path::Path) -> Option<String> {
     let out = Command::new("script")
         .args(["-qec", cmd, "/dev/null"])
         .current_dir(dir)
@@ -91,6 +91,7 @@ fn in_terminal(cmd: &str, dir: &Path) -> Option<String> {
     }
 }
 
+#[cfg(feature = "table")]
 #[test]
 fn a_reader_that_reports_nothing_shows_a_spinner_not_a_bar_at_zero() {
     let dir = tempfile::tempdir().unwrap();
@@ -109,6 +110,7 @@ fn a_reader_that_reports_nothing_shows_a_spinner_not_a_bar_at_zero() {
     );
 }
 
+#[cfg(feature = "table")]
 #[test]
 fn binary_output_into_a_terminal_is_refused() {
     let dir = tempfile::tempdir().unwrap();

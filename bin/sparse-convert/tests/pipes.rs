@@ -4,6 +4,8 @@
 //! written to `-o -`. Tested with real pipes: one whose reading end is closed before the
 //! program starts (so every write fails), and the issue's own shell pipeline.
 #![cfg(unix)]
+// Every writer and reader kind is exercised: HDF5 and tables among them.
+#![cfg(all(feature = "hdf5", feature = "table"))]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
