@@ -130,7 +130,7 @@ impl Table {
             let name = &self.coords[d];
             let out = &mut coords[d];
             out.clear();
-            if self.relabel[d] {
+            if self.lists[d].is_some() {
                 continue;
             }
             let ctx = Ctx {
@@ -428,10 +428,10 @@ impl Table {
                 });
             }
         }
-        if sizes.is_none() && self.relabel.iter().any(|r| !r) {
+        if sizes.is_none() && self.lists.iter().any(Option::is_none) {
             if let Some(shape) = &self.shape {
                 // Declared sizes still hold for dimensions not relabelled.
-                for d in (0..rank).filter(|&d| !self.relabel[d]) {
+                for d in (0..rank).filter(|&d| self.lists[d].is_none()) {
                     if dims[d] > shape[d] {
                         return Err(TableError::column(
                             &self.files[0].path,

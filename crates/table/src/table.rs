@@ -98,10 +98,8 @@ pub struct Table {
     pub(crate) coords: Vec<String>,
     pub(crate) value: Option<String>,
     pub(crate) value_type: ValueType,
-    /// Per dimension: mapped to indices in order of first appearance.
-    pub(crate) relabel: Vec<bool>,
-    /// Per numbered dimension, the list of ids it takes its numbers from (shared by an
-    /// edge list's two ends).
+    /// Per dimension mapped to indices in order of first appearance, the list of ids it
+    /// takes its numbers from (shared by an edge list's two ends); None: not numbered.
     pub(crate) lists: Vec<Option<usize>>,
     pub(crate) shape: Option<Vec<u64>>,
     /// Whether the shape is declared (metadata or caller), not taken from the data.
@@ -245,7 +243,6 @@ impl Table {
             coords,
             value,
             value_type,
-            relabel,
             lists,
             shape: None,
             declared: false,
@@ -256,7 +253,7 @@ impl Table {
         };
         table.shape = table.declared_shape()?;
         table.declared = table.shape.is_some();
-        if table.shape.is_none() && !table.relabel.iter().any(|&r| r) {
+        if table.shape.is_none() && !table.relabels() {
             table.shape = table.shape_from_statistics();
         }
         Ok(table)
@@ -313,12 +310,12 @@ impl Table {
     /// True if some dimension's size is the largest integer coordinate + 1 (no shape
     /// declared, not relabelled): sparse ids used as indices make such a size huge.
     pub fn sizes_from_ids(&self) -> bool {
-        !self.declared && self.relabel.iter().any(|&r| !r)
+        !self.declared && self.lists.iter().any(Option::is_none)
     }
 
     /// True if some dimension is relabelled (text or `--relabel`).
     pub fn relabels(&self) -> bool {
-        self.relabel.iter().any(|&r| r)
+        self.lists.iter().any(Option::is_some)
     }
 
     /// The shape the file's metadata or the caller declares.

@@ -4,7 +4,6 @@
 //! arrive as CSC level arrays, dense ones as their nonzeros. v7.3 files are HDF5 and go
 //! to the `mat` reader; a v4 file, known by its name only, is refused saying what it is.
 
-use std::path::Path;
 
 use sptk_npy::{Mat5File, Sparse};
 
@@ -74,13 +73,13 @@ impl Reader for Mat5 {
     }
 
     fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
-        let file = match source.path() {
-            Some(path) => Mat5File::open(path)?,
-            None => Mat5File::from_bytes(
-                Path::new("standard input"),
-                source.buffer_stream(opts.memory_limit, "MATLAB .mat")?,
-            )?,
-        };
+        let file = super::open_or_buffer(
+            source,
+            opts,
+            "MATLAB .mat",
+            Mat5File::open,
+            Mat5File::from_bytes,
+        )?;
         let member = source.spec().member.clone();
         let v = file.variable(member.as_deref())?;
         let header = format!("variable {} {} {}", v.name, v.class, by(&v.dims));

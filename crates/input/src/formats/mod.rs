@@ -14,7 +14,33 @@ pub mod spt;
 pub mod table;
 pub mod tns;
 
+use std::path::Path;
+
+use crate::error::InputError;
 use crate::input::{Progress, ReadOptions};
+use crate::source::Source;
+
+/// Opens a file format read whole: from its file (`open`, which maps it), or from
+/// standard input buffered within the memory limit (`from_bytes`); `what` names the
+/// format in the memory-limit message.
+pub(crate) fn open_or_buffer<T, E>(
+    source: &mut Source,
+    opts: &ReadOptions,
+    what: &'static str,
+    open: impl FnOnce(&Path) -> Result<T, E>,
+    from_bytes: impl FnOnce(&Path, Vec<u8>) -> Result<T, E>,
+) -> Result<T, InputError>
+where
+    InputError: From<E>,
+{
+    Ok(match source.path() {
+        Some(path) => open(path)?,
+        None => from_bytes(
+            Path::new("standard input"),
+            source.buffer_stream(opts.memory_limit, what)?,
+        )?,
+    })
+}
 
 /// Progress of one file of several, reported as bytes of all of them: `before` bytes of
 /// earlier files are added to what this file's reader reports.

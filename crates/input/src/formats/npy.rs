@@ -1,7 +1,6 @@
 //! A dense NumPy `.npy` array (2-D or N-D, C or Fortran order): its nonzeros, in
 //! row-major order, through `sptk_npy` and the core's one dense scan.
 
-use std::path::Path;
 
 use sptk_npy::{Npy, Order};
 
@@ -49,13 +48,7 @@ impl Reader for NpyReader {
     }
 
     fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
-        let npy = match source.path() {
-            Some(path) => Npy::open(path)?,
-            None => Npy::from_bytes(
-                Path::new("standard input"),
-                source.buffer_stream(opts.memory_limit, "NumPy .npy")?,
-            )?,
-        };
+        let npy = super::open_or_buffer(source, opts, "NumPy .npy", Npy::open, Npy::from_bytes)?;
         let mut input = dense_input(&npy, source.spec().to_string(), opts)?;
         input.format = self.name();
         Ok(input)

@@ -3,7 +3,6 @@
 //! and NumPy's archives of named arrays (`np.savez`), each a member read as a dense array
 //! (`FILE.npz:NAME`; the one array when there is one).
 
-use std::path::Path;
 
 use sptk_npy::{is_scipy, read_scipy, Npz, Sparse};
 
@@ -80,13 +79,7 @@ impl Reader for NpzReader {
     }
 
     fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
-        let npz = match source.path() {
-            Some(path) => Npz::open(path)?,
-            None => Npz::from_bytes(
-                Path::new("standard input"),
-                source.buffer_stream(opts.memory_limit, "SciPy .npz")?,
-            )?,
-        };
+        let npz = super::open_or_buffer(source, opts, "SciPy .npz", Npz::open, Npz::from_bytes)?;
         let member = source.spec().member.clone();
         if !is_scipy(&npz) {
             let names = npz.names();

@@ -1,7 +1,6 @@
 //! Tensors in `.safetensors` files (`FILE:NAME` chooses one; a file of one tensor needs
 //! no name): each nonzero an entry, through the core's one dense scan.
 
-use std::path::Path;
 
 use sptk_npy::SafeTensorsFile;
 
@@ -16,13 +15,13 @@ use crate::source::Source;
 pub struct SafeTensorsReader;
 
 fn open(source: &mut Source, opts: &ReadOptions) -> Result<SafeTensorsFile, InputError> {
-    Ok(match source.path() {
-        Some(path) => SafeTensorsFile::open(path)?,
-        None => SafeTensorsFile::from_bytes(
-            Path::new("standard input"),
-            source.buffer_stream(opts.memory_limit, "safetensors")?,
-        )?,
-    })
+    super::open_or_buffer(
+        source,
+        opts,
+        "safetensors",
+        SafeTensorsFile::open,
+        SafeTensorsFile::from_bytes,
+    )
 }
 
 impl Reader for SafeTensorsReader {
