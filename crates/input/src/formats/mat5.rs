@@ -4,7 +4,6 @@
 //! arrive as CSC level arrays, dense ones as their nonzeros. v7.3 files are HDF5 and go
 //! to the `mat` reader; a v4 file, known by its name only, is refused saying what it is.
 
-
 use sptk_npy::{Mat5File, Sparse};
 
 use crate::error::InputError;

@@ -1,7 +1,6 @@
 //! A dense NumPy `.npy` array (2-D or N-D, C or Fortran order): its nonzeros, in
 //! row-major order, through `sptk_npy` and the core's one dense scan.
 
-
 use sptk_npy::{Npy, Order};
 
 use crate::error::InputError;

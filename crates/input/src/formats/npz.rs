@@ -3,7 +3,6 @@
 //! and NumPy's archives of named arrays (`np.savez`), each a member read as a dense array
 //! (`FILE.npz:NAME`; the one array when there is one).
 
-
 use sptk_npy::{is_scipy, read_scipy, Npz, Sparse};
 
 use super::npy::dense_input;

@@ -1,7 +1,6 @@
 //! Tensors in `.safetensors` files (`FILE:NAME` chooses one; a file of one tensor needs
 //! no name): each nonzero an entry, through the core's one dense scan.
 
-
 use sptk_npy::SafeTensorsFile;
 
 use crate::error::InputError;
