@@ -2,7 +2,6 @@
 //! description matches, with every size checked at each call.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -12,6 +11,10 @@ use crate::code::Code;
 use crate::dense::{Dense, DenseMut, Order};
 use crate::desc::{Desc, Format, Op, Real};
 use crate::reference::{matrix, RealValue};
+use crate::run::{
+    chunk_entries, chunk_range, chunk_rows, combine, run_chunks, scatter_sum, zero_padded,
+    zeroed_partials, SendPtr, ENTRY_CHUNKS as CHUNKS, SCATTER_CHUNKS,
+};
 use crate::KernelError;
 
 /// The arguments of a generated SpMV kernel (the offsets of `x86::at`, checked below).
@@ -102,14 +105,6 @@ fn x_near_diagonal(
 
 /// See [`x_near_diagonal`]: 16384 elements (128 KiB of f64) either side.
 const NEAR: u64 = 16384;
-
-/// Stored entries are split into this many chunks, whatever the thread count, so that a
-/// result never depends on how many threads ran.
-const CHUNKS: usize = 256;
-
-/// Scatter kernels add into one partial result per chunk, then the partials are added in
-/// chunk order: fewer chunks, since each costs a vector as long as y.
-const SCATTER_CHUNKS: usize = 8;
 
 /// How a generated SpMV walks the matrix.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -1148,85 +1143,6 @@ fn scatter_edge<T: RealValue>(
     }
 }
 
-/// The sum `p_0 + p_1 + ...` of the partials of an SpMM scatter's chunks (`bounds`, at
-/// most [`SCATTER_CHUNKS`]), added in chunk order as [`combine`] adds partials, so its bits
-/// do not depend on `threads`; `work(chunk, range, out)` adds the chunk's products into its
-/// zeroed partial `out` of `len` values. The chunks run in waves of `threads`, each into
-/// its own buffer, folded into the sum after the wave (the first chunk writes the sum
-/// itself): `threads + 1` buffers at most instead of one per chunk, and buffers used again
-/// are warm memory.
-fn scatter_sum<T: RealValue>(
-    bounds: &[(usize, usize)],
-    len: usize,
-    threads: usize,
-    work: impl Fn(usize, (usize, usize), *mut T) + Sync,
-) -> Result<Vec<T>, KernelError> {
-    if bounds.is_empty() {
-        return Ok(Vec::new());
-    }
-    let t = threads.clamp(1, bounds.len());
-    let mut sum = zeroed_partials::<T>(1, len)?;
-    let mut bufs: Vec<(Vec<T>, bool)> = Vec::new();
-    for (w, wave) in bounds.chunks(t).enumerate() {
-        let own = usize::from(w == 0);
-        while bufs.len() < wave.len() - own {
-            bufs.push((zeroed_partials(1, len)?, false));
-        }
-        // (the chunk's partial, whether it must be zeroed first: a buffer used before)
-        let outs: Vec<(SendPtr<T>, bool)> = (0..wave.len())
-            .map(|i| match i.checked_sub(own) {
-                None => (SendPtr(sum.as_mut_ptr()), false),
-                Some(b) => (SendPtr(bufs[b].0.as_mut_ptr()), bufs[b].1),
-            })
-            .collect();
-        run_chunks(wave, t, |i, range| {
-            let (out, dirty) = (outs[i].0.get(), outs[i].1);
-            if dirty {
-                // SAFETY: the chunk's own buffer of `len` values, which nobody else
-                // touches while the wave runs.
-                unsafe { std::ptr::write_bytes(out, 0, len) };
-            }
-            work(w * t + i, range, out);
-        });
-        for (b, used) in bufs.iter_mut().take(wave.len() - own) {
-            *used = true;
-            fold(sum.as_mut_slice(), b.as_slice(), threads);
-        }
-    }
-    Ok(sum)
-}
-
-/// `acc += part`, element by element, on `threads` threads over ranges.
-fn fold<T: RealValue>(acc: &mut [T], part: &[T], threads: usize) {
-    let step = acc.len().div_ceil(threads.max(1)).max(4096);
-    std::thread::scope(|s| {
-        for (a, p) in acc.chunks_mut(step).zip(part.chunks(step)) {
-            s.spawn(move || {
-                for (x, &y) in a.iter_mut().zip(p) {
-                    *x = *x + y;
-                }
-            });
-        }
-    });
-}
-
-/// The zeroed partials of a scatter (SpMV or SpMM), `chunks * len` values, from the
-/// workspace's one zeroed allocator (`sptk_tensor::big_zeroed`: zero pages handed out
-/// lazily, so the kernel's writes are the only pass, and huge pages from
-/// `sptk_tensor::HUGE_PAGE_FROM`: a scatter writes all over its partial, and 2 MiB pages
-/// cut the page faults and TLB misses of 4 KiB ones).
-fn zeroed_partials<T: RealValue>(chunks: usize, len: usize) -> Result<Vec<T>, KernelError> {
-    let fail = |why: String| {
-        KernelError::Alloc(format!(
-            "{chunks} partials of {len} values cannot be allocated: {why}"
-        ))
-    };
-    let n = chunks
-        .checked_mul(len)
-        .ok_or_else(|| fail("more than the address space".into()))?;
-    sptk_tensor::big_zeroed(n).map_err(|e| fail(e.to_string()))
-}
-
 /// A column-major `rows x k` matrix in row-major order.
 fn to_row_major<T: Copy>(data: &[T], rows: usize, k: usize) -> Vec<T> {
     let mut out = Vec::with_capacity(rows * k);
@@ -1234,59 +1150,6 @@ fn to_row_major<T: Copy>(data: &[T], rows: usize, k: usize) -> Vec<T> {
         out.extend((0..k).map(|c| data[c * rows + i]));
     }
     out
-}
-
-/// `y = alpha * (p_0 + p_1 + ...) + beta * y`, the partials added in chunk order, on
-/// `threads` threads over ranges of y (the order of additions per element is fixed).
-fn combine<T: RealValue>(
-    y: &mut [T],
-    partials: &[T],
-    (n, stride): (usize, usize),
-    (alpha, beta): (T, T),
-    threads: usize,
-) {
-    let step = n.div_ceil(threads.max(1)).max(4096);
-    std::thread::scope(|s| {
-        for (c, ys) in y.chunks_mut(step).enumerate() {
-            s.spawn(move || {
-                for (i, v) in ys.iter_mut().enumerate() {
-                    let at = c * step + i;
-                    let mut acc = T::ZERO;
-                    for (p, part) in partials.chunks(stride).enumerate() {
-                        acc = if p == 0 { part[at] } else { acc + part[at] };
-                    }
-                    let s = alpha * acc;
-                    *v = if beta == T::ZERO { s } else { s + beta * *v };
-                }
-            });
-        }
-    });
-}
-
-/// Runs `work(chunk, range)` for every chunk on up to `threads` threads, each taking the
-/// next chunk as it finishes one.
-fn run_chunks(
-    bounds: &[(usize, usize)],
-    threads: usize,
-    work: impl Fn(usize, (usize, usize)) + Sync,
-) {
-    let next = AtomicUsize::new(0);
-    let worker = || loop {
-        let c = next.fetch_add(1, Ordering::Relaxed);
-        let Some(&range) = bounds.get(c) else { break };
-        work(c, range);
-    };
-    let threads = threads.clamp(1, bounds.len().max(1));
-    if threads == 1 {
-        worker();
-    } else {
-        std::thread::scope(|s| {
-            for _ in 1..threads {
-                s.spawn(worker);
-            }
-            worker();
-        });
-    }
 }
 
 /// The bits of an f32 or f64 in the low bytes of a u64, as the kernels read alpha and beta.
@@ -1301,17 +1164,6 @@ fn bits<T: RealValue>(v: T) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// `y`'s address, shared by the threads that write disjoint rows of it.
-struct SendPtr<T>(*mut T);
-// SAFETY: the threads write disjoint elements through it (see `Kernel::spmv`).
-unsafe impl<T> Sync for SendPtr<T> {}
-
-impl<T> SendPtr<T> {
-    fn get(&self) -> *mut T {
-        self.0
-    }
-}
-
 fn index_ptr(v: &IndexVec) -> *const u8 {
     match v {
         IndexVec::Packed2 { bytes, .. } | IndexVec::U8(bytes) => bytes.as_ptr(),
@@ -1319,71 +1171,6 @@ fn index_ptr(v: &IndexVec) -> *const u8 {
         IndexVec::U32(b) => b.as_ptr().cast(),
         IndexVec::U64(b) => b.as_ptr().cast(),
     }
-}
-
-/// `v` followed by zeros up to `len` elements (`v` itself when it is that long already):
-/// operands padded to whole blocks or groups, so unrolled loads never leave them.
-fn zero_padded<T: RealValue>(v: &[T], len: usize) -> std::borrow::Cow<'_, [T]> {
-    if v.len() >= len {
-        std::borrow::Cow::Borrowed(v)
-    } else {
-        let mut out = Vec::with_capacity(len);
-        out.extend_from_slice(v);
-        out.resize(len, T::ZERO);
-        std::borrow::Cow::Owned(out)
-    }
-}
-
-/// `chunks` ranges of about equal length covering `0..n`, empty ones dropped.
-fn chunk_entries(n: usize, chunks: usize) -> Vec<(usize, usize)> {
-    (0..chunks)
-        .map(|c| (n * c / chunks, n * (c + 1) / chunks))
-        .filter(|(b, e)| e > b)
-        .collect()
-}
-
-/// Outer ranges holding about equal numbers of entries: `chunks` of them (fewer for small
-/// matrices), empty ones dropped.
-fn chunk_rows(pos: &IndexVec, rows: usize, chunks: usize) -> Vec<(usize, usize)> {
-    chunk_range(pos, 0..rows, chunks)
-}
-
-/// Ranges of the outer positions `range` holding about equal numbers of entries: `chunks`
-/// of them (fewer for short ranges), empty ones dropped.
-fn chunk_range(
-    pos: &IndexVec,
-    range: std::ops::Range<usize>,
-    chunks: usize,
-) -> Vec<(usize, usize)> {
-    let at = |r: usize| pos.get(r).unwrap_or(0);
-    let (first, rows) = (range.start, range.end);
-    let (base, total) = (at(first), at(rows).saturating_sub(at(first)));
-    let chunks = chunks.min((rows - first).max(1));
-    let mut out = Vec::with_capacity(chunks);
-    let mut begin = first;
-    for c in 1..=chunks {
-        let goal = base + (total as u128 * c as u128 / chunks as u128) as u64;
-        // The first row whose end reaches the goal.
-        let (mut lo, mut hi) = (begin, rows);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if at(mid + 1) < goal {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let end = if c == chunks {
-            rows
-        } else {
-            (lo + 1).min(rows)
-        };
-        if end > begin {
-            out.push((begin, end));
-            begin = end;
-        }
-    }
-    out
 }
 
 /// The kernel of `desc`, generated on first use and kept for the life of the process.
@@ -1414,21 +1201,6 @@ mod tests {
         fn shared<T: Send + Sync>() {}
         shared::<Kernel>();
         shared::<Arc<Kernel>>();
-    }
-
-    #[test]
-    fn chunks_cover_every_row_once_balanced_by_entries() {
-        let pos = IndexVec::U64(vec![0u64, 0, 100, 100, 101, 102, 300, 300].into());
-        let c = chunk_rows(&pos, 7, CHUNKS);
-        assert_eq!(c.first().unwrap().0, 0);
-        assert_eq!(c.last().unwrap().1, 7);
-        assert!(c.windows(2).all(|w| w[0].1 == w[1].0 && w[0].0 < w[0].1));
-        let empty = IndexVec::U64(vec![0u64].into());
-        assert!(chunk_rows(&empty, 0, CHUNKS).is_empty());
-        let flat = IndexVec::U32((0..=1000u32).collect::<Vec<_>>().into());
-        let c = chunk_rows(&flat, 1000, CHUNKS);
-        assert_eq!(c.len(), CHUNKS);
-        assert!(c.iter().all(|&(b, e)| (3..=5).contains(&(e - b))));
     }
 
     /// 100k x 200k with 10 entries a row: a band around each row's diagonal place is

@@ -43,6 +43,7 @@ mod error;
 mod half;
 mod kernel;
 pub mod reference;
+pub mod run;
 pub mod widen;
 #[cfg(target_arch = "x86_64")]
 mod x86;

@@ -1,0 +1,59 @@
+/*!
+The run side of every kernel: how work is split into chunks, how chunks run on threads, and
+how the partial results of chunks are added, so that a result has the same bits for every
+thread count.
+
+Generated code and plain-Rust loops alike compute one chunk at a time, a half-open range
+`(begin, end)` of entries, outer positions or outer coordinates; this module decides the
+ranges and runs them. Its users: the SpMV and SpMM kernels of [`Kernel`](crate::Kernel)
+(`kernel/spmv.rs`, `kernel/spmm.rs`), and the element-wise co-iteration of two sparse
+operands (`ewise`); the AArch64 test harness runs the same chunks under emulation.
+
+- Splitting ([`chunk_entries`], [`chunk_range`], [`chunk_by_weight`], [`chunk_outer`]):
+  a fixed number of chunks that depends on the data only, never on the thread count.
+  Entries split into equal counts; outer ranges split where a monotone weight (entries
+  before an outer coordinate, of one operand or of two) crosses equal shares, found by
+  binary search.
+- Running ([`run_chunks`], [`map_chunks`], [`reduce_chunks`]): scoped threads, each
+  taking the next chunk as it finishes one; results come back in chunk order.
+- Partials ([`zeroed_partials`], [`fold`], [`combine`], [`zero_padded`]): chunks that
+  scatter into a shared output each add into their own zeroed partial, and the partials
+  are added in chunk order.
+
+```
+use sptk_jit::run::{chunk_entries, reduce_chunks, ENTRY_CHUNKS};
+
+// A sum whose bits do not depend on the thread count: each of a fixed number of entry
+// chunks is summed in storage order, then the chunk sums in chunk order.
+let v: Vec<f64> = (0..10_000).map(|i| 1.0 / (1.0 + i as f64)).collect();
+let chunks = chunk_entries(v.len(), ENTRY_CHUNKS);
+let sum = |threads| {
+    reduce_chunks(&chunks, threads, |_, (b, e)| v[b..e].iter().sum::<f64>(), |a, b| a + b)
+};
+assert_eq!(sum(1).map(f64::to_bits), sum(7).map(f64::to_bits));
+```
+*/
+
+mod partials;
+mod split;
+mod threads;
+
+pub(crate) use partials::scatter_sum;
+pub use partials::{combine, fold, zero_padded, zeroed_partials};
+pub use split::{chunk_by_weight, chunk_entries, chunk_outer, chunk_range, chunk_rows, OuterLevel};
+pub(crate) use threads::SendPtr;
+pub use threads::{map_chunks, reduce_chunks, run_chunks};
+
+/// A chunk of work: the half-open range `begin..end` of entries, outer positions or outer
+/// coordinates, as `(begin, end)`.
+pub type Chunk = (usize, usize);
+
+/// How many chunks entries or outer ranges are split into for work that writes disjoint
+/// outputs or sums into one value per chunk, whatever the thread count, so that a result
+/// never depends on how many threads ran (256: enough for load balance on many cores, few
+/// enough that a chunk is thousands of entries on a large matrix).
+pub const ENTRY_CHUNKS: usize = 256;
+
+/// How many chunks scatter work (each chunk adding into a partial as long as the output)
+/// is split into: fewer than [`ENTRY_CHUNKS`], since each costs an output-sized vector.
+pub const SCATTER_CHUNKS: usize = 8;
