@@ -210,6 +210,12 @@ fn read_column_inner(path: &Path, limit: u64, used: &Cell<u64>) -> Result<Column
     let b =
         ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| TableError::format(path, e))?;
     crate::open::parquet_parts(b.metadata(), len, path)?;
+    let leaves: Vec<usize> =
+        (0..b.metadata().file_metadata().schema_descr().num_columns()).collect();
+    let data = File::open(path).map_err(|e| TableError::io(path, e))?;
+    for group in 0..b.metadata().num_row_groups() {
+        crate::pages::check_row_group(&data, b.metadata(), group, &leaves, limit, path)?;
+    }
     let meta: HashMap<String, String> = b.schema().metadata().clone().into();
     if b.schema().fields().len() != 1 {
         return Err(TableError::format(path, "a levels file holds one column"));

@@ -15,6 +15,7 @@ mod files;
 mod guard;
 mod levels;
 mod open;
+mod pages;
 mod read;
 mod relabel;
 mod table;

@@ -85,6 +85,8 @@ pub(crate) struct TableFile {
     pub parts: Vec<u64>,
     /// Partition keys from `key=value` folders on the way to the file.
     pub hive: HashMap<String, String>,
+    /// The memory budget sizes read from the file are checked against.
+    limit: u64,
 }
 
 fn format_err(path: &Path) -> impl Fn(&dyn std::fmt::Display) -> TableError + '_ {
@@ -217,6 +219,7 @@ impl TableFile {
             parquet,
             parts,
             hive,
+            limit,
         })
     }
 
@@ -259,11 +262,24 @@ impl TableFile {
                     .parquet
                     .clone()
                     .ok_or_else(|| TableError::invalid(path, "no metadata"))?;
-                let mask = ProjectionMask::roots(meta.parquet_schema(), projection.iter().copied());
+                let schema = meta.parquet_schema();
+                let mask = ProjectionMask::roots(schema, projection.iter().copied());
+                let leaves: Vec<usize> = (0..schema.num_columns())
+                    .filter(|&l| projection.contains(&schema.get_column_root_idx(l)))
+                    .collect();
                 macro_rules! run {
                     ($input:expr) => {{
+                        let input = $input;
+                        crate::pages::check_row_group(
+                            &input,
+                            meta.metadata(),
+                            part,
+                            &leaves,
+                            self.limit,
+                            path,
+                        )?;
                         let reader =
-                            ParquetRecordBatchReaderBuilder::new_with_metadata($input, meta)
+                            ParquetRecordBatchReaderBuilder::new_with_metadata(input, meta)
                                 .with_row_groups(vec![part])
                                 .with_projection(mask)
                                 .with_batch_size(window.max(1))

@@ -610,3 +610,81 @@ fn a_bit_packed_level_run_past_its_page_is_refused_naming_file_and_row_group() {
         "levels.parquet: row group 0: the Arrow / Parquet library failed on it (offset + len out of bounds)",
     );
 }
+
+#[test]
+fn a_gzip_page_that_inflates_past_its_declared_size_is_refused_by_every_reading_path() {
+    // parquet 60 inflates GZIP pages with `read_to_end`, ignoring the size the page header
+    // declares: 8 MiB of zeros packed into one page of `value` that declares 16,000 bytes
+    // would be inflated whole (and 1032 times the file's size at worst). The page check
+    // refuses it first, by name, on the coordinate-list and the direct paths alike.
+    use std::io::Write;
+    let n = 2000;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("row", DataType::Int64, false),
+        Field::new("col", DataType::Int64, false),
+        Field::new("value", DataType::Float64, false),
+    ]));
+    let mut rng = Rng(3);
+    let b = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..n)),
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| (i * 7) % n))),
+            Arc::new(Float64Array::from_iter_values((0..n).map(|_| {
+                f64::from_bits(0x3ff0_0000_0000_0000 | (rng.next() >> 12))
+            }))),
+        ],
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_compression(Compression::GZIP(Default::default()))
+        .set_dictionary_enabled(false)
+        .build();
+    let mut file = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut file, schema, Some(props)).unwrap();
+    w.write(&b).unwrap();
+    w.close().unwrap();
+    let meta = parquet::file::reader::FileReader::metadata(
+        &parquet::file::serialized_reader::SerializedFileReader::new(bytes::Bytes::from(
+            file.clone(),
+        ))
+        .unwrap(),
+    )
+    .clone();
+    let chunk = meta.row_group(0).column(2);
+    let start = chunk.data_page_offset() as usize;
+    let end = start + chunk.compressed_size() as usize;
+    // One page: its header, then its gzip member.
+    let body = start
+        + file[start..end]
+            .windows(3)
+            .position(|w| w == [0x1f, 0x8b, 8])
+            .unwrap();
+    let mut bomb = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    bomb.write_all(&vec![0u8; 8 << 20]).unwrap();
+    let bomb = bomb.finish().unwrap();
+    assert!(bomb.len() < end - body);
+    file[body..end].fill(0);
+    file[body..body + bomb.len()].copy_from_slice(&bomb);
+
+    let opts = TableOptions {
+        memory_limit: Some(64 << 20),
+        ..TableOptions::default()
+    };
+    let t = Table::from_bytes(Path::new("bomb.parquet"), file, &opts).unwrap();
+    let csr = sptk_encoding::resolve_target("CSR", 2).unwrap();
+    for e in [
+        t.read_entries().err().unwrap(),
+        t.read_converted(&csr, &ConvertOptions::default())
+            .err()
+            .unwrap(),
+    ] {
+        let text = e.to_string();
+        assert!(
+            text.starts_with("bomb.parquet: column `value`: row group 0: the page at byte ")
+                && text.contains("declares 16000 bytes of values but its GZIP")
+                && text.contains("data decompresses to more"),
+            "{text}"
+        );
+    }
+}
