@@ -3,11 +3,32 @@
 # fast_matrix_market, MKL) on
 # the same generated files, in one run, and prints a table of medians and ratios.
 # It reports; it never fails the test suite. Usage: benches/peers.sh [--quick]
+#   (benches/peers.sh ewise ...: the element-wise operations, below)
 #   SPTK_BENCH_DATA  folder for the generated inputs (default: /tmp/sptk-bench)
 #   SPTK_BENCH_RUNS  timed runs per tool (default: 5)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
+# Element-wise operations on two sparse operands (issue 29), against SciPy and
+# python-graphblas: `benches/peers.sh ewise [--quick] [--only uniform,banded,longrow]
+# [--ops add,mul,dot] [--no-ours]` (peers_ewise.py). The peers run in the CI's virtual
+# environment at .ci/run's pinned versions (made here when it lacks them); the pairs
+# (2 x 20M entries each, about 1 GB of .npz and .spt a pair) go to SPTK_BENCH_DATA, made
+# once. SPTK_BENCH_REPS: timed calls per peer process (default: 5).
+if [ "${1:-}" = ewise ]; then
+    shift
+    ewise_venv="${SPTK_VENV:-$HOME/.cache/sptk-venv}"
+    pins="$(sed -n 's/^pins="\(.*\)"$/\1/p' "$root/.ci/run")"
+    if ! "$ewise_venv/bin/python" -c "import graphblas, scipy" 2>/dev/null; then
+        [ -x "$ewise_venv/bin/python" ] || python3 -m venv "$ewise_venv"
+        # shellcheck disable=SC2086 # one argument per pin
+        "$ewise_venv/bin/pip" install --quiet $pins
+    fi
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/sptk-target}"
+    cargo build --release --quiet -p sparse-convert -p sparse-run --manifest-path "$root/Cargo.toml"
+    command -v /usr/bin/time >/dev/null || { echo "peers.sh: /usr/bin/time is needed (apt-get install time)" >&2; exit 1; }
+    exec "$ewise_venv/bin/python" "$here/peers_ewise.py" --bin "$CARGO_TARGET_DIR/release/sparse-convert" --run-bin "$CARGO_TARGET_DIR/release/sparse-run" "$@"
+fi
 venv="$here/.venv"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
