@@ -40,6 +40,7 @@ mod code;
 mod dense;
 mod desc;
 mod error;
+pub mod ewise;
 mod half;
 mod kernel;
 pub mod reference;

@@ -1,0 +1,504 @@
+/*!
+Element-wise co-iteration of two sparse operands: `add`, `sub`, `min`, `max` over the
+union of their stored coordinates, `mul`, `div`, `first`, `second` (and `min` / `max`
+asked for so) over the intersection, the `dot` product, `rowdot`, and the reductions of
+one operand (`reduce`). `docs/OPERATIONS.md` states what each computes.
+
+- [`ops`]: the operations and their meaning on each value type.
+- [`reference`]: the oracle, a map over stored entries that states every rule.
+- The fast path: operands made ready by the planner (`operand.rs`), the outer level pair
+  (`levels.rs`: dense x dense walks, dense x compressed locates, compressed x compressed
+  merges), the inner level pair (`merge.rs`: a branchless merge, or a gallop of a short
+  list through a long one), instantiated per operation and index widths
+  (`dispatch.rs`), counted then filled on threads (`fast.rs`), C built once at its exact
+  size (`output.rs`); reductions in `reduce.rs`.
+
+Results have the same bits for every thread count: work is split into a fixed number of
+outer-coordinate ranges balanced by nnz(A) + nnz(B), whatever the thread count; `dot`
+sums each range in storage order and then the range sums in range order, and the
+reference does the same.
+
+```
+use sptk_jit::ewise::{ewise, EwiseOp, Options};
+use sptk_tensor::{convert, ConvertOptions, Entries, ValueVec};
+
+let matrix = |rows: Vec<u64>, cols: Vec<u64>, vals: Vec<f64>| {
+    let e = Entries::from_parts(vec![2, 3], vec![rows, cols], ValueVec::F64(vals.into()))?;
+    let csr = sptk_encoding::resolve_target("CSR", 2)?;
+    Ok::<_, Box<dyn std::error::Error>>(convert(&e, &csr, &ConvertOptions::default())?.tensor)
+};
+let a = matrix(vec![0, 0, 1], vec![0, 2, 1], vec![1.0, 2.0, 3.0])?;
+let b = matrix(vec![0, 1], vec![2, 2], vec![10.0, 20.0])?;
+
+let c = ewise(&a, &b, EwiseOp::Add, &Options::default())?;
+assert_eq!(c.pos(1).unwrap().to_u64_vec(), [0, 2, 4]);
+assert_eq!(c.crd(1).unwrap().to_u64_vec(), [0, 2, 1, 2]);
+assert_eq!(c.values(), &ValueVec::F64(vec![1.0, 12.0, 3.0, 20.0].into()));
+
+let m = ewise(&a, &b, EwiseOp::Mul, &Options::default())?;
+assert_eq!(m.values(), &ValueVec::F64(vec![20.0].into()));
+let d = sptk_jit::ewise::dot(&a, &b, &Options::default())?;
+assert_eq!(d, ValueVec::F64(vec![20.0].into()));
+# Ok::<(), Box<dyn std::error::Error>>(())
+```
+*/
+
+mod dispatch;
+mod fast;
+mod levels;
+mod merge;
+mod operand;
+pub mod ops;
+mod output;
+mod reduce;
+pub mod reference;
+
+use std::fmt;
+use std::time::Instant;
+
+use sptk_encoding::Target;
+use sptk_tensor::{AutoWidths, IndexWidth, Tensor, ValueType, ValueVec};
+
+use crate::run::Chunk;
+use dispatch::{on_type, Kind, OpJob, TypeJob, Width, WidthJob};
+use fast::Pair;
+use levels::Side;
+use operand::{Arrays, Planned};
+use ops::Binary;
+
+pub use fast::PhaseTimes;
+pub use operand::compute_type;
+pub use ops::EwiseOp;
+pub use reduce::{reduce, reduce_sparse, Axis, ReduceOp};
+
+/// What an element-wise operation does beyond its operation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Options {
+    /// `min` / `max` over the intersection instead of the union (other operations refuse
+    /// it: their set is fixed).
+    pub intersect: bool,
+    /// Leave out of C the entries whose value is zero (SciPy drops them; by default a
+    /// result that cancels to zero stays a stored entry).
+    pub drop_zeros: bool,
+    /// Threads to run on (`None`: every core). The result does not depend on it.
+    pub threads: Option<usize>,
+    /// C's encoding, reached through the planner from the CSR-like layout C is built in
+    /// (`None`: CSR or CSC in A's dimension order; a sparse vector for vectors).
+    pub to: Option<Target>,
+    /// With [`Options::to`]: widths the planner picks from the data instead of the
+    /// target's.
+    pub auto_widths: AutoWidths,
+    /// C's position width (`None`: the narrowest that holds C).
+    pub pos_width: Option<IndexWidth>,
+    /// C's coordinate width (`None`: the narrowest that holds C's inner dimension).
+    pub crd_width: Option<IndexWidth>,
+    /// The most memory a conversion through the planner may hold (`None`: the machine's
+    /// default, see [`sptk_tensor::default_memory_limit`]).
+    pub memory_limit: Option<u64>,
+    /// Write every page of C's fresh arrays once before the fill phase, so that
+    /// [`PhaseTimes::allocate`] holds the first touch apart from the fill (for `--stats`).
+    pub first_touch_apart: bool,
+}
+
+impl Options {
+    /// The thread count: as given, or every core.
+    pub fn threads(&self) -> usize {
+        self.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1)
+    }
+}
+
+/// Why an element-wise operation cannot run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EwiseError {
+    /// The operands' shapes do not match, or are not matrices or vectors.
+    Shape(String),
+    /// The operands' value types do not meet, or the type has no such operation.
+    ValueType(String),
+    /// An option the operation does not take (`--intersect` with `add`).
+    Option(String),
+    /// An operand or C could not go through the planner.
+    Convert(String),
+    /// C's arrays do not fit the widths asked for.
+    Width(String),
+    /// Memory for C cannot be allocated.
+    Alloc(String),
+}
+
+impl fmt::Display for EwiseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EwiseError::Shape(m) => write!(f, "shapes: {m}"),
+            EwiseError::ValueType(m) | EwiseError::Option(m) | EwiseError::Convert(m) => {
+                f.write_str(m)
+            }
+            EwiseError::Width(m) => write!(f, "C's widths: {m}"),
+            EwiseError::Alloc(m) => write!(f, "memory for C: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for EwiseError {}
+
+/// How an operation ran, for `--explain`: each operand's route through the planner and
+/// the loops that ran.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Explain {
+    /// A's route (`as stored`, or the planner's steps).
+    pub a: String,
+    /// B's route.
+    pub b: String,
+    /// The loops, as a one-line description:
+    /// `ewise union add csr.p32.c32 dcsr.p32.c32 -> csr f64 fast`.
+    pub kernel: String,
+}
+
+/// An element-wise result with how it was computed.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// C.
+    pub tensor: Tensor,
+    /// The routes and loops.
+    pub explain: Explain,
+    /// Time of each phase.
+    pub times: PhaseTimes,
+}
+
+/// `C = op(A, B)` element-wise (see [`EwiseOp`] and `docs/OPERATIONS.md`). Safe to call
+/// from any thread; runs on [`Options::threads`] threads.
+///
+/// # Errors
+/// Shapes or value types that do not meet, an option the operation does not take, a
+/// conversion through the planner that fails (memory limit), widths too narrow for C.
+pub fn ewise(a: &Tensor, b: &Tensor, op: EwiseOp, opts: &Options) -> Result<Tensor, EwiseError> {
+    Ok(ewise_report(a, b, op, opts)?.tensor)
+}
+
+/// [`ewise`] with the routes taken and the time of each phase.
+///
+/// # Errors
+/// As [`ewise`].
+pub fn ewise_report(
+    a: &Tensor,
+    b: &Tensor,
+    op: EwiseOp,
+    opts: &Options,
+) -> Result<Report, EwiseError> {
+    let union = set_of(op, opts)?;
+    let start = Instant::now();
+    let prep = Prep::new(a, b, opts)?;
+    let prepare = start.elapsed();
+    let job = EwiseJob {
+        op,
+        union,
+        opts,
+        prep: &prep,
+    };
+    let (tensor, kernel, mut times) = prep.run(job)??;
+    times.prepare = prepare;
+    Ok(Report {
+        tensor,
+        explain: prep.explain(kernel),
+        times,
+    })
+}
+
+/// True for a union: `add`, `sub`, and `min` / `max` without [`Options::intersect`].
+///
+/// # Errors
+/// [`Options::intersect`] with an operation other than `min` / `max`.
+fn set_of(op: EwiseOp, opts: &Options) -> Result<bool, EwiseError> {
+    if opts.intersect && !matches!(op, EwiseOp::Min | EwiseOp::Max) {
+        return Err(EwiseError::Option(format!(
+            "--intersect applies to min and max; {op} is {} already",
+            if op.is_union() {
+                "a union"
+            } else {
+                "an intersection"
+            }
+        )));
+    }
+    Ok(op.is_union() && !opts.intersect)
+}
+
+/// `sum a_ij * b_ij` over the coordinates both store, as a one-element vector of the
+/// compute type (see the module text for the order of the sums).
+///
+/// # Errors
+/// Shapes or value types that do not meet, a conversion through the planner that fails.
+pub fn dot(a: &Tensor, b: &Tensor, opts: &Options) -> Result<ValueVec, EwiseError> {
+    dots(a, b, opts, false)
+}
+
+/// `sum_j a_ij * b_ij` for every outer coordinate `i` of A's order (rows of a row-major
+/// A, columns of a column-major one; one element for vectors): a dense vector, zero
+/// where the operands' rows do not meet.
+///
+/// # Errors
+/// As [`dot`].
+pub fn rowdot(a: &Tensor, b: &Tensor, opts: &Options) -> Result<ValueVec, EwiseError> {
+    dots(a, b, opts, true)
+}
+
+/// [`dot`], or [`rowdot`] with `rows`.
+fn dots(a: &Tensor, b: &Tensor, opts: &Options, rows: bool) -> Result<ValueVec, EwiseError> {
+    let prep = Prep::new(a, b, opts)?;
+    prep.run(DotJob {
+        rows,
+        threads: opts.threads(),
+        outer: prep.shape.0,
+    })?
+}
+
+/// Two operands made ready: planned in A's dimension order, with their compute type.
+struct Prep<'a> {
+    a: Planned<'a>,
+    b: Planned<'a>,
+    value_type: ValueType,
+    /// A's outer dimension (0 for row-major, 1 for column-major).
+    outer_dim: usize,
+    dims: Vec<u64>,
+    /// Outer and inner sizes.
+    shape: (usize, usize),
+    memory_limit: Option<u64>,
+}
+
+impl<'a> Prep<'a> {
+    fn new(a: &'a Tensor, b: &'a Tensor, opts: &Options) -> Result<Prep<'a>, EwiseError> {
+        if a.dim_sizes() != b.dim_sizes() {
+            return Err(EwiseError::Shape(format!(
+                "A is {:?} and B is {:?}",
+                a.dim_sizes(),
+                b.dim_sizes()
+            )));
+        }
+        let value_type = compute_type(a.value_type(), b.value_type())?;
+        let outer_dim = if a.dim_sizes().len() == 2 {
+            operand::outer_dim(a)
+        } else {
+            0
+        };
+        let pa = operand::plan(a, outer_dim, opts.memory_limit)?;
+        let pb = operand::plan(b, outer_dim, opts.memory_limit)?;
+        Ok(Prep {
+            shape: pa.shape,
+            a: pa,
+            b: pb,
+            value_type,
+            outer_dim,
+            dims: a.dim_sizes().to_vec(),
+            memory_limit: opts.memory_limit,
+        })
+    }
+
+    fn run<J: PairJob>(&self, job: J) -> Result<J::Out, EwiseError> {
+        on_type(TypedPrep { prep: self, job }, self.value_type)?
+    }
+
+    fn explain(&self, kernel: String) -> Explain {
+        Explain {
+            a: self.a.route.clone(),
+            b: self.b.route.clone(),
+            kernel,
+        }
+    }
+
+    /// `csr.p32.c32`: an operand's levels and widths as the loops read them.
+    fn name(&self, p: &Planned<'_>, (pw, cw): (IndexWidth, IndexWidth)) -> String {
+        let kind = match (self.dims.len(), p.outer_dense, self.outer_dim) {
+            (1, _, _) => "vec",
+            (_, true, 0) => "csr",
+            (_, true, _) => "csc",
+            (_, false, 0) => "dcsr",
+            (_, false, _) => "dcsc",
+        };
+        format!("{kind}.p{}.c{}", pw.bits(), cw.bits())
+    }
+}
+
+/// Work on two typed operands.
+trait PairJob {
+    type Out;
+    fn call<V: Kind, P: Width, C: Width>(
+        self,
+        prep: &Prep<'_>,
+        pair: Pair<'_, P, C, V>,
+        chunks: &[Chunk],
+        widths: (IndexWidth, IndexWidth),
+    ) -> Self::Out;
+}
+
+struct TypedPrep<'p, 'a, J> {
+    prep: &'p Prep<'a>,
+    job: J,
+}
+
+impl<J: PairJob> TypeJob for TypedPrep<'_, '_, J> {
+    type Out = Result<J::Out, EwiseError>;
+    fn call<V: Kind>(self) -> Self::Out {
+        let width = |p: &Planned<'_>| {
+            let t = &p.tensor;
+            let l = t.dim_sizes().len() - 1;
+            let pos = t.pos(l).map_or(IndexWidth::W64, |a| a.width());
+            let crd = t.crd(l).map_or(IndexWidth::W64, |a| a.width());
+            (pos, crd)
+        };
+        let ((ap, ac), (bp, bc)) = (width(&self.prep.a), width(&self.prep.b));
+        let pw = dispatch::common_width(V::POS, &[ap, bp]);
+        let cw = dispatch::common_width(V::CRD, &[ac, bc]);
+        let a = Arrays::of(&self.prep.a, (pw, cw), V::TYPE)?;
+        let b = Arrays::of(&self.prep.b, (pw, cw), V::TYPE)?;
+        let stage = WidthStage::<J, V> {
+            prep: self.prep,
+            job: self.job,
+            arrays: (&a, &b),
+            widths: (pw, cw),
+            _v: std::marker::PhantomData,
+        };
+        V::at_widths(stage, pw, cw)
+            .ok_or_else(|| EwiseError::Convert(format!("no loops for widths {pw:?}, {cw:?}")))?
+    }
+}
+
+struct WidthStage<'p, 'a, J, V> {
+    prep: &'p Prep<'a>,
+    job: J,
+    arrays: (&'p Arrays<'p>, &'p Arrays<'p>),
+    widths: (IndexWidth, IndexWidth),
+    _v: std::marker::PhantomData<V>,
+}
+
+impl<J: PairJob, V: Kind> WidthJob for WidthStage<'_, '_, J, V> {
+    type Out = Result<J::Out, EwiseError>;
+    fn call<P: Width, C: Width>(self) -> Self::Out {
+        let missing =
+            || EwiseError::Convert("an operand's arrays are not at the loops' widths".into());
+        let (a, av) = side::<P, C, V>(self.arrays.0).ok_or_else(missing)?;
+        let (b, bv) = side::<P, C, V>(self.arrays.1).ok_or_else(missing)?;
+        let outer = self.prep.shape.0;
+        let chunks = crate::run::chunk_by_weight(0..outer, crate::run::ENTRY_CHUNKS, |i| {
+            a.entries_before(i).saturating_add(b.entries_before(i))
+        });
+        Ok(self
+            .job
+            .call(self.prep, Pair { a, av, b, bv }, &chunks, self.widths))
+    }
+}
+
+/// An operand's arrays as typed slices, if they are at widths `P`, `C` and of type `V`.
+fn side<'x, P: Width, C: Width, V: Kind>(x: &'x Arrays<'_>) -> Option<(Side<'x, P, C>, &'x [V])> {
+    Some((
+        Side {
+            outer: match &x.outer {
+                Some(o) => Some(C::slice(o)?),
+                None => None,
+            },
+            pos: P::slice(&x.pos)?,
+            crd: C::slice(&x.crd)?,
+        },
+        V::slice(&x.values)?,
+    ))
+}
+
+/// The element-wise operation as a [`PairJob`]: C, the loops' description, the times.
+struct EwiseJob<'o, 'p, 'a> {
+    op: EwiseOp,
+    union: bool,
+    opts: &'o Options,
+    prep: &'p Prep<'a>,
+}
+
+type EwiseOut = Result<(Tensor, String, PhaseTimes), EwiseError>;
+
+impl PairJob for EwiseJob<'_, '_, '_> {
+    type Out = EwiseOut;
+    fn call<V: Kind, P: Width, C: Width>(
+        self,
+        prep: &Prep<'_>,
+        pair: Pair<'_, P, C, V>,
+        chunks: &[Chunk],
+        widths: (IndexWidth, IndexWidth),
+    ) -> EwiseOut {
+        let kernel = format!(
+            "ewise {} {} {} {} -> {} {} fast",
+            if self.union { "union" } else { "intersection" },
+            self.op,
+            prep.name(&prep.a, widths),
+            prep.name(&prep.b, widths),
+            match (prep.dims.len(), prep.outer_dim) {
+                (1, _) => "vec",
+                (_, 0) => "csr",
+                _ => "csc",
+            },
+            V::TYPE.name()
+        );
+        let (op, opts) = (self.op, self.opts);
+        let stage = OpStage {
+            job: self,
+            pair,
+            chunks,
+        };
+        let (tensor, times) = V::with_op(stage, op).ok_or_else(|| {
+            EwiseError::ValueType(format!("{op} is not defined on {} values", V::TYPE.name()))
+        })??;
+        let _ = opts;
+        Ok((tensor, kernel, times))
+    }
+}
+
+struct OpStage<'j, 'o, 'p, 'a, 'x, P, C, V> {
+    job: EwiseJob<'o, 'p, 'a>,
+    pair: Pair<'x, P, C, V>,
+    chunks: &'j [Chunk],
+}
+
+impl<P: Width, C: Width, V: Kind> OpJob<V> for OpStage<'_, '_, '_, '_, '_, P, C, V> {
+    type Out = Result<(Tensor, PhaseTimes), EwiseError>;
+    fn call<O: Binary<V = V>>(self) -> Self::Out {
+        let (opts, prep) = (self.job.opts, self.job.prep);
+        let filled = fast::ewise::<O, P, C>(
+            self.pair,
+            self.job.union,
+            (prep.shape.0, self.chunks),
+            opts.threads(),
+            opts.first_touch_apart,
+        )?;
+        let mut times = filled.times;
+        let start = Instant::now();
+        let c = output::build(filled, (&prep.dims, prep.outer_dim), self.chunks, opts)?;
+        times.finish = start.elapsed();
+        let _ = prep.memory_limit;
+        Ok((c, times))
+    }
+}
+
+/// `dot` or `rowdot` as a [`PairJob`].
+struct DotJob {
+    rows: bool,
+    threads: usize,
+    outer: usize,
+}
+
+impl PairJob for DotJob {
+    type Out = Result<ValueVec, EwiseError>;
+    fn call<V: Kind, P: Width, C: Width>(
+        self,
+        _: &Prep<'_>,
+        pair: Pair<'_, P, C, V>,
+        chunks: &[Chunk],
+        _: (IndexWidth, IndexWidth),
+    ) -> Self::Out {
+        if V::TYPE == ValueType::Bool {
+            return Err(EwiseError::ValueType(
+                "dot products of bool values: convert with sparse-convert --dtype".into(),
+            ));
+        }
+        Ok(if self.rows {
+            V::wrap(fast::rowdot(pair, (self.outer, chunks), self.threads)?)
+        } else {
+            V::wrap(vec![fast::dot(pair, chunks, self.threads)])
+        })
+    }
+}

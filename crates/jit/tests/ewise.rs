@@ -1,0 +1,495 @@
+//! The element-wise operations against their reference (`sptk_jit::ewise::reference`) on
+//! random operands: every pair of CSR, CSC, DCSR, DCSC, COO (AoS and SoA, with kept
+//! duplicates), BSR and ELL (padding), and SparseVector with itself, x every operation,
+//! at a sample of index widths, with empty rows, identical and disjoint structures, one
+//! operand empty, NaN, infinities and signed zeros; C must be the reference's arrays bit
+//! for bit, and the same for 1 and 3 threads.
+//!
+//! `SPTK_EWISE_SCALE=N` runs N times as many random cases (1 by default, for CI).
+
+use sptk_encoding::resolve_target;
+use sptk_jit::ewise::{self, reference, Axis, EwiseOp, Options, ReduceOp};
+use sptk_tensor::{convert, ConvertOptions, Entries, Scalar, Tensor, ValueType, ValueVec};
+
+/// SplitMix64: a small seeded generator (no dependency), good enough to pick shapes.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+fn scale() -> usize {
+    std::env::var("SPTK_EWISE_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+/// How B's structure relates to A's.
+#[derive(Clone, Copy, Debug)]
+enum Relation {
+    Random,
+    Identical,
+    Disjoint,
+    BEmpty,
+}
+
+/// A value: mostly small integers (so sums are exact and cancellations happen), some
+/// NaN, infinities and signed zeros.
+fn value(rng: &mut Rng, specials: bool) -> f64 {
+    if specials {
+        match rng.below(20) {
+            0 => return f64::NAN,
+            1 => return -0.0,
+            2 => return 0.0,
+            3 => return f64::INFINITY,
+            4 => return f64::NEG_INFINITY,
+            _ => {}
+        }
+    }
+    (rng.below(9) as f64 - 4.0) * if rng.chance(30) { 0.1 } else { 1.0 }
+}
+
+/// Coordinates of a random matrix (rank 2) or vector (rank 1) with some empty rows.
+fn coords(rng: &mut Rng, dims: &[u64], density: u64, dup: bool) -> Vec<Vec<u64>> {
+    let cells: u64 = dims.iter().product();
+    let empty_rows: Vec<bool> = (0..dims[0]).map(|_| rng.chance(25)).collect();
+    let mut out: Vec<Vec<u64>> = vec![Vec::new(); dims.len()];
+    for cell in 0..cells {
+        let c: Vec<u64> = if dims.len() == 1 {
+            vec![cell]
+        } else {
+            vec![cell / dims[1], cell % dims[1]]
+        };
+        if dims.len() == 2 && empty_rows[c[0] as usize] {
+            continue;
+        }
+        if rng.below(100) < density {
+            let times = if dup && rng.chance(20) { 2 } else { 1 };
+            for _ in 0..times {
+                for (d, &x) in c.iter().enumerate() {
+                    out[d].push(x);
+                }
+            }
+        }
+    }
+    // Shuffle, so that duplicates are summed in an order other than sorted.
+    let n = out[0].len();
+    for i in (1..n).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        for a in out.iter_mut() {
+            a.swap(i, j);
+        }
+    }
+    out
+}
+
+fn values(rng: &mut Rng, n: usize, t: ValueType, specials: bool) -> ValueVec {
+    let f: Vec<f64> = (0..n).map(|_| value(rng, specials)).collect();
+    match t {
+        ValueType::F64 => ValueVec::F64(f.into()),
+        ValueType::F32 => ValueVec::F32(f.iter().map(|&x| x as f32).collect::<Vec<_>>().into()),
+        ValueType::F16 => ValueVec::F16(
+            f.iter()
+                .map(|&x| half::f16::from_f64(x))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        ValueType::I32 => ValueVec::I32(f.iter().map(|&x| x as i32).collect::<Vec<_>>().into()),
+        ValueType::I64 => ValueVec::I64(
+            f.iter()
+                .map(|&x| x as i64 * 1000)
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        ValueType::U8 => ValueVec::U8(
+            f.iter()
+                .map(|&x| (x.abs() as u8) * 60)
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        ValueType::Bool => ValueVec::Bool(f.iter().map(|&x| x > 0.0).collect::<Vec<_>>().into()),
+        ValueType::C128 => ValueVec::C128(
+            f.iter()
+                .map(|&x| sptk_tensor::Complex {
+                    re: x,
+                    im: -x / 2.0,
+                })
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        other => panic!("no generator for {other}"),
+    }
+}
+
+/// The tensor of `entries` in `format` at widths `(pos, crd)` (each `None` for the
+/// narrowest); duplicates kept on COO targets.
+fn stored(entries: &Entries, format: &str, widths: (Option<u8>, Option<u8>)) -> Tensor {
+    let rank = entries.dim_sizes().len();
+    let target = resolve_target(format, rank).unwrap();
+    let target = target.with_widths(widths.0, widths.1).unwrap();
+    let opts = ConvertOptions {
+        keep_duplicates: format.starts_with("COO"),
+        auto_widths: sptk_tensor::AutoWidths {
+            pos: widths.0.is_none(),
+            crd: widths.1.is_none(),
+        },
+        ..ConvertOptions::default()
+    };
+    convert(entries, &target, &opts)
+        .unwrap_or_else(|e| panic!("{format}: {e}"))
+        .tensor
+}
+
+/// A value's bits, so that NaN equals NaN and `-0.0` differs from `0.0`.
+fn bits(v: &ValueVec) -> Vec<String> {
+    (0..v.len())
+        .map(|i| match v.scalar(i) {
+            Some(Scalar::Float(x)) if x.is_nan() => "NaN".to_string(),
+            Some(Scalar::Float(x)) => format!("{:x}", x.to_bits()),
+            Some(Scalar::Complex(re, im)) => format!("{:x} {:x}", re.to_bits(), im.to_bits()),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+fn assert_same(got: &Tensor, want: &Tensor, what: &str) {
+    assert_eq!(got.encoding(), want.encoding(), "{what}: encoding");
+    assert_eq!(got.dim_sizes(), want.dim_sizes(), "{what}: dims");
+    assert_eq!(
+        got.index_arrays(),
+        want.index_arrays(),
+        "{what}: index arrays"
+    );
+    assert_eq!(bits(got.values()), bits(want.values()), "{what}: values");
+}
+
+const MATRIX_FORMATS: [&str; 9] = [
+    "CSR", "CSC", "DCSR", "DCSC", "COO", "COO:soa", "BSR:2x2", "ELL", "CSF",
+];
+
+/// The widths to store an operand at: narrowest, or each of 16, 32, 64 (0).
+fn widths(rng: &mut Rng) -> (Option<u8>, Option<u8>) {
+    let pick = |rng: &mut Rng| match rng.below(4) {
+        0 => None,
+        1 => Some(16),
+        2 => Some(32),
+        _ => Some(0),
+    };
+    (pick(rng), pick(rng))
+}
+
+/// Checks every operation, dot, rowdot and the reductions on one pair.
+fn check_pair(a: &Tensor, b: &Tensor, what: &str) {
+    let one = Options {
+        threads: Some(1),
+        ..Options::default()
+    };
+    let three = Options {
+        threads: Some(3),
+        ..Options::default()
+    };
+    for op in EwiseOp::ALL {
+        let intersects: &[bool] = if matches!(op, EwiseOp::Min | EwiseOp::Max) {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &intersect in intersects {
+            for drop_zeros in [false, true] {
+                let opts = Options {
+                    intersect,
+                    drop_zeros,
+                    ..one.clone()
+                };
+                let what = format!("{what} {op} intersect={intersect} drop={drop_zeros}");
+                let want = reference::ewise(a, b, op, &opts);
+                let got = ewise::ewise(a, b, op, &opts);
+                match (got, want) {
+                    (Ok(got), Ok(want)) => {
+                        assert_same(&got, &want, &what);
+                        let threaded = ewise::ewise(
+                            a,
+                            b,
+                            op,
+                            &Options {
+                                threads: Some(3),
+                                ..opts
+                            },
+                        )
+                        .unwrap();
+                        assert_same(&threaded, &want, &format!("{what} (3 threads)"));
+                    }
+                    (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what}"),
+                    (got, want) => panic!("{what}: fast {got:?}, reference {want:?}"),
+                }
+            }
+        }
+    }
+    for (name, fast, slow) in [
+        (
+            "dot",
+            ewise::dot as fn(&Tensor, &Tensor, &Options) -> _,
+            reference::dot as fn(&Tensor, &Tensor, &Options) -> _,
+        ),
+        ("rowdot", ewise::rowdot, reference::rowdot),
+    ] {
+        match (fast(a, b, &one), slow(a, b, &one)) {
+            (Ok(g), Ok(w)) => {
+                assert_eq!(bits(&g), bits(&w), "{what} {name}");
+                assert_eq!(
+                    bits(&fast(a, b, &three).unwrap()),
+                    bits(&w),
+                    "{what} {name} (3 threads)"
+                );
+            }
+            (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what} {name}"),
+            (g, w) => panic!("{what} {name}: fast {g:?}, reference {w:?}"),
+        }
+    }
+    let axes: &[Axis] = if a.dim_sizes().len() == 2 {
+        &[Axis::Row, Axis::Col, Axis::All]
+    } else {
+        &[Axis::All]
+    };
+    for op in [ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max, ReduceOp::Count] {
+        for &axis in axes {
+            let what = format!("{what} reduce {op} {axis:?}");
+            match (
+                ewise::reduce(a, op, axis, &three),
+                reference::reduce(a, op, axis, &one),
+            ) {
+                (Ok(g), Ok(w)) => assert_eq!(bits(&g), bits(&w), "{what}"),
+                (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what}"),
+                (g, w) => panic!("{what}: fast {g:?}, reference {w:?}"),
+            }
+        }
+    }
+}
+
+/// Entries of a random pair with the given relation.
+fn pair(
+    rng: &mut Rng,
+    dims: &[u64],
+    relation: Relation,
+    types: (ValueType, ValueType),
+) -> (Entries, Entries) {
+    let specials = matches!(types.0, ValueType::F64 | ValueType::F32) && rng.chance(50);
+    let density = [5, 20, 50, 90][rng.below(4) as usize];
+    let ca = coords(rng, dims, density, true);
+    let cb = match relation {
+        Relation::Random => coords(rng, dims, density, true),
+        Relation::Identical => ca.clone(),
+        Relation::BEmpty => vec![Vec::new(); dims.len()],
+        Relation::Disjoint => {
+            // The cells A leaves out (last coordinate shifted past A's where it clashes).
+            let taken: std::collections::HashSet<Vec<u64>> = (0..ca[0].len())
+                .map(|k| ca.iter().map(|d| d[k]).collect())
+                .collect();
+            let mut out = vec![Vec::new(); dims.len()];
+            let all = coords(rng, dims, 100, false);
+            for k in 0..all[0].len() {
+                let c: Vec<u64> = all.iter().map(|d| d[k]).collect();
+                if !taken.contains(&c) && rng.chance(density) {
+                    for (d, &x) in c.iter().enumerate() {
+                        out[d].push(x);
+                    }
+                }
+            }
+            out
+        }
+    };
+    let (na, nb) = (ca[0].len(), cb[0].len());
+    let a = Entries::from_parts(dims.to_vec(), ca, values(rng, na, types.0, specials)).unwrap();
+    let b = Entries::from_parts(dims.to_vec(), cb, values(rng, nb, types.1, specials)).unwrap();
+    (a, b)
+}
+
+#[test]
+fn every_format_pair_and_operation_matches_the_reference() {
+    let mut rng = Rng(29);
+    let relations = [
+        Relation::Random,
+        Relation::Identical,
+        Relation::Disjoint,
+        Relation::BEmpty,
+    ];
+    for round in 0..scale() {
+        for fa in MATRIX_FORMATS {
+            for fb in MATRIX_FORMATS {
+                let relation = relations[rng.below(4) as usize];
+                let dims = [1 + rng.below(12), 1 + rng.below(12)];
+                let (ea, eb) = pair(&mut rng, &dims, relation, (ValueType::F64, ValueType::F64));
+                let (ea, eb) = if rng.chance(20) { (eb, ea) } else { (ea, eb) };
+                let a = stored(&ea, fa, widths(&mut rng));
+                let b = stored(&eb, fb, widths(&mut rng));
+                check_pair(
+                    &a,
+                    &b,
+                    &format!("round {round}: {fa} x {fb} {dims:?} {relation:?}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn sparse_vectors_match_the_reference() {
+    let mut rng = Rng(30);
+    for _ in 0..20 * scale() {
+        let relation = [
+            Relation::Random,
+            Relation::Identical,
+            Relation::Disjoint,
+            Relation::BEmpty,
+        ][rng.below(4) as usize];
+        let dims = [rng.below(40)];
+        let (ea, eb) = pair(&mut rng, &dims, relation, (ValueType::F64, ValueType::F64));
+        let a = stored(&ea, "SparseVector", widths(&mut rng));
+        let b = stored(&eb, "SparseVector", widths(&mut rng));
+        check_pair(&a, &b, &format!("vectors {dims:?} {relation:?}"));
+    }
+}
+
+/// Value types other than f64: f32, f16 (computed in f32), widened pairs (f32 with f64,
+/// i32 with i64), integers (wrapping, division by zero), bool, complex; refusals
+/// (min on complex, integers with floats) must agree too.
+#[test]
+fn value_types_match_the_reference() {
+    let mut rng = Rng(31);
+    let types = [
+        (ValueType::F32, ValueType::F32),
+        (ValueType::F16, ValueType::F16),
+        (ValueType::F32, ValueType::F64),
+        (ValueType::I32, ValueType::I32),
+        (ValueType::I32, ValueType::I64),
+        (ValueType::U8, ValueType::U8),
+        (ValueType::Bool, ValueType::Bool),
+        (ValueType::C128, ValueType::C128),
+        (ValueType::I64, ValueType::F64),
+    ];
+    for _ in 0..scale() {
+        for t in types {
+            for (fa, fb) in [("CSR", "CSR"), ("DCSR", "CSC"), ("COO", "DCSC")] {
+                let dims = [1 + rng.below(9), 1 + rng.below(9)];
+                let (ea, eb) = pair(&mut rng, &dims, Relation::Random, t);
+                let a = stored(&ea, fa, (None, None));
+                let b = stored(&eb, fb, (None, None));
+                check_pair(&a, &b, &format!("{t:?} {fa} x {fb} {dims:?}"));
+            }
+        }
+    }
+}
+
+/// Coordinates near the top of their width: a 256-column matrix keeps 8-bit coordinates
+/// up to 255, a 65536-column one 16-bit ones up to 65535.
+#[test]
+fn coordinates_at_the_top_of_their_width() {
+    for cols in [256u64, 65_536] {
+        let rows = 3u64;
+        let cs = [0, 1, cols - 2, cols - 1];
+        let a = Entries::from_parts(
+            vec![rows, cols],
+            vec![vec![0, 0, 2, 2], cs.to_vec()],
+            ValueVec::F64(vec![1.0, 2.0, 3.0, 4.0].into()),
+        )
+        .unwrap();
+        let b = Entries::from_parts(
+            vec![rows, cols],
+            vec![vec![0, 2, 2], vec![1, cols - 2, cols - 1]],
+            ValueVec::F64(vec![10.0, 20.0, 30.0].into()),
+        )
+        .unwrap();
+        for (fa, fb) in [("CSR", "CSR"), ("DCSR", "CSR"), ("CSC", "DCSR")] {
+            let a = stored(&a, fa, (None, None));
+            let b = stored(&b, fb, (None, None));
+            check_pair(&a, &b, &format!("{cols} columns {fa} x {fb}"));
+        }
+    }
+}
+
+/// A long row against short ones gallops; a large random pair splits into many ranges
+/// (the threaded paths and the range sums of `dot` meet there).
+#[test]
+fn long_rows_and_many_ranges_match_the_reference() {
+    let mut rng = Rng(32);
+    let dims = [300u64, 4000];
+    let mut rows = Vec::new();
+    let mut cols = Vec::new();
+    for i in 0..dims[0] {
+        let n = if i % 50 == 0 { 2000 } else { rng.below(30) };
+        let mut cs: Vec<u64> = (0..n).map(|_| rng.below(dims[1])).collect();
+        cs.sort_unstable();
+        cs.dedup();
+        for c in cs {
+            rows.push(i);
+            cols.push(c);
+        }
+    }
+    let n = rows.len();
+    let a = Entries::from_parts(
+        dims.to_vec(),
+        vec![rows.clone(), cols.clone()],
+        values(&mut rng, n, ValueType::F64, false),
+    )
+    .unwrap();
+    let mut keyed: Vec<(u64, u64)> = Vec::new();
+    for (&r, &c) in rows.iter().zip(&cols) {
+        if rng.chance(10) {
+            keyed.push((r, if rng.chance(50) { c } else { (c + 1) % dims[1] }));
+        }
+    }
+    keyed.sort_unstable();
+    keyed.dedup();
+    let (br, bc): (Vec<u64>, Vec<u64>) = keyed.into_iter().unzip();
+    let nb = br.len();
+    let b = Entries::from_parts(
+        dims.to_vec(),
+        vec![br, bc],
+        values(&mut rng, nb, ValueType::F64, false),
+    )
+    .unwrap();
+    for (fa, fb) in [("CSR", "CSR"), ("CSR", "DCSR"), ("DCSR", "DCSR")] {
+        let (sa, sb) = (stored(&a, fa, (None, None)), stored(&b, fb, (None, None)));
+        check_pair(&sa, &sb, &format!("long rows {fa} x {fb}"));
+        check_pair(&sb, &sa, &format!("long rows {fb} x {fa}"));
+    }
+}
+
+/// Shapes that differ are refused by both, and `--intersect` with `add` too.
+#[test]
+fn refusals_name_the_problem() {
+    let e = |dims: Vec<u64>| {
+        let n = dims.len();
+        Entries::from_parts(dims, vec![Vec::new(); n], ValueVec::F64(Vec::new().into())).unwrap()
+    };
+    let a = stored(&e(vec![3, 4]), "CSR", (None, None));
+    let b = stored(&e(vec![4, 3]), "CSR", (None, None));
+    let err = ewise::ewise(&a, &b, EwiseOp::Add, &Options::default()).unwrap_err();
+    assert!(err.to_string().contains("[3, 4]"), "{err}");
+    let opts = Options {
+        intersect: true,
+        ..Options::default()
+    };
+    let err = ewise::ewise(&a, &a, EwiseOp::Add, &opts).unwrap_err();
+    assert!(err.to_string().contains("--intersect"), "{err}");
+    let v = stored(&e(vec![4]), "SparseVector", (None, None));
+    let err = ewise::reduce(&v, ReduceOp::Sum, Axis::Row, &Options::default()).unwrap_err();
+    assert!(err.to_string().contains("--axis all"), "{err}");
+}
