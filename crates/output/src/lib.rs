@@ -388,6 +388,82 @@ fn sync_folder(dir: &Path) -> io::Result<()> {
     File::open(dir).and_then(|d| d.sync_all()).map_err(context)
 }
 
+/// Puts the folder `new` (written completely beside `target`, for example as
+/// `.NAME.tmp.PID`) in the place of `target`, a folder or file that may exist, and
+/// fsyncs their parent. Where the file system can exchange two names atomically (Linux
+/// `renameat2(RENAME_EXCHANGE)`: ext4, xfs, btrfs, tmpfs), `target` is never missing: the
+/// two swap, then the old one, now under `new`'s temporary name, is removed (by a later
+/// writer's stale-temporary sweep if this process dies first). Elsewhere the old target
+/// is first renamed to `.NAME.old.PID` (not a temporary: if the process dies before the
+/// new one is in place, the old one is still there to recover), then removed.
+///
+/// # Errors
+/// The renames, the removal of the old target, or the folder's fsync.
+pub fn replace_folder(new: &Path, target: &Path) -> io::Result<()> {
+    let exists = fs::symlink_metadata(target).is_ok();
+    if !exists {
+        fs::rename(new, target)?;
+        return sync_folder(folder(target));
+    }
+    let remove = |p: &Path| match fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(p),
+        Ok(_) => fs::remove_file(p),
+        Err(e) => Err(e),
+    };
+    if exchange(new, target)? {
+        sync_folder(folder(target))?;
+        return remove(new);
+    }
+    let name = target.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the output path has no file name",
+        )
+    })?;
+    let mut aside = OsString::from(".");
+    aside.push(name);
+    aside.push(format!(".old.{}", std::process::id()));
+    let aside = folder(target).join(aside);
+    fs::rename(target, &aside)?;
+    fs::rename(new, target)?;
+    sync_folder(folder(target))?;
+    remove(&aside)
+}
+
+/// Exchanges the names `a` and `b` atomically; `Ok(false)` where the kernel or file
+/// system cannot.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let a = CString::new(a.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    let b = CString::new(b.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: FFI call with two NUL-terminated strings that outlive it; no memory is
+    // shared with the kernel beyond the call.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_a: &Path, _b: &Path) -> io::Result<bool> {
+    Ok(false)
+}
+
 #[cfg(target_os = "linux")]
 fn open_unnamed(dir: &Path) -> io::Result<Option<File>> {
     use std::os::unix::fs::OpenOptionsExt;

@@ -209,3 +209,41 @@ fn the_folder_sweep_removes_dead_writers_files_and_folders_only() {
     assert_eq!(remove_stale_temporaries(&d.join("h.spt")).unwrap(), 1);
     assert!(!h.exists());
 }
+
+#[test]
+fn a_folder_takes_the_place_of_an_old_folder_or_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("out.levels");
+    let fill = |name: &str, files: &[&str]| {
+        let p = dir.path().join(name);
+        fs::create_dir(&p).unwrap();
+        for f in files {
+            fs::write(p.join(f), f.as_bytes()).unwrap();
+        }
+        p
+    };
+    let names = |p: &Path| {
+        let mut v: Vec<String> = fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    // Nothing there yet.
+    let new = fill(".out.levels.tmp.1", &["a", "b"]);
+    sptk_output::replace_folder(&new, &target).unwrap();
+    assert_eq!(names(&target), ["a", "b"]);
+    // An old folder with other files: none of them survive, nothing is left beside.
+    let new = fill(".out.levels.tmp.2", &["c"]);
+    sptk_output::replace_folder(&new, &target).unwrap();
+    assert_eq!(names(&target), ["c"]);
+    assert_eq!(names(dir.path()), ["out.levels"]);
+    // A file of that name.
+    fs::remove_dir_all(&target).unwrap();
+    fs::write(&target, b"old").unwrap();
+    let new = fill(".out.levels.tmp.3", &["d"]);
+    sptk_output::replace_folder(&new, &target).unwrap();
+    assert_eq!(names(&target), ["d"]);
+    assert_eq!(names(dir.path()), ["out.levels"]);
+}

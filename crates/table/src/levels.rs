@@ -158,10 +158,8 @@ pub fn write_levels(dir: &Path, tensor: &Tensor, opts: &WriteOptions) -> Result<
             w.finish(&path)?;
             file.sync_all().map_err(|e| TableError::io(&path, e))?;
         }
-        if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(|e| TableError::io(dir, e))?;
-        }
-        std::fs::rename(&tmp, dir).map_err(|e| TableError::io(dir, e))
+        // The old folder stays whole until the new one takes its place.
+        sptk_output::replace_folder(&tmp, dir).map_err(|e| TableError::io(dir, e))
     })();
     if result.is_ok() {
         guard.disarm();
