@@ -1,0 +1,191 @@
+"""sptk: sparse tensors in the exact layout your code wants.
+
+Read any sparse input (Matrix Market, ``.spt``, SciPy ``.npz``, ``.npy``, safetensors,
+MATLAB, HDF5 binsparse / AnnData / 10x, Parquet and Arrow tables), convert it into any
+MLIR ``sparse_tensor`` encoding, share its arrays with NumPy and SciPy without a copy, and
+write it to any of those formats atomically.
+
+>>> import sptk
+>>> A = sptk.read("A.mtx", to="CSR")
+>>> A.write("A.spt")
+>>> B = sptk.open("A.spt")          # header and directory only: microseconds
+>>> m = B.to_scipy()                # csr_array sharing the file's memory
+
+Which call checks what: ``open`` checks a ``.spt`` file's header and array directory;
+the first call that needs its arrays validates them all once (every chunk checksum and
+every invariant); ``rows(a, b)`` checks only the rows it returns; ``open(verify=True)``
+and ``Tensor.validate()`` validate at once. Everything built by ``read``, ``convert`` and
+``from_*`` is validated as it is built. Linux first.
+"""
+
+import os as _os
+
+from . import _sptk
+from ._errors import (
+    ArgumentError,
+    Error,
+    FileError,
+    FormatError,
+    InternalError,
+    MemoryLimitError,
+)
+from ._tensor import Rows, Tensor
+
+__version__ = _sptk.__version__
+
+__all__ = [
+    "read",
+    "open",
+    "from_scipy",
+    "from_numpy",
+    "from_arrow",
+    "Tensor",
+    "Rows",
+    "Error",
+    "FileError",
+    "FormatError",
+    "ArgumentError",
+    "MemoryLimitError",
+    "InternalError",
+]
+
+
+def read(source, to=None, **options):
+    """Read any input ``sparse-convert`` reads and convert it into ``to``.
+
+    ``source``: a path (``str`` or ``os.PathLike``), ``"FILE:MEMBER"`` for a matrix inside a
+    container (``"cells.h5ad:layers/counts"``), a folder (10x MEX, Parquet partitions), or
+    a list of paths of one shape read as one tensor. The format comes from the content,
+    then the name (``format="mtx"`` overrides both).
+
+    ``to``: a preset (``"CSR"``, ``"CSC"``, ``"COO"``, ``"BSR"``, ``"BSR:4x4"``, ``"ELL"``,
+    ``"2:4"``, ``"CSF"``, ``"Dense"``, ...) or encoding text (``"map = (i, j) -> (j :
+    dense, i : compressed)"``). None: a stored encoding (``.spt``, ``.npz`` CSR, ...) is
+    kept, anything else becomes CSR (a matrix) or COO (other ranks). Presets take the
+    narrowest index widths that hold the data; encoding text keeps the widths it declares.
+
+    Options, named as the command line's flags: ``dtype`` (``"f32"``, ``"bf16"``, ...),
+    ``pos_width`` / ``crd_width`` (bits or ``"auto"``), ``memory_limit`` (bytes),
+    ``prune``, ``drop_zeros``, ``keep_duplicates``, ``slice_values``, ``dataset``,
+    ``format``, ``transpose``, and for tables ``columns``, ``value_column``
+    (``"none"``: a pattern), ``shape``, ``index_base``, ``relabel`` (True,
+    ``"shared"``, ``"separate"``); ``threads``; ``mmap`` and ``checksums`` for ``.spt``;
+    ``isolate`` (default True: libhdf5 runs in a helper process, ``sparse-convert`` found
+    by ``$SPTK_HDF5_HELPER`` or on ``PATH``) and ``isolate_timeout`` for HDF5.
+
+    Returns a validated :class:`Tensor`; the reader's notes are in ``Tensor.notes``.
+    Runs without the GIL. Raises :class:`FileError`, :class:`FormatError`,
+    :class:`ArgumentError` or :class:`MemoryLimitError` with the command line's message.
+    """
+    sources = source if isinstance(source, (list, tuple)) else [source]
+    sources = [_os.fspath(s) for s in sources]
+    options["to"] = to
+    _helper_default(options)
+    t, notes = _sptk.read(sources, options)
+    return Tensor(t, notes)
+
+
+def open(path, verify=False, mmap=True):  # noqa: A001 - the name is the point
+    """Open a ``.spt`` file, memory-mapped.
+
+    Checks its header and array directory only (O(header): microseconds at any size).
+    The arrays are validated (every chunk checksum, every invariant; O(size)) the first
+    time a call needs them, or at once with ``verify=True`` (which also checks the entry
+    count), or by ``Tensor.validate()``. ``Tensor.rows(a, b)`` checks only those rows.
+    ``mmap=False`` reads the file into private memory instead (for files another
+    process may change). The file must not be rewritten in place or truncated while
+    the tensor or any array from it is alive (sptk's own writes replace files by rename).
+    """
+    return Tensor(_sptk.open(_os.fspath(path), verify, mmap))
+
+
+def from_scipy(matrix, to=None, **options):
+    """A tensor from a SciPy sparse matrix or array (CSR, CSC, BSR and COO as they are;
+    other formats through ``tocsr()``).
+
+    The arrays are copied once into the tensor's own memory (a NumPy array stays
+    writable by its owner, and validated arrays must not change) and checked: pointers,
+    indices in range; unsorted or repeated indices are sorted and summed. ``to`` and the
+    options as for :func:`read`; with neither, the matrix keeps its format and widths.
+    """
+    import scipy.sparse as sp
+
+    if not sp.issparse(matrix):
+        raise ArgumentError("from_scipy: a SciPy sparse matrix or array expected, not %s" % type(matrix).__name__)
+    options["to"] = to
+    fmt = matrix.format
+    shape = tuple(int(n) for n in matrix.shape)
+    if fmt in ("csr", "csc", "bsr"):
+        block = tuple(matrix.blocksize) if fmt == "bsr" else (1, 1)
+        t = _sptk.from_compressed(
+            shape,
+            fmt != "csc",
+            block,
+            _native(matrix.indptr),
+            _native(matrix.indices),
+            _native(matrix.data).reshape(-1),
+            options,
+        )
+    elif fmt == "coo":
+        coords = tuple(_native(c) for c in _coo_coords(matrix))
+        t = _sptk.from_coordinates(list(shape), coords, _native(matrix.data), options)
+    else:
+        return from_scipy(matrix.tocsr(), **options)
+    return Tensor(t)
+
+
+def from_numpy(array, to=None, **options):
+    """A tensor from a dense array's nonzeros (``-0.0`` counts as zero, NaN does not).
+
+    ``from_numpy(w, to="2:4", prune=True)`` keeps the two largest magnitudes of every
+    group of four (pruned weights). The array is copied once, then scanned without the
+    GIL. ``to`` and the options as for :func:`read`.
+    """
+    import numpy as np
+
+    options["to"] = to
+    return Tensor(_sptk.from_dense(_native(np.asarray(array)), options))
+
+
+def from_arrow(table, to=None, **options):
+    """A tensor from a COO table held in memory: any object with ``__arrow_c_stream__``
+    (a pyarrow Table or RecordBatchReader, a Polars DataFrame, a DuckDB result, pandas
+    through ``pyarrow.Table.from_pandas``), read with the same column rules as a Parquet
+    file (``columns``, ``value_column``, ``shape``, ``index_base``, ``relabel``: see
+    :func:`read`). No file is written; the batches are copied once into an Arrow IPC
+    stream in memory, then read without the GIL.
+    """
+    options["to"] = to
+    t, notes = _sptk.from_arrow(table, options)
+    return Tensor(t, notes)
+
+
+def _helper_default(options):
+    """Points HDF5 isolation at ``sparse-convert`` on PATH when nothing else names a
+    helper (the library looks beside the current executable, which is Python here)."""
+    if options.get("isolate", True) and not _os.environ.get("SPTK_HDF5_HELPER"):
+        import shutil
+
+        found = shutil.which("sparse-convert")
+        if found:
+            _os.environ["SPTK_HDF5_HELPER"] = found
+
+
+def _native(a):
+    """``a`` as a C-contiguous NumPy array in native byte order (a copy only if needed)."""
+    import numpy as np
+
+    a = np.ascontiguousarray(a)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+def _coo_coords(m):
+    coords = getattr(m, "coords", None)
+    return coords if coords is not None else (m.row, m.col)
+
+
+def _from_spt_bytes(data):
+    """Unpickling: a tensor from the bytes of a ``.spt`` file, verified."""
+    return Tensor(_sptk.from_spt_bytes(data))

@@ -1,0 +1,290 @@
+//! The keyword arguments of `sptk.read`, `convert`, `from_*`: the command line's options,
+//! named as its flags are (`pos_width` for `--pos-width`), read once into the library's
+//! option types. An unknown keyword is an `ArgumentError`, not silently ignored.
+
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use sptk_encoding::Target;
+use sptk_input::{ColumnOptions, Helper, Isolation, ReadOptions, Relabel};
+use sptk_tensor::{AutoWidths, ConvertOptions, ValueType};
+
+use crate::error::{Failure, Result};
+
+/// The keywords every call that converts takes.
+const CONVERT_KEYS: &[&str] = &[
+    "to",
+    "dtype",
+    "pos_width",
+    "crd_width",
+    "memory_limit",
+    "prune",
+    "drop_zeros",
+    "keep_duplicates",
+    "slice_values",
+];
+
+/// The keywords of `sptk.read` besides [`CONVERT_KEYS`].
+const READ_KEYS: &[&str] = &[
+    "format",
+    "dataset",
+    "columns",
+    "value_column",
+    "shape",
+    "index_base",
+    "relabel",
+    "transpose",
+    "threads",
+    "mmap",
+    "checksums",
+    "isolate",
+    "isolate_timeout",
+];
+
+/// A width keyword: bits, or `"auto"` (the narrowest that holds the data).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Width {
+    Bits(u8),
+    Auto,
+}
+
+/// What a conversion was asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Conversion {
+    /// `to`: a preset or encoding text; None keeps a stored encoding.
+    pub to: Option<String>,
+    pos_width: Option<Width>,
+    crd_width: Option<Width>,
+    /// The library's options.
+    pub options: ConvertOptions,
+}
+
+/// What a read was asked for, besides the conversion.
+#[derive(Clone, Debug, Default)]
+pub struct Reading {
+    /// `format`: the reader, as `--from` names it.
+    pub format: Option<String>,
+    /// `dataset`: the matrix inside a container.
+    pub dataset: Option<String>,
+    /// `transpose`.
+    pub transpose: bool,
+    /// The library's read options.
+    pub options: ReadOptions,
+}
+
+fn item<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(
+    d: &Bound<'py, PyDict>,
+    key: &str,
+) -> Result<Option<T>> {
+    let Some(v) = d
+        .get_item(key)
+        .map_err(|e| Failure::argument(e.to_string()))?
+    else {
+        return Ok(None);
+    };
+    if v.is_none() {
+        return Ok(None);
+    }
+    v.extract()
+        .map(Some)
+        .map_err(|_| Failure::argument(format!("{key}={}: {}", repr(&v), expected(key))))
+}
+
+fn repr(v: &Bound<'_, PyAny>) -> String {
+    v.repr().map(|r| r.to_string()).unwrap_or_default()
+}
+
+/// What each keyword takes, for messages.
+fn expected(key: &str) -> &'static str {
+    match key {
+        "to" | "dtype" | "format" | "dataset" | "value_column" => "a str",
+        "pos_width" | "crd_width" => "bits (8, 16, 32, 64) or \"auto\"",
+        "memory_limit" | "threads" | "index_base" => "an int",
+        "columns" => "a list of column names",
+        "shape" | "slice_values" => "a list of ints",
+        "relabel" => "True, \"shared\" or \"separate\"",
+        "isolate_timeout" => "seconds (a float)",
+        _ => "a bool",
+    }
+}
+
+fn width(d: &Bound<'_, PyDict>, key: &str) -> Result<Option<Width>> {
+    if let Ok(Some(text)) = item::<String>(d, key) {
+        return if text.eq_ignore_ascii_case("auto") {
+            Ok(Some(Width::Auto))
+        } else {
+            Err(Failure::argument(format!(
+                "{key}={text:?}: {}",
+                expected(key)
+            )))
+        };
+    }
+    Ok(item::<u8>(d, key)?.map(Width::Bits))
+}
+
+/// Refuses keywords that no option of this call has.
+pub fn check_keys(d: &Bound<'_, PyDict>, read: bool) -> Result<()> {
+    for key in d.keys() {
+        let key = key.to_string();
+        let known =
+            CONVERT_KEYS.contains(&key.as_str()) || (read && READ_KEYS.contains(&key.as_str()));
+        if !known {
+            let mut all: Vec<&str> = CONVERT_KEYS.to_vec();
+            if read {
+                all.extend(READ_KEYS);
+            }
+            return Err(Failure::argument(format!(
+                "unknown keyword argument `{key}` (this call takes {})",
+                all.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Conversion {
+    /// The conversion keywords of `d`.
+    pub fn from_dict(d: &Bound<'_, PyDict>) -> Result<Conversion> {
+        let dtype = match item::<String>(d, "dtype")? {
+            Some(t) => Some(
+                t.parse::<ValueType>()
+                    .map_err(|e| Failure::argument(format!("dtype: {e}")))?,
+            ),
+            None => None,
+        };
+        let mut c = Conversion {
+            to: item(d, "to")?,
+            pos_width: width(d, "pos_width")?,
+            crd_width: width(d, "crd_width")?,
+            options: ConvertOptions {
+                drop_zeros: item(d, "drop_zeros")?.unwrap_or(false),
+                keep_duplicates: item(d, "keep_duplicates")?.unwrap_or(false),
+                prune: item(d, "prune")?.unwrap_or(false),
+                dtype,
+                slice_values: item(d, "slice_values")?.unwrap_or_default(),
+                memory_limit: item(d, "memory_limit")?,
+                ..ConvertOptions::default()
+            },
+        };
+        c.options.auto_widths = c.auto_widths();
+        Ok(c)
+    }
+
+    /// Which widths follow the data: those asked as `"auto"`, and those a preset leaves
+    /// unsaid (the command line's rule: a preset takes the narrowest widths, encoding text
+    /// keeps what it declares).
+    fn auto_widths(&self) -> AutoWidths {
+        let preset = self
+            .to
+            .as_deref()
+            .is_some_and(sptk_encoding::is_preset_name);
+        let auto = |w: Option<Width>| w == Some(Width::Auto) || (preset && w.is_none());
+        AutoWidths {
+            pos: auto(self.pos_width),
+            crd: auto(self.crd_width),
+        }
+    }
+
+    fn bits(w: Option<Width>) -> Option<u8> {
+        match w {
+            Some(Width::Bits(b)) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The target for a tensor of `rank` dimensions whose encoding, if it has one, is
+    /// `stored`: `to` resolved, else the stored encoding, else CSR for a matrix and COO
+    /// for any other rank.
+    pub fn target(&self, rank: usize, stored: Option<&sptk_encoding::Encoding>) -> Result<Target> {
+        let target = match (&self.to, stored) {
+            (Some(text), _) => sptk_encoding::resolve_target(text, rank)?,
+            (None, Some(e)) => Target::Fixed(e.clone()),
+            (None, None) if rank == 2 => sptk_encoding::resolve_target("CSR", rank)?,
+            (None, None) => sptk_encoding::resolve_target("COO", rank)?,
+        };
+        let target = target
+            .with_widths(Self::bits(self.pos_width), Self::bits(self.crd_width))
+            .map_err(|e| Failure::argument(format!("pos_width / crd_width: {e}")))?;
+        let structured = target.encoding().is_some_and(|e| {
+            e.levels
+                .iter()
+                .any(|l| matches!(l.format, sptk_encoding::LevelFormat::Structured { .. }))
+        });
+        if self.options.prune && !structured {
+            return Err(Failure::argument(
+                "prune=True applies to n:m targets (to=\"2:4\", \"N:M\", or a structured[n, m] level)",
+            ));
+        }
+        Ok(target)
+    }
+
+    /// Whether `to` was left out without widths: the caller may then keep a tensor as it
+    /// is.
+    pub fn keeps_as_is(&self) -> bool {
+        self.to.is_none()
+            && self.pos_width.is_none()
+            && self.crd_width.is_none()
+            && self.options.dtype.is_none()
+            && !self.options.drop_zeros
+            && self.options.slice_values.is_empty()
+    }
+}
+
+impl Reading {
+    /// The read keywords of `d`.
+    pub fn from_dict(d: &Bound<'_, PyDict>, memory_limit: Option<u64>) -> Result<Reading> {
+        let relabel = match d.get_item("relabel").ok().flatten() {
+            None => Relabel::Text,
+            Some(v) if v.is_none() => Relabel::Text,
+            Some(v) => match (v.extract::<bool>(), v.extract::<String>()) {
+                (Ok(true), _) => Relabel::Shared,
+                (Ok(false), _) => Relabel::Text,
+                (_, Ok(s)) if s == "shared" => Relabel::Shared,
+                (_, Ok(s)) if s == "separate" => Relabel::Separate,
+                _ => {
+                    return Err(Failure::argument(format!(
+                        "relabel={}: {}",
+                        repr(&v),
+                        expected("relabel")
+                    )))
+                }
+            },
+        };
+        let isolation = if item(d, "isolate")?.unwrap_or(true) {
+            Isolation::Child(Helper {
+                program: None,
+                timeout: item::<f64>(d, "isolate_timeout")?
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .map(Duration::from_secs_f64),
+            })
+        } else {
+            Isolation::InProcess
+        };
+        let index_base: u64 = item(d, "index_base")?.unwrap_or(0);
+        if index_base > 1 {
+            return Err(Failure::argument("index_base: 0 or 1"));
+        }
+        Ok(Reading {
+            format: item(d, "format")?,
+            dataset: item(d, "dataset")?,
+            transpose: item(d, "transpose")?.unwrap_or(false),
+            options: ReadOptions {
+                threads: item(d, "threads")?.unwrap_or(0),
+                memory_limit,
+                progress: None,
+                mmap: item(d, "mmap")?.unwrap_or(true),
+                checksums: item(d, "checksums")?.unwrap_or(true),
+                columns: ColumnOptions {
+                    coordinates: item(d, "columns")?,
+                    value: item(d, "value_column")?,
+                    shape: item(d, "shape")?,
+                    index_base,
+                    relabel,
+                },
+                isolation,
+                metadata_only: false,
+            },
+        })
+    }
+}

@@ -1,0 +1,89 @@
+//! `sptk.read`, `sptk.open` and unpickling: every input the command line reads, by the
+//! same calls it makes (`sptk_input`: name, detect, read straight into the target where
+//! the format has a route, else read then convert), and `.spt` files opened by
+//! `sptk_store`.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use sptk_input::{Opened, SourceSpec};
+use sptk_store::SptFile;
+
+use crate::error::{detached, Failure, Result};
+use crate::options::{check_keys, Conversion, Reading};
+use crate::tensor::PyTensor;
+
+/// Reads `sources` (one input: a file, `FILE:MEMBER`, a folder, several files of one
+/// shape) and converts it as the keywords say. Returns the tensor and the reader's notes.
+#[pyfunction]
+pub fn read(
+    py: Python<'_>,
+    sources: Vec<PathBuf>,
+    kwargs: &Bound<'_, PyDict>,
+) -> PyResult<(PyTensor, Vec<String>)> {
+    check_keys(kwargs, true)?;
+    let c = Conversion::from_dict(kwargs)?;
+    let r = Reading::from_dict(kwargs, c.options.memory_limit)?;
+    detached(py, move || read_detached(&sources, &c, r))
+}
+
+fn read_detached(
+    sources: &[PathBuf],
+    c: &Conversion,
+    r: Reading,
+) -> Result<(PyTensor, Vec<String>)> {
+    let mut spec = SourceSpec::resolve(sources)?;
+    if let Some(member) = r.dataset {
+        if spec.member.as_ref().is_some_and(|named| *named != member) {
+            return Err(Failure::argument(format!(
+                "{spec}: the input names a member and dataset= names `{member}`; give one"
+            )));
+        }
+        spec.member = Some(member);
+    }
+    let mut opened = Opened::open(spec, r.format.as_deref())?;
+    // Straight into the target where the reader has a route (a Matrix Market file into
+    // CSR, a table into CSR / CSC), as `sparse-convert` reads; a target that does not
+    // resolve for a matrix takes the ordinary path, which reports it.
+    if c.to.is_some() && !r.transpose {
+        if let Ok(target) = c.target(2, None) {
+            if let Some(d) = opened.read_converted(&target, &c.options, &r.options)? {
+                return Ok((PyTensor::built(d.converted.tensor), d.input.notes));
+            }
+        }
+    }
+    let mut input = opened.read(&r.options)?;
+    if r.transpose {
+        input = input.transposed()?;
+    }
+    let target = c.target(input.dim_sizes().len(), input.encoding())?;
+    let converted = input.convert_owned(&target, &c.options)?;
+    Ok((PyTensor::built(converted.tensor), input.notes))
+}
+
+/// Opens a `.spt` file: header and directory checked (O(header)); `verify`: every
+/// checksum and invariant too (O(size)); `mmap=False` reads it into private memory.
+#[pyfunction]
+#[pyo3(signature = (path, verify=false, mmap=true))]
+pub fn open(py: Python<'_>, path: PathBuf, verify: bool, mmap: bool) -> PyResult<PyTensor> {
+    detached(py, move || {
+        let file = if mmap {
+            SptFile::open(&path)?
+        } else {
+            SptFile::read(&path)?
+        };
+        let tensor = if verify { Some(file.verify()?) } else { None };
+        Ok(PyTensor::opened(file, tensor))
+    })
+}
+
+/// A tensor from the bytes of a `.spt` file (unpickling), verified.
+#[pyfunction]
+pub fn from_spt_bytes(py: Python<'_>, bytes: Vec<u8>) -> PyResult<PyTensor> {
+    detached(py, move || {
+        let file = SptFile::from_bytes(&bytes)?;
+        let tensor = file.verify()?;
+        Ok(PyTensor::opened(file, Some(tensor)))
+    })
+}

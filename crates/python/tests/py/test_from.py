@@ -1,0 +1,104 @@
+"""sptk.from_scipy / from_numpy / from_arrow."""
+
+import os
+import unittest
+
+import numpy as np
+import scipy.sparse as sp
+
+import sptk
+
+
+class FromScipyTest(unittest.TestCase):
+    def test_each_format_round_trips(self):
+        rng = np.random.default_rng(7)
+        m = sp.random_array((40, 30), density=0.2, format="csr", rng=rng)
+        for fmt in ["csr", "csc", "coo", "bsr", "lil", "dia"]:
+            with self.subTest(fmt=fmt):
+                a = m.asformat(fmt) if fmt != "bsr" else m.tobsr(blocksize=(2, 3))
+                t = sptk.from_scipy(a)
+                np.testing.assert_array_equal(t.to_scipy().toarray(), m.toarray())
+
+    def test_unsorted_and_duplicates_are_summed(self):
+        indptr = np.array([0, 3, 3], dtype=np.int32)
+        indices = np.array([2, 0, 2], dtype=np.int32)
+        data = np.array([1.0, 2.0, 3.0])
+        m = sp.csr_array((data, indices, indptr), shape=(2, 3))
+        t = sptk.from_scipy(m)
+        np.testing.assert_array_equal(t.to_numpy(), [[2.0, 0.0, 4.0], [0.0, 0.0, 0.0]])
+
+    def test_bad_arrays_raise(self):
+        m = sp.csr_array((np.array([1.0]), np.array([5], dtype=np.int32), np.array([0, 1], dtype=np.int32)), shape=(1, 3))
+        with self.assertRaises(sptk.FormatError):
+            sptk.from_scipy(m)
+        m = sp.csr_array((np.array([1.0]), np.array([-1], dtype=np.int32), np.array([0, 1], dtype=np.int32)), shape=(1, 3))
+        with self.assertRaises(ValueError):
+            sptk.from_scipy(m)
+
+    def test_to_another_encoding(self):
+        m = sp.random_array((16, 16), density=0.3, format="csr", rng=np.random.default_rng(2))
+        t = sptk.from_scipy(m, to="CSC")
+        self.assertEqual(t.to_scipy().format, "csc")
+
+
+class FromNumpyTest(unittest.TestCase):
+    def test_dense_round_trip_and_2_4_prune(self):
+        w = np.arange(1, 33, dtype=np.float32).reshape(4, 8)
+        t = sptk.from_numpy(w, to="2:4", prune=True)
+        self.assertEqual(t.nnz, 16)
+        kept = t.convert(to="CSR").to_numpy()
+        self.assertEqual(np.count_nonzero(kept), 16)
+        np.testing.assert_array_equal(sptk.from_numpy(w).to_numpy(), w)
+
+    def test_fortran_and_big_endian(self):
+        a = np.asfortranarray(np.array([[0, 1.5], [2.5, 0]]).astype(">f8"))
+        np.testing.assert_array_equal(sptk.from_numpy(a).to_numpy(), a)
+
+
+class FromArrowTest(unittest.TestCase):
+    def setUp(self):
+        try:
+            import pyarrow
+        except ImportError:
+            self.skipTest("pyarrow")
+        self.pa = pyarrow
+
+    def test_table_and_reader(self):
+        pa = self.pa
+        table = pa.table({"row": pa.array([0, 2, 1], pa.int64()), "col": pa.array([1, 0, 2], pa.int32()), "value": [1.0, 2.0, 3.0]})
+        expected = np.array([[0, 1.0, 0], [0, 0, 3.0], [2.0, 0, 0]])
+        np.testing.assert_array_equal(sptk.from_arrow(table, to="CSR").to_numpy(), expected)
+        reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=1))
+        np.testing.assert_array_equal(sptk.from_arrow(reader).to_numpy(), expected)
+
+    def test_text_ids_relabelled(self):
+        pa = self.pa
+        table = pa.table({"src": ["a", "b", "c"], "dst": ["b", "c", "a"]})
+        t = sptk.from_arrow(table, to="CSR")
+        self.assertEqual(t.shape, (3, 3))
+        self.assertEqual(t.labels(0), ["a", "b", "c"])
+
+    def test_to_arrow_round_trip(self):
+        pa = self.pa
+        t = sptk.from_numpy(np.array([[0, 1.5], [2.5, 0]]))
+        table = t.to_arrow()
+        self.assertTrue(hasattr(table, "__arrow_c_stream__"))
+        np.testing.assert_array_equal(sptk.from_arrow(table).to_numpy(), t.to_numpy())
+
+    def test_not_a_table(self):
+        with self.assertRaises(sptk.ArgumentError):
+            sptk.from_arrow([1, 2, 3])
+
+
+class PolarsDuckdbTest(unittest.TestCase):
+    def test_polars(self):
+        try:
+            import polars as pl
+        except ImportError:
+            self.skipTest("polars not installed")
+        df = pl.DataFrame({"row": [0, 1], "col": [1, 0], "value": [1.0, 2.0]})
+        np.testing.assert_array_equal(sptk.from_arrow(df).to_numpy(), [[0, 1.0], [2.0, 0]])
+
+
+if __name__ == "__main__":
+    unittest.main()

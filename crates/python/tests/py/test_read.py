@@ -1,0 +1,232 @@
+"""sptk.read / sptk.open / Tensor: files by other tools read exactly, arrays shared."""
+
+import gc
+import os
+import pickle
+import tempfile
+import threading
+import time
+import unittest
+import weakref
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+import sptk
+
+DATA = os.environ.get("SPTK_TESTDATA", os.path.join(os.path.dirname(__file__), "../../../../testdata"))
+
+
+def data(*parts):
+    return os.path.join(DATA, *parts)
+
+
+class ReadTest(unittest.TestCase):
+    def test_matrix_market_as_scipy_reads_it(self):
+        for name in ["scipy_real_general.mtx", "scipy_complex.mtx", "fmm_real_symmetric.mtx", "scipy_pattern.mtx"]:
+            with self.subTest(name=name):
+                path = data("mtx", name)
+                t = sptk.read(path, to="CSR")
+                ours = t.to_scipy()
+                theirs = sp.csr_array(scipy.io.mmread(path))
+                theirs.sum_duplicates()
+                self.assertEqual(ours.shape, theirs.shape)
+                self.assertEqual((ours != theirs).nnz, 0)
+
+    def test_shape_encoding_and_widths(self):
+        t = sptk.read(data("examples", "fem_8x8.mtx"), to="CSR")
+        self.assertEqual(t.shape, (8, 8))
+        self.assertIn("compressed", t.encoding)
+        self.assertEqual(t.pos(1).dtype, np.uint8)  # a preset takes the narrowest width
+        self.assertEqual(t.values.dtype, np.float64)
+        self.assertEqual(t.pos(0), None)
+        self.assertEqual(len(t.values), t.nnz)
+
+    def test_every_scipy_format(self):
+        path = data("examples", "fem_8x8.mtx")
+        dense = sptk.read(path).to_numpy()
+        for to, kind in [("CSR", "csr"), ("CSC", "csc"), ("COO", "coo"), ("BSR:2x2", "bsr")]:
+            with self.subTest(to=to):
+                m = sptk.read(path, to=to).to_scipy()
+                self.assertEqual(m.format, kind)
+                np.testing.assert_array_equal(m.toarray(), dense)
+
+    def test_labels_from_anndata(self):
+        t = sptk.read(data("anndata", "adata_csr_f32.h5ad"), isolate=False)
+        labels = t.labels(0)
+        self.assertIsInstance(labels, list)
+        self.assertEqual(len(labels), t.shape[0])
+        self.assertTrue(all(isinstance(s, str) for s in labels))
+
+    def test_table_file(self):
+        t = sptk.read(data("arrow", "coo_i64_f64.parquet"), to="CSR")
+        self.assertEqual(t.to_scipy().format, "csr")
+
+
+class ZeroCopyTest(unittest.TestCase):
+    def test_arrays_share_the_tensors_memory_and_keep_it_alive(self):
+        t = sptk.read(data("examples", "fem_8x8.mtx"), to="CSR")
+        values, crd = t.values, t.crd(1)
+        self.assertTrue(np.shares_memory(values, t.values))
+        self.assertFalse(values.flags.writeable)
+        expected = values.copy()
+        ref = weakref.ref(t)
+        del t
+        gc.collect()
+        self.assertIsNone(ref())
+        np.testing.assert_array_equal(values, expected)  # still readable
+        self.assertEqual(crd.max() < 8, True)
+
+    def test_scipy_shares_the_arrays_of_an_opened_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "a.spt")
+            sptk.read(data("examples", "fem_8x8.mtx"), to="CSR", pos_width=32, crd_width=32).write(path)
+            t = sptk.open(path)
+            m = t.to_scipy()
+            self.assertEqual(m.indices.dtype, np.int32)
+            self.assertTrue(np.shares_memory(m.indices, t.crd(1)))
+            self.assertTrue(np.shares_memory(m.data, t.values))
+            with self.assertRaises(ValueError):
+                m.data *= 2  # read-only: copy=True gives writable arrays
+            w = t.to_scipy(copy=True)
+            w.data *= 2
+            self.assertFalse(np.shares_memory(w.data, t.values))
+            del t
+            gc.collect()
+            self.assertEqual(m.toarray().shape, (8, 8))
+
+    def test_narrow_widths_are_converted_once(self):
+        t = sptk.read(data("examples", "fem_8x8.mtx"), to="CSR")  # u8 indices
+        m = t.to_scipy()
+        self.assertEqual(m.indices.dtype, np.int32)
+        self.assertFalse(np.shares_memory(m.indices, t.crd(1)))
+
+
+class OpenTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "a.spt")
+        sptk.read(data("examples", "fem_8x8.mtx"), to="CSR").write(self.path)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_open_reads_the_header_only(self):
+        t = sptk.open(self.path)
+        self.assertFalse(t.info()["validated"])
+        self.assertEqual(t.shape, (8, 8))
+        t.values
+        self.assertTrue(t.info()["validated"])
+
+    def test_rows(self):
+        full = sptk.read(data("examples", "fem_8x8.mtx")).to_scipy().toarray()
+        for t in [sptk.open(self.path), sptk.open(self.path, verify=True)]:
+            r = t.rows(2, 5)
+            np.testing.assert_array_equal(r.to_scipy().toarray(), full[2:5])
+            self.assertTrue(np.shares_memory(r.crd, t.crd(1)))
+        empty = sptk.open(self.path).rows(3, 3)
+        self.assertEqual(empty.to_scipy().shape, (0, 8))
+
+    def test_damaged_file_raises_and_python_lives(self):
+        with open(self.path, "rb") as f:
+            raw = bytearray(f.read())
+        for at in range(len(raw) - 64, len(raw), 7):
+            raw[at] ^= 0x5A
+        bad = os.path.join(self.dir.name, "bad.spt")
+        with open(bad, "wb") as f:
+            f.write(bytes(raw))
+        with self.assertRaises(sptk.FormatError):
+            sptk.open(bad).validate()
+        with self.assertRaises(ValueError):
+            sptk.open(bad, verify=True)
+        with open(bad, "wb") as f:
+            f.write(b"not a file")
+        with self.assertRaises(sptk.Error):
+            sptk.open(bad)
+
+    def test_missing_file_is_an_os_error(self):
+        with self.assertRaises(OSError) as e:
+            sptk.read(os.path.join(self.dir.name, "nothing.mtx"))
+        self.assertIsInstance(e.exception, sptk.FileError)
+        self.assertIn("nothing.mtx", str(e.exception))
+
+    def test_pickle_by_path_and_by_bytes(self):
+        t = sptk.open(self.path)
+        u = pickle.loads(pickle.dumps(t))
+        self.assertEqual(u.path, t.path)
+        m = sptk.read(data("examples", "fem_8x8.mtx"), to="CSC")
+        n = pickle.loads(pickle.dumps(m))
+        self.assertEqual(n.encoding, m.encoding)
+        np.testing.assert_array_equal(n.values, m.values)
+
+
+class WriteTest(unittest.TestCase):
+    def test_every_format_reads_back(self):
+        t = sptk.read(data("examples", "fem_8x8.mtx"), to="CSR")
+        dense = t.to_numpy()
+        with tempfile.TemporaryDirectory() as d:
+            for name in ["a.spt", "a.mtx", "a.mtx.gz", "a.tns", "a.npz", "a.npy", "a.parquet", "a.arrow", "a.arrows", "a.h5", "a.h5ad", "a.levels"]:
+                with self.subTest(name=name):
+                    path = os.path.join(d, name)
+                    t.write(path)
+                    back = sptk.read(path, to="CSR", isolate=False, shape=[8, 8] if name.endswith(("parquet", "arrow", "arrows")) else None)
+                    np.testing.assert_array_equal(back.to_numpy(), dense)
+            self.assertEqual(sorted(os.listdir(d))[0], "a.arrow")  # no temporaries left
+
+    def test_scipy_reads_our_npz(self):
+        t = sptk.read(data("examples", "fem_8x8.mtx"), to="CSC")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "a.npz")
+            t.write(path)
+            np.testing.assert_array_equal(sp.load_npz(path).toarray(), t.to_numpy())
+
+    def test_unknown_name_is_an_argument_error(self):
+        t = sptk.read(data("examples", "fem_8x8.mtx"))
+        with self.assertRaises(sptk.ArgumentError):
+            t.write("/tmp/x.unknown")
+
+
+class ArgumentTest(unittest.TestCase):
+    def test_bad_encoding_and_keywords(self):
+        path = data("examples", "fem_8x8.mtx")
+        with self.assertRaises(sptk.ArgumentError):
+            sptk.read(path, to="map = (i, j) -> (i : bogus)")
+        with self.assertRaises(sptk.ArgumentError) as e:
+            sptk.read(path, colums=["a"])
+        self.assertIn("colums", str(e.exception))
+        with self.assertRaises(ValueError):
+            sptk.read(path, to="CSR", prune=True)
+
+    def test_memory_limit(self):
+        with self.assertRaises(MemoryError):
+            sptk.read(data("examples", "fem_8x8.mtx"), to="Dense", memory_limit=64)
+
+
+class GilTest(unittest.TestCase):
+    def test_a_second_thread_runs_during_a_conversion(self):
+        n = 3000
+        rng = np.random.default_rng(1)
+        m = sp.random_array((n, n), density=0.05, format="coo", rng=rng)
+        t = sptk.from_scipy(m)
+        ticks = []
+        stop = threading.Event()
+
+        def count():
+            while not stop.is_set():
+                ticks.append(1)
+                time.sleep(0.0005)
+
+        th = threading.Thread(target=count)
+        th.start()
+        before = len(ticks)
+        for _ in range(5):
+            t.convert(to="CSC")
+            t.convert(to="BSR:4x4")
+        stop.set()
+        th.join()
+        self.assertGreater(len(ticks) - before, 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
