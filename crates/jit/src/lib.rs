@@ -46,11 +46,10 @@ mod kernel;
 pub mod reference;
 pub mod run;
 pub mod widen;
-#[cfg(target_arch = "x86_64")]
 mod x86;
 
 pub use dense::{Dense, DenseMut, Order};
 pub use desc::{Desc, Format, Half, Isa, Op, Real};
 pub use error::KernelError;
-pub use kernel::{kernel, Kernel};
+pub use kernel::{generate, kernel, Generated, Kernel};
 pub use reference::RealValue;

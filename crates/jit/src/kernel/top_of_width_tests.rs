@@ -7,10 +7,16 @@
 //! elements or more ending at a `PROT_NONE` page, which costs only the pages written.
 //! `tests/bounds.rs` runs the same kernels at widths 8 and 16 through the public API.
 
-use super::*;
-use crate::desc::Isa;
+use std::collections::HashMap;
+
 use sptk_encoding::resolve_target;
-use sptk_tensor::{convert, ConvertOptions, Entries};
+use sptk_tensor::{convert, ConvertOptions, Entries, Tensor};
+
+use super::args::{index_ptr, SpmvArgs, SpmvEntry};
+use super::walk::{walk, Walk};
+use super::Kernel;
+use crate::desc::{Desc, Isa, Op};
+use crate::reference::RealValue;
 
 // The integration tests' guarded mappings (`tests/common/guard.rs`).
 #[path = "../../tests/common/guard.rs"]

@@ -1,6 +1,6 @@
 //! Block SpMV as dot products per block row: BSR times x, and BSC transposed times x (its
 //! block columns are then the "rows"). For the outer blocks `[begin, end)` given in
-//! [`SpmvArgs`](crate::kernel::SpmvArgs), each of the `P` outputs of a block row is
+//! [`SpmvArgs`](crate::kernel::args::SpmvArgs), each of the `P` outputs of a block row is
 //! `y[b * P + o] = alpha * sum_q sum_t val[q][o, t] * x[crd[q] * Q + t] + beta * y[..]`.
 //! The block shape is a constant: every block's `P x Q` products are unrolled, with the
 //! value offsets computed at generation time. Stored zeros are padding in these formats

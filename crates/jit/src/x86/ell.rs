@@ -1,6 +1,6 @@
 //! ELL SpMV, vectorized across rows: slot `s` of row `r` sits at `s * rows + r` in `crd`
 //! and the values, so consecutive rows are consecutive in memory. For the rows
-//! `[begin, end)` given in [`SpmvArgs`](crate::kernel::SpmvArgs) (`stride` = rows),
+//! `[begin, end)` given in [`SpmvArgs`](crate::kernel::args::SpmvArgs) (`stride` = rows),
 //! `y[r] = alpha * sum_s val * x[crd] + beta * y[r]` over the K slots (K a constant of
 //! the kernel). Products are multiplied and added separately, slot by slot, so every
 //! lane keeps the reference's order and rounding: the result is the reference's bit for

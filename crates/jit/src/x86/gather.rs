@@ -1,5 +1,5 @@
 //! Dot products per outer coordinate: `y[i] = alpha * sum_k val[k] * x[crd[k]] + beta * y[i]`
-//! for the outer positions `[begin, end)` given in [`SpmvArgs`](crate::kernel::SpmvArgs):
+//! for the outer positions `[begin, end)` given in [`SpmvArgs`](crate::kernel::args::SpmvArgs):
 //! CSR and DCSR times x, CSC and DCSC transposed times x. With a compressed outer level
 //! (DCSR, DCSC) `i` is the outer coordinate stored at the position, read from `outer`.
 //!

@@ -30,7 +30,7 @@ use Arg::R;
 
 /// Byte offsets of the argument structs' fields (`SpmvArgs`, and `SpmmArgs`, which shares
 /// the first ten and has `k`, the rows, the columns and the outer coordinates from 80 on),
-/// as the generated code reads them from `rdi`; `kernel.rs` asserts each against
+/// as the generated code reads them from `rdi`; `kernel/args.rs` asserts each against
 /// `offset_of!` when compiled.
 pub(crate) mod at {
     pub const POS: i32 = 0;

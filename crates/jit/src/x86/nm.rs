@@ -1,7 +1,7 @@
 //! n:m SpMV (2:4 and the like), and its transpose (every slot scattering `val * x[r]` into
 //! the caller's partial at its column, padded to whole groups): every row holds `n` slots per group of `m` columns, the
 //! slot's coordinate an offset inside its group (2-bit packed, four per byte, or 8 to 64
-//! bits). For the rows `[begin, end)` given in [`SpmvArgs`](crate::kernel::SpmvArgs)
+//! bits). For the rows `[begin, end)` given in [`SpmvArgs`](crate::kernel::args::SpmvArgs)
 //! (`stride` = slots per row), `y[r] = alpha * sum val * x[g * m + offset] + beta * y[r]`.
 //! One slot at a time in the reference's order, multiplied and added separately: the
 //! reference's result bit for bit on every ISA. Padding slots (value 0) never multiply;

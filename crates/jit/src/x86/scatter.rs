@@ -1,7 +1,7 @@
 //! Scatter products per outer coordinate: `out[crd[k]] += val[k] * x[j]` for every entry of
 //! the outer positions `[begin, end)`, `j` the outer coordinate: CSR and DCSR transposed
 //! times x, CSC and DCSC times x. Each call adds into its own partial `out` (the `y` field
-//! of [`SpmvArgs`](crate::kernel::SpmvArgs)); the caller adds the partials in chunk order
+//! of [`SpmvArgs`](crate::kernel::args::SpmvArgs)); the caller adds the partials in chunk order
 //! and applies alpha and beta, so results do not depend on the thread count.
 //!
 //! Registers: `rdi` the arguments, `r8` pos, `r9` crd, `r10` values, `r11` x, `rsi` out,
