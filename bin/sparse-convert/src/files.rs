@@ -382,14 +382,7 @@ fn isolation(args: &InputArgs) -> Isolation {
     if args.no_isolate {
         return Isolation::InProcess;
     }
-    let program = std::env::var_os(sptk_input::isolate::HELPER_ENV)
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_exe().ok());
-    Isolation::Child(Helper {
-        program,
-        timeout: args.isolate_timeout,
-    })
+    Isolation::Child(Helper::this_program(args.isolate_timeout))
 }
 
 /// The matrices a container input holds, when none was chosen (see `Opened::members`).

@@ -195,11 +195,16 @@ fn options(t: &TargetArgs) -> Result<ConvertOptions> {
 /// (the narrowest that hold the data, as SciPy chooses); encoding text keeps the widths it
 /// declares.
 fn auto_widths(t: &TargetArgs) -> sptk_tensor::AutoWidths {
-    let preset = t.to.as_deref().is_some_and(sptk_encoding::is_preset_name);
-    let auto = |w: Option<cli::Width>| w == Some(cli::Width::Auto) || (preset && w.is_none());
+    let unsaid =
+        t.to.as_deref()
+            .map(sptk_tensor::AutoWidths::for_target)
+            .unwrap_or_default();
+    let auto = |w: Option<cli::Width>, follows: bool| {
+        w == Some(cli::Width::Auto) || (follows && w.is_none())
+    };
     sptk_tensor::AutoWidths {
-        pos: auto(t.pos_width),
-        crd: auto(t.crd_width),
+        pos: auto(t.pos_width, unsaid.pos),
+        crd: auto(t.crd_width, unsaid.crd),
     }
 }
 

@@ -24,6 +24,14 @@ pub enum Command {
         /// The kernel description: OP FORMAT TYPE posW crdW ISA.
         desc: String,
     },
+    /// The helper of an isolated HDF5 read: run by sparse-run itself, never by hand.
+    #[cfg(feature = "hdf5")]
+    #[command(name = sptk_input::isolate::HELPER_COMMAND, hide = true)]
+    IsolatedHdf5 {
+        /// What `sptk_input::isolate::serve` takes.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 #[derive(Args, Debug)]

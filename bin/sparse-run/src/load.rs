@@ -20,7 +20,15 @@ pub fn load(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
         return load_spt(path, args);
     }
     let name = path.display();
-    let input = sptk_input::read(SourceSpec::file(path), None, &ReadOptions::default())
+    let opts = ReadOptions {
+        // libhdf5 reads a damaged file in a helper process, as sparse-convert has it.
+        #[cfg(feature = "hdf5")]
+        isolation: sptk_input::isolate::Isolation::Child(
+            sptk_input::isolate::Helper::this_program(None),
+        ),
+        ..ReadOptions::default()
+    };
+    let input = sptk_input::read(SourceSpec::file(path), None, &opts)
         .with_context(|| format!("cannot read {name}"))?;
     let rank = input.dim_sizes().len();
     let (target, why) = match (&args.to, input.encoding()) {
@@ -31,8 +39,17 @@ pub fn load(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
             "a coordinate list: --to chooses another",
         ),
     };
+    // A preset takes the narrowest widths that hold the data, as sparse-convert has it.
+    let opts = sptk_tensor::ConvertOptions {
+        auto_widths: args
+            .to
+            .as_deref()
+            .map(sptk_tensor::AutoWidths::for_target)
+            .unwrap_or_default(),
+        ..Default::default()
+    };
     let converted = input
-        .convert(&target, &Default::default())
+        .convert(&target, &opts)
         .with_context(|| format!("cannot convert {name}"))?;
     if !args.quiet {
         eprintln!(

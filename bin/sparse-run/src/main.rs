@@ -57,6 +57,10 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Spmv(args) => spmv(&args, false),
         Command::Spmm(args) => spmv(&args, true),
+        #[cfg(feature = "hdf5")]
+        Command::IsolatedHdf5 { args } => {
+            sptk_input::isolate::serve(&args).map_err(anyhow::Error::msg)
+        }
         Command::Asm { desc } => {
             let d: Desc = desc.parse()?;
             let k = kernel(&d)?;

@@ -41,7 +41,12 @@ fn a_matrix_market_file_runs_converted_in_memory() {
             "{err}"
         );
         let t = resolve_target(target, 2).unwrap();
-        let a = convert(&e, &t, &ConvertOptions::default()).unwrap().tensor;
+        // Presets take the narrowest widths that hold the data, as in sparse-convert.
+        let opts = ConvertOptions {
+            auto_widths: sptk_tensor::AutoWidths::for_target(target),
+            ..ConvertOptions::default()
+        };
+        let a = convert(&e, &t, &opts).unwrap().tensor;
         assert!(err.contains(&a.encoding().to_string()), "{err}");
         let mut want = vec![0.0; 4];
         reference::spmv(&a, &x, &mut want, false, (1.0, 0.0)).unwrap();

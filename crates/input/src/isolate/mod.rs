@@ -84,6 +84,16 @@ pub struct Helper {
 }
 
 impl Helper {
+    /// The helper that is this very program re-executed with its hidden [`HELPER_COMMAND`]
+    /// subcommand (`$SPTK_HDF5_HELPER` when set), as `sparse-convert` and `sparse-run` do.
+    pub fn this_program(timeout: Option<Duration>) -> Helper {
+        let program = std::env::var_os(HELPER_ENV)
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_exe().ok());
+        Helper { program, timeout }
+    }
+
     /// The program to run.
     pub fn resolve_program(&self) -> PathBuf {
         if let Some(p) = &self.program {

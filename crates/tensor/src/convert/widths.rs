@@ -24,6 +24,18 @@ pub struct AutoWidths {
 }
 
 impl AutoWidths {
+    /// The widths a conversion into the target named `text` takes from the data: both for
+    /// a preset name (CSR, BSR:4x4, 2:4, ...), which leaves them unsaid (the narrowest that
+    /// hold the data, as SciPy chooses), none for encoding text, which declares its own.
+    /// Flags that ask for a width override this (see `sparse-convert --pos-width`).
+    pub fn for_target(text: &str) -> AutoWidths {
+        let preset = sptk_encoding::is_preset_name(text);
+        AutoWidths {
+            pos: preset,
+            crd: preset,
+        }
+    }
+
     /// True if either width is chosen.
     pub fn any(self) -> bool {
         self.pos || self.crd
