@@ -16,9 +16,12 @@ operands (`ewise`); the AArch64 test harness runs the same chunks under emulatio
   binary search.
 - Running ([`run_chunks`], [`map_chunks`], [`reduce_chunks`]): scoped threads, each
   taking the next chunk as it finishes one; results come back in chunk order.
-- Partials ([`zeroed_partials`], [`fold`], [`combine`], [`zero_padded`]): chunks that
-  scatter into a shared output each add into their own zeroed partial, and the partials
-  are added in chunk order.
+- Partials ([`zeroed_partials`], [`fold`], [`combine`]): chunks that scatter into a
+  shared output each add into their own zeroed partial, and the partials are added in
+  chunk order.
+- Outputs and operands made ready ([`zero_padded`], [`prefill_rows`]): operands padded
+  to whole blocks, and the output rows a compressed outer level does not store filled
+  in before the kernel writes the stored ones.
 
 ```
 use sptk_jit::run::{chunk_entries, reduce_chunks, ENTRY_CHUNKS};
@@ -34,12 +37,14 @@ assert_eq!(sum(1).map(f64::to_bits), sum(7).map(f64::to_bits));
 ```
 */
 
+mod outputs;
 mod partials;
 mod split;
 mod threads;
 
+pub use outputs::{prefill_rows, zero_padded};
 pub(crate) use partials::scatter_sum;
-pub use partials::{combine, fold, zero_padded, zeroed_partials};
+pub use partials::{combine, fold, zeroed_partials};
 pub use split::{chunk_by_weight, chunk_entries, chunk_outer, chunk_range, chunk_rows, OuterLevel};
 pub(crate) use threads::SendPtr;
 pub use threads::{map_chunks, reduce_chunks, run_chunks};

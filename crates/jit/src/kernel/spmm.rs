@@ -10,8 +10,8 @@ use super::Kernel;
 use crate::dense::{Dense, DenseMut, Order};
 use crate::reference::RealValue;
 use crate::run::{
-    chunk_entries, chunk_range, chunk_rows, combine, run_chunks, scatter_sum, SendPtr,
-    ENTRY_CHUNKS, SCATTER_CHUNKS,
+    chunk_entries, chunk_range, chunk_rows, combine, prefill_rows, run_chunks, scatter_sum,
+    SendPtr, ENTRY_CHUNKS, SCATTER_CHUNKS,
 };
 use crate::KernelError;
 
@@ -195,23 +195,8 @@ impl Kernel {
             MmWalk::Gather { .. } | MmWalk::Ell(_) | MmWalk::Nm(..) => {
                 if let (Some(oc), MmWalk::Gather { .. }) = (outer, walk) {
                     // DCSR: the rows not stored get what the reference gives a row with no
-                    // entries, alpha * 0 (+ beta * Y); the kernel computes the stored ones.
-                    let mut stored = vec![false; rows];
-                    for q in 0..oc.len() {
-                        if let Some(s) = stored.get_mut(oc.get(q).unwrap_or(0) as usize) {
-                            *s = true;
-                        }
-                    }
-                    let empty = alpha * T::ZERO;
-                    for (row, _) in y_rm.chunks_mut(k.max(1)).zip(&stored).filter(|r| !*r.1) {
-                        for v in row {
-                            *v = if beta == T::ZERO {
-                                empty
-                            } else {
-                                empty + beta * *v
-                            };
-                        }
-                    }
+                    // entries; the kernel computes the stored ones.
+                    prefill_rows(y_rm, k, oc, (alpha, beta), false);
                 }
                 let bounds = match walk {
                     // Every row has K slots: equal row ranges are equal work.

@@ -10,8 +10,8 @@ use super::Kernel;
 use crate::desc::{Format, Op};
 use crate::reference::RealValue;
 use crate::run::{
-    chunk_entries, chunk_range, chunk_rows, combine, run_chunks, zero_padded, zeroed_partials,
-    SendPtr, ENTRY_CHUNKS, SCATTER_CHUNKS,
+    chunk_entries, chunk_range, chunk_rows, combine, prefill_rows, run_chunks, zero_padded,
+    zeroed_partials, SendPtr, ENTRY_CHUNKS, SCATTER_CHUNKS,
 };
 use crate::KernelError;
 
@@ -97,24 +97,9 @@ impl Kernel {
                 let mut beta_k = beta;
                 if let (true, Some(oc)) = (compressed, outer) {
                     // Outer coordinates with no entries get what the reference gives an
-                    // empty row, alpha * 0 (+ beta * y): -0 for a negative alpha, NaN for
-                    // an infinite one. The stored ones get beta * y, to which the kernel
-                    // adds alpha * sum.
-                    let mut stored = vec![false; y.len()];
-                    for q in 0..oc.len() {
-                        if let Some(s) = stored.get_mut(oc.get(q).unwrap_or(0) as usize) {
-                            *s = true;
-                        }
-                    }
-                    let empty = alpha * T::ZERO;
-                    for (v, &st) in y.iter_mut().zip(&stored) {
-                        *v = match (st, beta == T::ZERO) {
-                            (false, true) => empty,
-                            (false, false) => empty + beta * *v,
-                            (true, true) => T::ZERO,
-                            (true, false) => beta * *v,
-                        };
-                    }
+                    // empty row; the stored ones get beta * y, to which the kernel adds
+                    // alpha * sum.
+                    prefill_rows(y, 1, oc, (alpha, beta), true);
                     if beta != T::ZERO {
                         beta_k = T::ONE;
                     }

@@ -1,9 +1,6 @@
 //! Partial results: chunks that scatter into a shared output each add into their own zeroed
 //! partial, and the partials are added in chunk order, so the bits of the sum do not
-//! depend on the thread count. Also the zero padding that lets unrolled loads run past an
-//! operand's end.
-
-use std::borrow::Cow;
+//! depend on the thread count.
 
 use super::{run_chunks, Chunk, SendPtr};
 use crate::reference::RealValue;
@@ -120,19 +117,6 @@ pub(crate) fn scatter_sum<T: RealValue>(
     Ok(sum)
 }
 
-/// `v` followed by zeros up to `len` elements (`v` itself when it is that long already):
-/// operands padded to whole blocks or groups, so unrolled loads never leave them.
-pub fn zero_padded<T: RealValue>(v: &[T], len: usize) -> Cow<'_, [T]> {
-    if v.len() >= len {
-        Cow::Borrowed(v)
-    } else {
-        let mut out = Vec::with_capacity(len);
-        out.extend_from_slice(v);
-        out.resize(len, T::ZERO);
-        Cow::Owned(out)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,7 +151,5 @@ mod tests {
         assert_eq!(y, [72.0, 144.0]);
         combine(&mut y, &partials, (2, 2), (1.0, 0.0), 1);
         assert_eq!(y, [11.0, 22.0]);
-        assert_eq!(zero_padded(&[1.0f32], 3).as_ref(), [1.0, 0.0, 0.0]);
-        assert!(matches!(zero_padded(&[1.0f32, 2.0], 1), Cow::Borrowed(_)));
     }
 }
