@@ -65,6 +65,12 @@ impl ArrayHandle {
         }
     }
 
+    /// A handle owning `v` (a kernel's result).
+    pub fn owned<T: Send + Sync + 'static>(v: Vec<T>, typestr: &'static str) -> ArrayHandle {
+        let v = Arc::new(v);
+        ArrayHandle::new(v.clone(), &v[..], typestr)
+    }
+
     /// A handle on an index array at its width. Packed 2-bit arrays have no NumPy type:
     /// they are unpacked into one byte each (a copy, owned by the handle).
     pub fn index(owner: Owner, v: &IndexVec) -> ArrayHandle {

@@ -9,6 +9,7 @@
 mod array;
 mod arrow;
 mod error;
+mod kernels;
 mod numpy_in;
 mod options;
 mod read;
@@ -43,5 +44,6 @@ fn _sptk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(numpy_in::from_coordinates, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_in::from_dense, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::from_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::product, m)?)?;
     Ok(())
 }

@@ -19,7 +19,7 @@ use crate::options::{check_keys, Conversion};
 use crate::tensor::PyTensor;
 
 /// Calls `f` with an array's type string, shape and bytes, borrowed under the GIL.
-fn with_array<T>(
+pub(crate) fn with_array<T>(
     obj: &Bound<'_, PyAny>,
     what: &str,
     f: impl FnOnce(&str, &[u64], &[u8]) -> Result<T>,
@@ -153,6 +153,28 @@ fn value_vec(typestr: &str, bytes: &[u8]) -> Result<ValueVec> {
         ValueType::C64 => ValueVec::C64(le(bytes, c32).into()),
         ValueType::C128 => ValueVec::C128(le(bytes, c64).into()),
     })
+}
+
+/// Real values (`float32` or `float64` bytes) as `T`: exact, since the product type is
+/// the wider of the operands'.
+pub(crate) fn real_vec<T: sptk_jit::reference::RealValue>(
+    t: ValueType,
+    bytes: &[u8],
+) -> Result<Vec<T>> {
+    Ok(match t {
+        ValueType::F32 => le(bytes, |a| real(f64::from(f32::from_le_bytes(a)))),
+        ValueType::F64 => le(bytes, |a| real(f64::from_le_bytes(a))),
+        other => {
+            return Err(Failure::argument(format!(
+                "float32 or float64 expected, not {other}"
+            )))
+        }
+    })
+}
+
+/// `x` as `T` (rounded to nearest for `f32`).
+pub(crate) fn real<T: sptk_jit::reference::RealValue>(x: f64) -> T {
+    T::from_scalar(sptk_tensor::Scalar::Float(x)).unwrap_or(T::ZERO)
 }
 
 /// Converts coordinates into the target the keywords say (CSR by default for a matrix).

@@ -172,17 +172,17 @@ impl Conversion {
     }
 
     /// Which widths follow the data: those asked as `"auto"`, and those a preset leaves
-    /// unsaid (the command line's rule: a preset takes the narrowest widths, encoding text
-    /// keeps what it declares).
+    /// unsaid (`AutoWidths::for_target`, the command line's rule).
     fn auto_widths(&self) -> AutoWidths {
         let preset = self
             .to
             .as_deref()
-            .is_some_and(sptk_encoding::is_preset_name);
-        let auto = |w: Option<Width>| w == Some(Width::Auto) || (preset && w.is_none());
+            .map(AutoWidths::for_target)
+            .unwrap_or_default();
+        let auto = |w: Option<Width>, p: bool| w == Some(Width::Auto) || (p && w.is_none());
         AutoWidths {
-            pos: auto(self.pos_width),
-            crd: auto(self.crd_width),
+            pos: auto(self.pos_width, preset.pos),
+            crd: auto(self.crd_width, preset.crd),
         }
     }
 

@@ -39,6 +39,8 @@ __all__ = [
     "from_scipy",
     "from_numpy",
     "from_arrow",
+    "spmv",
+    "spmm",
     "Tensor",
     "Rows",
     "Error",
@@ -189,3 +191,37 @@ def _coo_coords(m):
 def _from_spt_bytes(data):
     """Unpickling: a tensor from the bytes of a ``.spt`` file, verified."""
     return Tensor(_sptk.from_spt_bytes(data))
+
+
+def spmv(a, x, y=None, alpha=1.0, beta=0.0, transpose=False, threads=0):
+    """``alpha * A @ x + beta * y`` (``transpose``: ``A.T @ x``) as a new array, by the
+    machine code ``sparse-run`` generates for A's exact encoding and widths (AVX2 /
+    AVX-512 on x86-64), or its reference kernels where there is none. Computes in the
+    wider type of A and the operands (f16 / bf16 in f32); results do not depend on
+    ``threads`` (0: one per core). Runs without the GIL."""
+    return _product(a, x, y, alpha, beta, threads, transpose, False)
+
+
+def spmm(a, x, y=None, alpha=1.0, beta=0.0, threads=0):
+    """``alpha * A @ X + beta * Y`` for a dense ``X`` of k columns, as :func:`spmv`."""
+    return _product(a, x, y, alpha, beta, threads, False, True)
+
+
+def _product(a, x, y, alpha, beta, threads, transpose, matrices):
+    import numpy as np
+
+    if not isinstance(a, Tensor):
+        raise ArgumentError("A must be an sptk.Tensor (sptk.from_scipy(m) makes one)")
+    x = _floats(x)
+    y = None if y is None else _floats(y)
+    out = np.array(_sptk.product(a._t, x, y, float(alpha), float(beta), transpose, threads, matrices))
+    return out.reshape(-1, x.shape[1]) if x.ndim == 2 else out
+
+
+def _floats(a):
+    import numpy as np
+
+    a = np.asarray(a)
+    if a.dtype not in (np.float32, np.float64):
+        a = a.astype(np.float64)
+    return _native(a)

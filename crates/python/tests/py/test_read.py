@@ -203,6 +203,15 @@ class ArgumentTest(unittest.TestCase):
             sptk.read(data("examples", "fem_8x8.mtx"), to="Dense", memory_limit=64)
 
 
+class DocsTest(unittest.TestCase):
+    def test_help_says_which_call_checks_what(self):
+        self.assertIn("memory_limit", sptk.read.__doc__)
+        self.assertIn("header and array directory", sptk.open.__doc__)
+        self.assertIn("copy=True", sptk.Tensor.to_scipy.__doc__)
+        stubs = os.path.join(os.path.dirname(sptk.__file__), "__init__.pyi")
+        self.assertTrue(os.path.exists(stubs))
+
+
 class GilTest(unittest.TestCase):
     def test_a_second_thread_runs_during_a_conversion(self):
         n = 3000
