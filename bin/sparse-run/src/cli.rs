@@ -19,7 +19,8 @@ pub enum Command {
     Spmv(SpmvArgs),
     /// Y = alpha A X + beta Y for each input A; X a 2-D .npy of shape (columns of A, k).
     Spmm(SpmvArgs),
-    /// Print the machine code of a kernel, e.g. `sparse-run asm "spmv csr f64 pos32 crd32 avx512"`.
+    /// Print the machine code of a kernel for any instruction set, whatever this CPU runs,
+    /// e.g. `sparse-run asm "spmv csr f64 pos32 crd32 avx512"`.
     Asm {
         /// The kernel description: OP FORMAT TYPE posW crdW ISA.
         desc: String,
