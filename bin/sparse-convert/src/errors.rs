@@ -30,7 +30,10 @@ pub fn conversion(
         ConvertError::SumOverflow { coord } | ConvertError::Dtype { coord, .. } if one_based => {
             format!("{text}; in the file, counting from 1: {}", one_based_coord(coord))
         }
-        _ => text,
+        _ => match e.explanation() {
+            Some(more) => format!("{text}: {more}"),
+            None => text,
+        },
     };
     let text = match hint {
         Some(hint) => format!("{text}; {hint}"),

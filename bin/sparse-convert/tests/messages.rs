@@ -135,3 +135,16 @@ fn binary_output_into_a_terminal_is_refused() {
         "{text}"
     );
 }
+
+#[test]
+fn a_slice_outside_its_dimension_says_what_the_dimension_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.mtx"), MTX).unwrap();
+    let enc = "#sparse_tensor.encoding<{ map = (i : #sparse_tensor<slice(0, 100, 1)>, j) -> (i : dense, j : compressed) }>";
+    common::fails(
+        &["a.mtx", "--to", enc, "-o", "x.spt"],
+        d,
+        "dimension 0: slice(0, 100, 1) leaves 0..2: dimension 0 has 3 coordinates, 0..2; the slice selects 100 coordinates from 0 in steps of 1, up to 99, outside it",
+    );
+}

@@ -8,8 +8,21 @@ use crate::budget::bytes_text;
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ConvertError {
-    /// The encoding cannot be used for this tensor (unsupported feature, bad slice, ...).
+    /// The encoding cannot be used for this tensor (unsupported feature, ...).
     Encoding(String),
+    /// A dimension slice selects coordinates outside its dimension, or has stride 0.
+    SliceOutside {
+        /// The dimension.
+        dim: usize,
+        /// The slice's offset, size and stride.
+        offset: u64,
+        /// The number of coordinates it selects.
+        size: u64,
+        /// The step between them.
+        stride: u64,
+        /// The dimension's size.
+        dim_size: u64,
+    },
     /// The encoding's dimension count differs from the tensor's.
     Rank {
         /// Dimensions in the encoding.
@@ -85,11 +98,55 @@ fn coord_text(c: &[u64]) -> String {
     format!("({})", parts.join(", "))
 }
 
+impl ConvertError {
+    /// A sentence for a person, where the message itself is terse (it is compared exactly
+    /// by the conformance files): what a refused slice selects against what the dimension
+    /// holds.
+    pub fn explanation(&self) -> Option<String> {
+        let ConvertError::SliceOutside {
+            dim,
+            offset,
+            size,
+            stride,
+            dim_size,
+        } = *self
+        else {
+            return None;
+        };
+        let holds = match dim_size {
+            0 => format!("dimension {dim} is empty"),
+            n => format!("dimension {dim} has {n} coordinates, 0..{}", n - 1),
+        };
+        Some(if stride == 0 {
+            format!("{holds}; a slice's stride must be at least 1")
+        } else if size == 0 {
+            format!("{holds}; the empty slice starts at {offset}, past its end")
+        } else {
+            let last = u128::from(offset) + u128::from(size - 1) * u128::from(stride);
+            format!(
+                "{holds}; the slice selects {size} coordinates from {offset} in steps of {stride}, up to {last}, outside it"
+            )
+        })
+    }
+}
+
 impl fmt::Display for ConvertError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConvertError::Encoding(m) | ConvertError::GroupOverflow(m) => f.write_str(m),
             ConvertError::KeepDuplicates(m) | ConvertError::Invalid(m) => f.write_str(m),
+            // The conformance files' text; [`ConvertError::explanation`] says more.
+            ConvertError::SliceOutside {
+                dim,
+                offset,
+                size,
+                stride,
+                dim_size,
+            } => write!(
+                f,
+                "dimension {dim}: slice({offset}, {size}, {stride}) leaves 0..{}",
+                dim_size.saturating_sub(1)
+            ),
             ConvertError::TooLarge(m) => f.write_str(m),
             ConvertError::Rank { encoding, tensor } => write!(
                 f,

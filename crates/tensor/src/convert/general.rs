@@ -535,10 +535,13 @@ fn apply_slices(
             Some(last) => last < dim_size,
         };
         if stride == 0 || !fits {
-            return Err(ConvertError::Encoding(format!(
-                "dimension {d}: slice({offset}, {size}, {stride}) leaves 0..{}",
-                dim_size.saturating_sub(1)
-            )));
+            return Err(ConvertError::SliceOutside {
+                dim: d,
+                offset,
+                size,
+                stride,
+                dim_size,
+            });
         }
         sizes[d] = size;
         applied.push(AppliedSlice {
