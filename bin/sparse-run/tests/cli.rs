@@ -220,6 +220,10 @@ fn asm_prints_a_kernels_instructions() {
     let (ok, out, err) = run(&["asm", "spmv csr f64 pos32 crd32 scalar"]);
     assert!(ok, "{err}");
     assert!(out.contains("mulsd") && out.contains("ret"), "{out}");
+    // Any instruction set's code prints, whatever this CPU runs (generated, not mapped).
+    let (ok, out, err) = run(&["asm", "spmv csr f64 pos32 crd32 avx512"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("zmm") && out.contains("vgatherqpd"), "{out}");
     let (ok, _, err) = run(&["asm", "spmv csr f64 pos32"]);
     assert!(!ok && err.contains("six words"), "{err}");
 }
