@@ -153,7 +153,7 @@ def time_ours(run_bin, op, p):
         r = subprocess.run(base + ["--repeat", repeat], capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"sparse-run {op} failed: {r.stderr.strip()[-800:]}")
-        got[repeat] = wall_and_rss(r.stderr) + (r.stdout.strip().splitlines() or [""])[-1:]
+        got[repeat] = wall_and_rss(r.stderr) + tuple((r.stdout.strip().splitlines() or [""])[-1:])
     return (got["21"][0] - got["1"][0]) / 20, got["21"][1], got["21"][2]
 
 
