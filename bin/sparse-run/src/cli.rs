@@ -19,6 +19,28 @@ pub enum Command {
     Spmv(SpmvArgs),
     /// Y = alpha A X + beta Y for each input A; X a 2-D .npy of shape (columns of A, k).
     Spmm(SpmvArgs),
+    /// C = A + B over the union of the stored coordinates (a missing operand is 0).
+    Add(crate::ewise::EwiseArgs),
+    /// C = A - B over the union (-b where only B stores).
+    Sub(crate::ewise::EwiseArgs),
+    /// C = A * B over the intersection.
+    Mul(crate::ewise::EwiseArgs),
+    /// C = A / B over the intersection.
+    Div(crate::ewise::EwiseArgs),
+    /// C = min(A, B) over the union, NaN-propagating (--intersect: the intersection).
+    Min(crate::ewise::EwiseArgs),
+    /// C = max(A, B) over the union, NaN-propagating (--intersect: the intersection).
+    Max(crate::ewise::EwiseArgs),
+    /// C = A's values where both store.
+    First(crate::ewise::EwiseArgs),
+    /// C = B's values where both store.
+    Second(crate::ewise::EwiseArgs),
+    /// The sum of a_ij * b_ij over the coordinates both store (a scalar, printed).
+    Dot(crate::ewise::EwiseArgs),
+    /// sum_j a_ij * b_ij for every row (a vector).
+    Rowdot(crate::ewise::EwiseArgs),
+    /// Reduce one operand over its stored entries: sum|min|max|count --axis row|col|all.
+    Reduce(crate::ewise::ReduceArgs),
     /// Print the machine code of a kernel for any instruction set, whatever this CPU runs,
     /// e.g. `sparse-run asm "spmv csr f64 pos32 crd32 avx512"`.
     Asm {

@@ -2,6 +2,7 @@
 //! one command, prints any error once with its causes, and exits non-zero.
 
 mod cli;
+mod ewise;
 mod load;
 mod operands;
 mod plot;
@@ -57,6 +58,9 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Spmv(args) => spmv(&args, false),
         Command::Spmm(args) => spmv(&args, true),
+        cmd @ (Command::Add(_) | Command::Sub(_) | Command::Mul(_) | Command::Div(_))
+        | cmd @ (Command::Min(_) | Command::Max(_) | Command::First(_) | Command::Second(_))
+        | cmd @ (Command::Dot(_) | Command::Rowdot(_) | Command::Reduce(_)) => ewise::run(&cmd),
         #[cfg(feature = "hdf5")]
         Command::IsolatedHdf5 { args } => {
             sptk_input::isolate::serve(&args).map_err(anyhow::Error::msg)

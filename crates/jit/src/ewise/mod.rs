@@ -188,7 +188,7 @@ pub fn ewise_report(
 ) -> Result<Report, EwiseError> {
     let union = set_of(op, opts)?;
     let start = Instant::now();
-    let prep = Prep::new(a, b, opts)?;
+    let prep = Prep::new(a, b, opts, false)?;
     let prepare = start.elapsed();
     let job = EwiseJob {
         op,
@@ -232,9 +232,9 @@ pub fn dot(a: &Tensor, b: &Tensor, opts: &Options) -> Result<ValueVec, EwiseErro
     dots(a, b, opts, false)
 }
 
-/// `sum_j a_ij * b_ij` for every outer coordinate `i` of A's order (rows of a row-major
-/// A, columns of a column-major one; one element for vectors): a dense vector, zero
-/// where the operands' rows do not meet.
+/// `sum_j a_ij * b_ij` for every row `i` (one element for vectors): a dense vector, zero
+/// where the operands' rows do not meet. Column-major operands go through the planner to
+/// rows first, so that each row is summed in column order.
 ///
 /// # Errors
 /// As [`dot`].
@@ -244,7 +244,7 @@ pub fn rowdot(a: &Tensor, b: &Tensor, opts: &Options) -> Result<ValueVec, EwiseE
 
 /// [`dot`], or [`rowdot`] with `rows`.
 fn dots(a: &Tensor, b: &Tensor, opts: &Options, rows: bool) -> Result<ValueVec, EwiseError> {
-    let prep = Prep::new(a, b, opts)?;
+    let prep = Prep::new(a, b, opts, rows)?;
     prep.run(DotJob {
         rows,
         threads: opts.threads(),
@@ -266,7 +266,13 @@ struct Prep<'a> {
 }
 
 impl<'a> Prep<'a> {
-    fn new(a: &'a Tensor, b: &'a Tensor, opts: &Options) -> Result<Prep<'a>, EwiseError> {
+    /// Both operands planned in A's dimension order, or by rows with `by_rows`.
+    fn new(
+        a: &'a Tensor,
+        b: &'a Tensor,
+        opts: &Options,
+        by_rows: bool,
+    ) -> Result<Prep<'a>, EwiseError> {
         if a.dim_sizes() != b.dim_sizes() {
             return Err(EwiseError::Shape(format!(
                 "A is {:?} and B is {:?}",
@@ -275,7 +281,7 @@ impl<'a> Prep<'a> {
             )));
         }
         let value_type = compute_type(a.value_type(), b.value_type())?;
-        let outer_dim = if a.dim_sizes().len() == 2 {
+        let outer_dim = if a.dim_sizes().len() == 2 && !by_rows {
             operand::outer_dim(a)
         } else {
             0

@@ -15,7 +15,7 @@
 //! 5. `dot`: the keys of both, split into the ranges of outer coordinates that balance
 //!    nnz(A) + nnz(B); each range summed from zero in key order; then the range sums, the
 //!    first and each next added.
-//! 6. `rowdot`: per outer coordinate, the keys of both in order, from zero.
+//! 6. `rowdot`: per row, the keys of both in column order, from zero.
 
 use std::collections::BTreeMap;
 
@@ -82,7 +82,7 @@ struct Operands {
     dims: Vec<u64>,
 }
 
-fn operands(a: &Tensor, b: &Tensor) -> Result<Operands, EwiseError> {
+fn operands(a: &Tensor, b: &Tensor, by_rows: bool) -> Result<Operands, EwiseError> {
     if a.dim_sizes() != b.dim_sizes() {
         return Err(EwiseError::Shape(format!(
             "A is {:?} and B is {:?}",
@@ -91,7 +91,7 @@ fn operands(a: &Tensor, b: &Tensor) -> Result<Operands, EwiseError> {
         )));
     }
     let value_type = operand::compute_type(a.value_type(), b.value_type())?;
-    let outer_dim = if a.dim_sizes().len() == 2 {
+    let outer_dim = if a.dim_sizes().len() == 2 && !by_rows {
         operand::outer_dim(a)
     } else {
         0
@@ -112,7 +112,7 @@ fn operands(a: &Tensor, b: &Tensor) -> Result<Operands, EwiseError> {
 /// As [`super::ewise`].
 pub fn ewise(a: &Tensor, b: &Tensor, op: EwiseOp, opts: &Options) -> Result<Tensor, EwiseError> {
     let union = set_of(op, opts)?;
-    let o = operands(a, b)?;
+    let o = operands(a, b, false)?;
     let vt = o.value_type;
     on_type(Ewise { o, op, union, opts }, vt)?
 }
@@ -206,7 +206,7 @@ fn build<V: Kind>(
 /// # Errors
 /// As [`super::dot`].
 pub fn dot(a: &Tensor, b: &Tensor, _opts: &Options) -> Result<ValueVec, EwiseError> {
-    let o = operands(a, b)?;
+    let o = operands(a, b, false)?;
     let vt = o.value_type;
     on_type(Dot { o, rows: false }, vt)?
 }
@@ -216,7 +216,7 @@ pub fn dot(a: &Tensor, b: &Tensor, _opts: &Options) -> Result<ValueVec, EwiseErr
 /// # Errors
 /// As [`super::rowdot`].
 pub fn rowdot(a: &Tensor, b: &Tensor, _opts: &Options) -> Result<ValueVec, EwiseError> {
-    let o = operands(a, b)?;
+    let o = operands(a, b, true)?;
     let vt = o.value_type;
     on_type(Dot { o, rows: true }, vt)?
 }
