@@ -40,6 +40,7 @@ fn _sptk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read::read, m)?)?;
     m.add_function(wrap_pyfunction!(read::open, m)?)?;
     m.add_function(wrap_pyfunction!(read::from_spt_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(read::serve_hdf5, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_in::from_compressed, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_in::from_coordinates, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_in::from_dense, m)?)?;

@@ -40,6 +40,7 @@ const READ_KEYS: &[&str] = &[
     "checksums",
     "isolate",
     "isolate_timeout",
+    "isolate_helper",
 ];
 
 /// A width keyword: bits, or `"auto"` (the narrowest that holds the data).
@@ -105,6 +106,7 @@ fn expected(key: &str) -> &'static str {
         "shape" | "slice_values" => "a list of ints",
         "relabel" => "True, \"shared\" or \"separate\"",
         "isolate_timeout" => "seconds (a float)",
+        "isolate_helper" => "the path of a helper program",
         _ => "a bool",
     }
 }
@@ -253,7 +255,7 @@ impl Reading {
         };
         let isolation = if item(d, "isolate")?.unwrap_or(true) {
             Isolation::Child(Helper {
-                program: None,
+                program: item::<std::path::PathBuf>(d, "isolate_helper")?,
                 timeout: item::<f64>(d, "isolate_timeout")?
                     .filter(|s| s.is_finite() && *s > 0.0)
                     .map(Duration::from_secs_f64),

@@ -78,6 +78,16 @@ pub fn open(py: Python<'_>, path: PathBuf, verify: bool, mmap: bool) -> PyResult
     })
 }
 
+/// The HDF5 helper process's work (`HELPER isolated-hdf5 OP FD ...`, the arguments after
+/// the subcommand): what `sparse-convert`'s hidden subcommand does, run by the helper
+/// script `sptk` writes for the Python that runs it (`sptk._hdf5_helper`).
+#[pyfunction]
+pub fn serve_hdf5(py: Python<'_>, args: Vec<std::ffi::OsString>) -> PyResult<()> {
+    detached(py, move || {
+        sptk_input::isolate::serve(&args).map_err(|e| Failure::new(crate::error::Kind::Format, e))
+    })
+}
+
 /// A tensor from the bytes of a `.spt` file (unpickling), verified.
 #[pyfunction]
 pub fn from_spt_bytes(py: Python<'_>, bytes: Vec<u8>) -> PyResult<PyTensor> {

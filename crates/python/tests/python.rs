@@ -49,6 +49,9 @@ fn python_suite() {
         .env("PYTHONPATH", dir.path())
         .env("SPTK_TESTDATA", manifest.join("../../testdata"))
         .env("PYTHONDONTWRITEBYTECODE", "1")
+        // The HDF5 helper script is written here, not in the user's cache.
+        .env("XDG_CACHE_HOME", dir.path())
+        .env_remove("SPTK_HDF5_HELPER")
         .output()
         .expect("run the Python tests");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -72,8 +72,10 @@ def read(source, to=None, **options):
     ``format``, ``transpose``, and for tables ``columns``, ``value_column``
     (``"none"``: a pattern), ``shape``, ``index_base``, ``relabel`` (True,
     ``"shared"``, ``"separate"``); ``threads``; ``mmap`` and ``checksums`` for ``.spt``;
-    ``isolate`` (default True: libhdf5 runs in a helper process, ``sparse-convert`` found
-    by ``$SPTK_HDF5_HELPER`` or on ``PATH``) and ``isolate_timeout`` for HDF5.
+    for HDF5, ``isolate`` (default True: libhdf5 runs in a helper process, this Python
+    running ``sptk`` again, so a damaged file that crashes or hangs libhdf5 raises
+    :class:`FormatError` instead of ending the interpreter; False: in this process, for
+    trusted files), ``isolate_timeout`` (seconds) and ``isolate_helper`` (the program).
 
     Returns a validated :class:`Tensor`; the reader's notes are in ``Tensor.notes``.
     Runs without the GIL. Raises :class:`FileError`, :class:`FormatError`,
@@ -82,7 +84,7 @@ def read(source, to=None, **options):
     sources = source if isinstance(source, (list, tuple)) else [source]
     sources = [_os.fspath(s) for s in sources]
     options["to"] = to
-    _helper_default(options)
+    _hdf5_helper(options)
     t, notes = _sptk.read(sources, options)
     return Tensor(t, notes)
 
@@ -162,15 +164,52 @@ def from_arrow(table, to=None, **options):
     return Tensor(t, notes)
 
 
-def _helper_default(options):
-    """Points HDF5 isolation at ``sparse-convert`` on PATH when nothing else names a
-    helper (the library looks beside the current executable, which is Python here)."""
-    if options.get("isolate", True) and not _os.environ.get("SPTK_HDF5_HELPER"):
-        import shutil
+def _hdf5_helper(options):
+    """Names the program libhdf5 runs in (``isolate=True``, the default): ``isolate_helper=``,
+    else ``$SPTK_HDF5_HELPER``, else a script that runs this very Python on
+    ``sptk._sptk.serve_hdf5`` (what ``sparse-convert``'s helper subcommand does), written
+    once per Python and version into ``$XDG_CACHE_HOME/sptk`` (``~/.cache/sptk``)."""
+    if not options.get("isolate", True) or options.get("isolate_helper"):
+        return
+    named = _os.environ.get("SPTK_HDF5_HELPER")
+    if named:
+        options["isolate_helper"] = named
+        return
+    import hashlib
+    import sys
+    import tempfile
 
-        found = shutil.which("sparse-convert")
-        if found:
-            _os.environ["SPTK_HDF5_HELPER"] = found
+    cache = _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache")
+    folder = _os.path.join(cache, "sptk")
+    try:
+        _os.makedirs(folder, exist_ok=True)
+    except OSError:
+        folder = tempfile.gettempdir()
+    module = _sptk.__file__
+    key = hashlib.sha256(("%s %s %s" % (sys.executable, module, __version__)).encode()).hexdigest()[:16]
+    path = _os.path.join(folder, "hdf5-helper-" + key)
+    if not _os.path.exists(path):
+        # The extension alone is loaded (not the package, which imports NumPy): a start
+        # of about 30 ms instead of 150 (measured on a small .h5ad).
+        script = (
+            "#!%s\n"
+            "# The HDF5 helper process of sptk %s: libhdf5 runs here, not in the caller.\n"
+            "import importlib.machinery, importlib.util, sys\n"
+            "loader = importlib.machinery.ExtensionFileLoader('sptk._sptk', %r)\n"
+            "module = importlib.util.module_from_spec(importlib.util.spec_from_loader('sptk._sptk', loader))\n"
+            "loader.exec_module(module)\n"
+            "try:\n"
+            "    module.serve_hdf5(sys.argv[2:])\n"
+            "except Exception as e:\n"
+            "    sys.stderr.write('sptk hdf5 helper: %%s\\n' %% e)\n"
+            "    sys.exit(1)\n" % (sys.executable, __version__, module)
+        )
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".hdf5-helper-")
+        with _os.fdopen(fd, "w") as f:
+            f.write(script)
+        _os.chmod(tmp, 0o755)
+        _os.replace(tmp, path)
+    options["isolate_helper"] = path
 
 
 def _native(a):

@@ -203,6 +203,35 @@ class ArgumentTest(unittest.TestCase):
             sptk.read(data("examples", "fem_8x8.mtx"), to="Dense", memory_limit=64)
 
 
+class Hdf5Test(unittest.TestCase):
+    """libhdf5 runs in a helper process by default (this Python running sptk again)."""
+
+    def test_isolated_read_matches_in_process(self):
+        path = data("anndata", "adata_csr_f32.h5ad")
+        isolated = sptk.read(path)
+        in_process = sptk.read(path, isolate=False)
+        np.testing.assert_array_equal(isolated.to_numpy(), in_process.to_numpy())
+        self.assertEqual(isolated.labels(1), in_process.labels(1))
+
+    def test_damaged_hdf5_raises_and_python_lives(self):
+        path = data("anndata", "adata_csr_f32.h5ad")
+        with open(path, "rb") as f:
+            raw = f.read()
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.h5ad")
+            failed = 0
+            for at in range(96, min(len(raw), 8000), 661):
+                damaged = bytearray(raw)
+                damaged[at : at + 8] = b"\xff" * 8
+                with open(bad, "wb") as f:
+                    f.write(bytes(damaged))
+                try:
+                    sptk.read(bad, isolate_timeout=20)
+                except sptk.Error:
+                    failed += 1
+            self.assertGreater(failed, 0)
+
+
 class DocsTest(unittest.TestCase):
     def test_help_says_which_call_checks_what(self):
         self.assertIn("memory_limit", sptk.read.__doc__)
