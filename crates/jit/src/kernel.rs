@@ -1,11 +1,11 @@
 //! Compiled kernels: made once per description, run on validated tensors whose
 //! description matches, with every size checked at each call.
 //!
-//! - `generate.rs`: the machine code of a description, on any host ([`generate`]).
+//! - `generate.rs`: the machine code of a description, on any host ([`generate()`]).
 //! - `walk.rs`: how a kernel walks its matrix, chosen from the description.
 //! - `args.rs`: the argument structs generated code reads, checked against its offsets.
 //! - `spmv.rs`, `spmm.rs`: running the code on a tensor, chunk by chunk ([`crate::run`]).
-//! - `cache.rs`: one kernel per description per process ([`kernel`]).
+//! - `cache.rs`: one kernel per description per process ([`kernel()`]).
 
 mod args;
 mod cache;
@@ -45,7 +45,7 @@ impl std::fmt::Debug for Kernel {
 }
 
 impl Kernel {
-    /// Generates the kernel of `desc` ([`generate`]) and maps its code executable: the one
+    /// Generates the kernel of `desc` ([`generate()`]) and maps its code executable: the one
     /// place code becomes runnable, so the one that needs a CPU with `desc`'s instruction
     /// set.
     ///
