@@ -120,7 +120,7 @@ fn values(rng: &mut Rng, n: usize, t: ValueType, specials: bool) -> ValueVec {
         ),
         ValueType::U8 => ValueVec::U8(
             f.iter()
-                .map(|&x| (x.abs() as u8) * 60)
+                .map(|&x| (x.abs() as u8) * 20)
                 .collect::<Vec<_>>()
                 .into(),
         ),
