@@ -471,7 +471,6 @@ pub fn read_input(args: &InputArgs, opened: Opened<'static>, metadata_only: bool
     }
 }
 
-/// Writes the converted tensor to `path` (atomically for files).
 /// Says that an output of `format` drops the tensor's labels, where it does. The binsparse
 /// and MATLAB writers say so themselves.
 fn note_dropped_labels(format: Format, tensor: &Tensor, quiet: bool) {
@@ -480,18 +479,19 @@ fn note_dropped_labels(format: Format, tensor: &Tensor, quiet: bool) {
         #[cfg(feature = "hdf5")]
         Format::H5ad | Format::Binsparse | Format::Mat => true,
         #[cfg(feature = "table")]
-        Format::Levels => true,
+        Format::Levels | Format::Parquet | Format::Arrow | Format::ArrowStream => true,
         _ => false,
     };
     let labelled = tensor.all_labels().iter().filter(|l| l.is_some()).count();
     if !keeps && labelled > 0 && !quiet {
         eprintln!(
-            "note: the labels of {labelled} dimension(s) are not written: {} has no place for them (.spt, .levels and .h5ad outputs keep them)",
+            "note: the labels of {labelled} dimension(s) are not written: {} has no place for them (.spt, .h5ad, Parquet, Arrow and .levels outputs keep them)",
             format.name()
         );
     }
 }
 
+/// Writes the converted tensor to `path` (atomically for files).
 pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertArgs) -> Result<()> {
     let source = input.name.as_str();
     let (format, compress) = check_output(path, args)?;

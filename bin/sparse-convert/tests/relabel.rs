@@ -74,12 +74,12 @@ fn a_relabel_mode_that_is_not_one_says_which_there_are() {
 }
 
 #[test]
-fn outputs_without_a_place_for_labels_say_so_and_levels_folders_keep_them() {
+fn outputs_without_a_place_for_labels_say_so_and_tables_and_levels_folders_keep_them() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     edges(d);
     let dropped = "the labels of 2 dimension(s) are not written";
-    for out in ["out.npz", "out.npy", "out.parquet", "out.arrow", "out.mtx"] {
+    for out in ["out.npz", "out.npy", "out.mtx"] {
         let (_, notes) = succeeds(
             &["g.parquet", "--to", "CSR", "--relabel", "-o", out],
             d,
@@ -87,13 +87,18 @@ fn outputs_without_a_place_for_labels_say_so_and_levels_folders_keep_them() {
         );
         assert!(notes.contains(dropped), "{out}: {notes}");
     }
-    let (_, notes) = succeeds(
-        &["g.parquet", "--to", "CSR", "--relabel", "-o", "out.levels"],
-        d,
-        None,
-    );
-    assert!(!notes.contains(dropped), "{notes}");
-    // Read back from the folder, the labels are there to be dropped by the next output.
-    let (_, notes) = succeeds(&["out.levels", "-o", "back.npz"], d, None);
-    assert!(notes.contains(dropped), "{notes}");
+    for out in ["out.levels", "out.parquet", "out.arrow", "out.arrows"] {
+        let (_, notes) = succeeds(
+            &["g.parquet", "--to", "CSR", "--relabel", "-o", out],
+            d,
+            None,
+        );
+        assert!(!notes.contains(dropped), "{out}: {notes}");
+        // Read back (by the direct route into CSR and as a coordinate list), the labels
+        // are there: the Matrix Market output then says it drops them.
+        for to in ["CSR", "COO"] {
+            let (_, notes) = succeeds(&[out, "--to", to, "-o", "back.mtx"], d, None);
+            assert!(notes.contains(dropped), "{out} --to {to}: {notes}");
+        }
+    }
 }

@@ -282,9 +282,15 @@ impl Table {
         };
         let entries = Entries::from_checked_arrays(dims, arrays, V::wrap(values))
             .map_err(|e| TableError::invalid(&self.files[0].path, e.to_string()))?;
+        // Labels kept in the schema metadata (this path numbers no dimension).
+        let labels = if self.stored_labels.iter().any(Option::is_some) {
+            self.stored_labels.clone()
+        } else {
+            Vec::new()
+        };
         Ok(TableEntries {
             entries,
-            labels: Vec::new(),
+            labels,
             notes,
         })
     }
@@ -421,7 +427,7 @@ impl Table {
                 dims.push(list.len() as u64);
                 labels.push(Some(list));
             } else {
-                labels.push(None);
+                labels.push(self.stored_labels.get(d).cloned().flatten());
                 dims.push(match sizes {
                     Some(s) => s[d],
                     None => coords[d].iter().max().map_or(0, |m| m + 1),

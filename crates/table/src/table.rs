@@ -3,10 +3,11 @@
 //! it is read in.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow_schema::{DataType, Schema};
 use parquet::file::statistics::Statistics;
-use sptk_tensor::ValueType;
+use sptk_tensor::{Labels, ValueType};
 
 use crate::columns::{self, is_integer, is_text};
 use crate::error::TableError;
@@ -108,6 +109,9 @@ pub struct Table {
     pub(crate) found: Vec<Vec<Found>>,
     pub(crate) opts: TableOptions,
     pub(crate) notes: Vec<String>,
+    /// Per dimension, the labels the first file's schema metadata keeps for it
+    /// ([`crate::write::LABELS_KEY`], written by [`crate::write_table`]).
+    pub(crate) stored_labels: Vec<Option<Arc<Labels>>>,
 }
 
 /// Default names of a value column, in the order they are looked for.
@@ -250,13 +254,54 @@ impl Table {
             found,
             opts: opts.clone(),
             notes,
+            stored_labels: Vec::new(),
         };
         table.shape = table.declared_shape()?;
         table.declared = table.shape.is_some();
         if table.shape.is_none() && !table.relabels() {
             table.shape = table.shape_from_statistics();
         }
+        table.stored_labels = table.labels_from_metadata();
         Ok(table)
+    }
+
+    /// The labels the schema metadata keeps for each dimension that is not numbered
+    /// here: a JSON list of text per coordinate column, as long as the declared size.
+    /// Anything else is set aside with a note.
+    fn labels_from_metadata(&mut self) -> Vec<Option<Arc<Labels>>> {
+        let meta = self.files[0].schema.metadata().clone();
+        let mut out = vec![None; self.coords.len()];
+        for (d, column) in self.coords.iter().enumerate() {
+            let key = format!("{}{column}", crate::write::LABELS_KEY);
+            let Some(text) = meta.get(&key) else { continue };
+            if self.lists[d].is_some() {
+                self.notes.push(format!(
+                    "column `{column}` is numbered here: the labels in the schema metadata `{key}` are not used"
+                ));
+                continue;
+            }
+            let size = self.shape.as_ref().filter(|_| self.declared).map(|s| s[d]);
+            match serde_json::from_str::<Vec<String>>(text) {
+                Ok(list) if Some(list.len() as u64) == size => {
+                    out[d] = Some(Arc::new(Labels::from_strings(list)));
+                }
+                Ok(list) => self.notes.push(format!(
+                    "schema metadata `{key}` holds {} labels for a dimension of size {}: not used",
+                    list.len(),
+                    size.map_or("unknown".to_string(), |s| s.to_string())
+                )),
+                Err(_) => self.notes.push(format!(
+                    "schema metadata `{key}` is not a JSON list of text: not used"
+                )),
+            }
+        }
+        out
+    }
+
+    /// Per dimension, the labels kept in the file's schema metadata (see
+    /// [`crate::write_table`]); relabelled dimensions take theirs from the ids instead.
+    pub fn stored_labels(&self) -> &[Option<Arc<Labels>>] {
+        &self.stored_labels
     }
 
     /// The coordinate columns, one per dimension.

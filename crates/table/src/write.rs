@@ -26,6 +26,10 @@ use sptk_tensor::{Tensor, ValueType};
 use crate::error::TableError;
 use crate::open::TableKind;
 
+/// The schema metadata key (followed by the coordinate column's name) under which a
+/// dimension's labels are kept, as a JSON list of text.
+pub const LABELS_KEY: &str = "sptk:labels:";
+
 /// How to write a table.
 #[derive(Clone, Debug)]
 pub struct WriteOptions {
@@ -286,6 +290,17 @@ pub fn write_table_to(
         serde_json::to_string(dims).unwrap_or_default(),
     );
     meta.insert("sptk:encoding".to_string(), tensor.encoding().to_string());
+    // Each labelled dimension's labels, all of them (a coordinate without entries keeps
+    // its label), as a JSON list of text under `sptk:labels:COLUMN`.
+    for (d, labels) in tensor.all_labels().iter().enumerate() {
+        if let Some(labels) = labels {
+            let list: Vec<&str> = labels.iter().collect();
+            meta.insert(
+                format!("{LABELS_KEY}{}", names[d]),
+                serde_json::to_string(&list).unwrap_or_default(),
+            );
+        }
+    }
     meta.insert("sptk:value_type".to_string(), vt.name().to_string());
     let schema = Arc::new(Schema::new_with_metadata(fields, meta));
     let mut notes = Vec::new();

@@ -443,3 +443,42 @@ fn hive_partitions_read_as_one_tensor() {
         .collect();
     assert_eq!(got, [(0, 0), (0, 1), (1, 2)]);
 }
+
+#[test]
+fn labels_survive_every_table_we_write_even_those_of_empty_rows() {
+    // Row 5 and column 11 have no entries: their labels are kept all the same.
+    let dir = tempfile::tempdir().unwrap();
+    let t = labelled("CSR");
+    for (name, kind) in [
+        ("l.parquet", TableKind::Parquet),
+        ("l.arrow", TableKind::ArrowFile),
+        ("l.arrows", TableKind::ArrowStream),
+    ] {
+        let path = dir.path().join(name);
+        write_table(&path, &t, kind, &WriteOptions::default()).unwrap();
+        let table = open(&[&path], &TableOptions::default()).unwrap();
+        let read = table.read_entries().unwrap();
+        let owned = |l: &[Option<Arc<Labels>>]| -> Vec<Option<Labels>> {
+            l.iter().map(|x| x.as_deref().cloned()).collect()
+        };
+        let want: Vec<Option<Labels>> = t.all_labels().into_iter().map(|x| x.cloned()).collect();
+        assert_eq!(owned(&read.labels), want, "{name}");
+        assert_eq!(read.labels[0].as_ref().unwrap().get(5), Some("cell-5"));
+        assert_eq!(owned(table.stored_labels()), want, "{name}");
+    }
+    // Relabelling the coordinates numbers them anew and says the stored labels are unused.
+    let path = dir.path().join("l.parquet");
+    let opts = TableOptions {
+        relabel: Relabel::Shared,
+        ..TableOptions::default()
+    };
+    let table = open(&[&path], &opts).unwrap();
+    assert!(
+        table
+            .notes()
+            .iter()
+            .any(|n| n.contains("column `row` is numbered here")),
+        "{:?}",
+        table.notes()
+    );
+}

@@ -197,7 +197,17 @@ impl Reader for Tables {
         else {
             return Ok(None);
         };
-        let t = &d.converted.tensor;
+        let mut converted = d.converted;
+        let labels = table.stored_labels().to_vec();
+        sptk_tensor::attach_labels(&mut converted.tensor, &labels).map_err(|error| {
+            InputError::Convert {
+                input: Some(source.spec().to_string()),
+                one_based: false,
+                hint: None,
+                error,
+            }
+        })?;
+        let t = &converted.tensor;
         Ok(Some(ReadConverted {
             input: Input {
                 name: source.spec().to_string(),
@@ -209,12 +219,12 @@ impl Reader for Tables {
                     dims: t.dim_sizes().to_vec(),
                     value_type: table.value_type(),
                     entries: table.rows().unwrap_or(0),
-                    labels: Vec::new(),
+                    labels,
                 },
                 notes: table.notes().to_vec(),
                 memory_hint: None,
             },
-            converted: d.converted,
+            converted,
             convert_time: d.convert_time,
         }))
     }
