@@ -31,19 +31,24 @@ pub fn load(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
     let input = sptk_input::read(SourceSpec::file(path), None, &opts)
         .with_context(|| format!("cannot read {name}"))?;
     let rank = input.dim_sizes().len();
-    let (target, why) = match (&args.to, input.encoding()) {
-        (Some(text), _) => (resolve(text, rank)?, "--to"),
-        (None, Some(encoding)) => (Target::Fixed(encoding.clone()), "the input's encoding"),
+    let default = if rank == 2 { "CSR" } else { "COO" };
+    // The preset named (by --to, or the default for a coordinate list), if any.
+    let (named, target, why) = match (&args.to, input.encoding()) {
+        (Some(text), _) => (Some(text.as_str()), resolve(text, rank)?, "--to"),
+        (None, Some(encoding)) => (
+            None,
+            Target::Fixed(encoding.clone()),
+            "the input's encoding",
+        ),
         (None, None) => (
-            resolve(if rank == 2 { "CSR" } else { "COO" }, rank)?,
+            Some(default),
+            resolve(default, rank)?,
             "a coordinate list: --to chooses another",
         ),
     };
     // A preset takes the narrowest widths that hold the data, as sparse-convert has it.
     let opts = sptk_tensor::ConvertOptions {
-        auto_widths: args
-            .to
-            .as_deref()
+        auto_widths: named
             .map(sptk_tensor::AutoWidths::for_target)
             .unwrap_or_default(),
         ..Default::default()
