@@ -155,6 +155,20 @@ impl fmt::Display for InputError {
 }
 
 impl InputError {
+    /// A conversion error of the input `input` (as named), with no hint.
+    pub(crate) fn convert(
+        input: &dyn fmt::Display,
+        one_based: bool,
+        error: ConvertError,
+    ) -> InputError {
+        InputError::Convert {
+            input: Some(input.to_string()),
+            one_based,
+            hint: None,
+            error,
+        }
+    }
+
     /// A conversion error named as the input `name` unless its reader named it already;
     /// other errors name their file themselves.
     pub fn in_input(self, name: &dyn std::fmt::Display) -> InputError {

@@ -290,12 +290,7 @@ impl Input {
     /// A stored file that does not validate; a streamed input (converted while read).
     pub fn transposed(mut self) -> Result<Input, InputError> {
         let name = self.name.clone();
-        let explain = |error| InputError::Convert {
-            input: Some(name.clone()),
-            one_based: false,
-            hint: None,
-            error,
-        };
+        let explain = |error| InputError::convert(&name, false, error);
         self.content = match self.content {
             Content::Entries {
                 entries,

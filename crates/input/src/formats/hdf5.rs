@@ -120,14 +120,7 @@ impl Reader for Hdf5 {
                 }
             }
             sptk_hdf5::Content::Tensor(mut t) => {
-                sptk_tensor::attach_labels(&mut t, &m.labels).map_err(|error| {
-                    InputError::Convert {
-                        input: Some(source.spec().to_string()),
-                        one_based: false,
-                        hint: None,
-                        error,
-                    }
-                })?;
+                super::attach_labels(&mut t, &m.labels, source, false)?;
                 Content::Tensor(t)
             }
         };

@@ -268,14 +268,7 @@ impl Reader for Mex {
             &d.input.dim_sizes(),
             opts.memory_limit,
         )?;
-        sptk_tensor::attach_labels(&mut d.converted.tensor, &labels).map_err(|error| {
-            InputError::Convert {
-                input: Some(source.spec().to_string()),
-                one_based: true,
-                hint: None,
-                error,
-            }
-        })?;
+        super::attach_labels(&mut d.converted.tensor, &labels, source, true)?;
         d.input.format = self.name();
         d.input.notes.push(note(&features, &barcodes));
         Ok(Some(d))

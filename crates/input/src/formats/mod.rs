@@ -42,6 +42,18 @@ where
     })
 }
 
+/// Attaches the labels a reader found to the tensor it made of the input `source`
+/// (`one_based` as the input numbers its coordinates), a failure named as that input.
+pub(crate) fn attach_labels(
+    tensor: &mut sptk_tensor::Tensor,
+    labels: &[Option<std::sync::Arc<sptk_tensor::Labels>>],
+    source: &Source,
+    one_based: bool,
+) -> Result<(), InputError> {
+    sptk_tensor::attach_labels(tensor, labels)
+        .map_err(|error| InputError::convert(source.spec(), one_based, error))
+}
+
 /// Progress of one file of several, reported as bytes of all of them: `before` bytes of
 /// earlier files are added to what this file's reader reports.
 pub(crate) fn progress_after(opts: &ReadOptions, before: u64) -> Option<Progress> {

@@ -199,14 +199,7 @@ impl Reader for Tables {
         };
         let mut converted = d.converted;
         let labels = table.stored_labels().to_vec();
-        sptk_tensor::attach_labels(&mut converted.tensor, &labels).map_err(|error| {
-            InputError::Convert {
-                input: Some(source.spec().to_string()),
-                one_based: false,
-                hint: None,
-                error,
-            }
-        })?;
+        super::attach_labels(&mut converted.tensor, &labels, source, false)?;
         let t = &converted.tensor;
         Ok(Some(ReadConverted {
             input: Input {
