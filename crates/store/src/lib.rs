@@ -13,8 +13,9 @@
 //!   Kernels and conversions take a `Tensor`, which only [`SptFile::validate`] (the O(n)
 //!   pass) and [`SptFile::verify`] (checksums, then validation) produce: its arrays
 //!   borrow the file.
-//! - [`SptFile::row`] checks and hands out one row of CSR/CSC/BSR without validating the
-//!   rest; [`SptFile::convert`] and [`convert_file`] convert a stored tensor into any
+//! - [`SptFile::rows`] checks and hands out rows `a..b` of CSR/CSC/BSR (only their
+//!   chunks' checksums and their positions and coordinates) without validating the rest;
+//!   [`SptFile::row`] one row; [`SptFile::convert`] and [`convert_file`] convert a stored tensor into any
 //!   encoding.
 //! - Every failure is a [`StoreError`] naming the file and what is wrong where.
 //!
@@ -37,6 +38,9 @@
 //! assert_eq!(file.header().dim_sizes(), &[3, 4]);
 //! let row = file.row(2).unwrap(); // checks row 2 only
 //! assert_eq!(row.crd().to_u64_vec(), vec![0, 3]);
+//! let rows = file.rows(1..3).unwrap(); // checks rows 1 and 2 only
+//! assert_eq!(rows.pos().to_u64_vec(), vec![1, 1, 3]);
+//! assert_eq!(rows.crd().to_u64_vec(), vec![0, 3]);
 //!
 //! let stored = file.verify().unwrap(); // checksums + full validation
 //! assert_eq!(stored, t);
@@ -65,5 +69,5 @@ pub use header::{
     Provenance, CHECKSUMS, MAX_CHUNK, MIN_CHUNK,
 };
 pub use open::SptFile;
-pub use row::RowSlices;
+pub use row::{RowRange, RowSlices};
 pub use write::{to_bytes, write, write_to, Progress, WriteOptions};

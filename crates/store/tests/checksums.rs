@@ -82,25 +82,40 @@ fn row_views_check_the_chunks_they_read_and_only_those() {
     let bytes = to_bytes(&t, &opts).unwrap();
     let f = SptFile::from_bytes(&bytes).unwrap();
     let pos = t.pos(1).unwrap().to_u64_vec();
-    let row = 150usize;
-    let (lo, hi) = (pos[row] as usize, pos[row + 1] as usize);
-    assert!(hi > lo);
     let data = 24 + hlen(&bytes);
     let at = |name: &str| f.header().array(name).unwrap().offset + data;
-    let cases = [
-        ("values", at("values") + lo * 8),
-        ("crd[1]", at("crd[1]") + (hi - 1) * 2),
-        ("pos[1]", at("pos[1]") + (row + 1) * 8),
-    ];
-    for (array, byte) in cases {
-        let mut b = bytes.clone();
-        b[byte] ^= 0x04;
-        let g = SptFile::from_bytes(&b).unwrap();
-        let e = g.row(row as u64).unwrap_err();
-        assert!(matches!(e.kind(), K::ChunkChecksum { .. }), "{array}: {e}");
-        assert_eq!(e.array(), Some(array));
-        // A row far away reads other chunks of every array: it is served.
-        assert_eq!(g.row(2).unwrap().crd(), f.row(2).unwrap().crd());
+    // One row by `row`, then a range by `rows`.
+    for (a, b) in [(150usize, 151usize), (140, 160)] {
+        let (lo, hi) = (pos[a] as usize, pos[b] as usize);
+        assert!(hi > lo);
+        let read = |g: &SptFile| {
+            if b == a + 1 {
+                g.row(a as u64).map(|r| r.crd().clone())
+            } else {
+                g.rows(a as u64..b as u64).map(|r| r.crd().clone())
+            }
+        };
+        assert_eq!(read(&f).unwrap().len(), hi - lo);
+        // The first and last byte of each array's part of the rows, and one in between.
+        let cases = [
+            ("values", at("values") + lo * 8),
+            ("values", at("values") + (hi - 1) * 8 + 7),
+            ("crd[1]", at("crd[1]") + (lo + hi) / 2 * 2),
+            ("crd[1]", at("crd[1]") + (hi - 1) * 2),
+            ("pos[1]", at("pos[1]") + a * 8),
+            ("pos[1]", at("pos[1]") + b * 8 + 7),
+        ];
+        for (array, byte) in cases {
+            let mut bytes = bytes.clone();
+            bytes[byte] ^= 0x04;
+            let g = SptFile::from_bytes(&bytes).unwrap();
+            let e = read(&g).unwrap_err();
+            assert!(matches!(e.kind(), K::ChunkChecksum { .. }), "{array}: {e}");
+            assert_eq!(e.array(), Some(array));
+            // Rows far away read other chunks of every array: they are served.
+            assert_eq!(g.row(2).unwrap().crd(), f.row(2).unwrap().crd());
+            assert_eq!(g.rows(0..5).unwrap().crd(), f.rows(0..5).unwrap().crd());
+        }
     }
 }
 

@@ -477,6 +477,31 @@ fn row_views_check_their_row() {
 }
 
 #[test]
+fn row_ranges_name_their_first_bad_row() {
+    // pos[1][4] above pos[1][5]: any range holding row 4 is refused, naming row 4.
+    let t = csr_f64();
+    let p5 = t.pos(1).unwrap().get(5).unwrap();
+    let f = SptFile::from_bytes(&with_element("pos[1]", 4, p5 + 1)).unwrap();
+    let e = f.rows(2..8).unwrap_err();
+    assert!(matches!(e.kind(), K::Row { row: 4, .. }), "{e}");
+    assert_eq!(e.array(), Some("pos[1]"));
+    assert!(f.rows(0..3).is_ok());
+    assert!(f.rows(6..8).is_ok());
+    // A coordinate out of range in row 0: a range from row 0 is refused, naming crd[1].
+    let f = SptFile::from_bytes(&with_element("crd[1]", 0, 99)).unwrap();
+    let e = f.rows(0..4).unwrap_err();
+    assert!(matches!(e.kind(), K::Row { row: 0, .. }), "{e}");
+    assert_eq!(e.array(), Some("crd[1]"), "{e}");
+    assert!(e.to_string().contains("not below the level size"), "{e}");
+    let f = SptFile::from_bytes(&with_element("crd[1]", 2, 0)).unwrap();
+    assert!(f
+        .rows(0..4)
+        .unwrap_err()
+        .to_string()
+        .contains("not ascending"));
+}
+
+#[test]
 fn errors_carry_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("bad.spt");

@@ -124,6 +124,32 @@ fn rows_match_the_core_views() {
                 assert_eq!(row.block() * row.len(), row.values().len());
             }
             assert!(f.row(rows).is_err());
+            // Every range a..b: the same arrays as the core's view of those rows.
+            for a in 0..=rows {
+                for b in a..=rows {
+                    let r = f.rows(a..b).unwrap();
+                    let view = t.outer_range(a..b).unwrap();
+                    let pos = t.pos(1).unwrap().to_u64_vec();
+                    assert_eq!(
+                        r.pos().to_u64_vec(),
+                        pos[a as usize..=b as usize].to_vec(),
+                        "{text} rows {a}..{b}"
+                    );
+                    assert_eq!(
+                        r.crd().to_u64_vec(),
+                        view.crd(1).unwrap().iter().collect::<Vec<_>>(),
+                        "{text} rows {a}..{b}"
+                    );
+                    let vr = view.value_range();
+                    assert_eq!(r.values().len(), vr.len(), "{text} rows {a}..{b}");
+                    assert_eq!(r.positions().start, pos[a as usize]);
+                    assert_eq!(r.block() * r.crd().len(), r.values().len());
+                }
+            }
+            assert!(f.rows(0..rows + 1).is_err());
+            #[allow(clippy::reversed_empty_ranges)]
+            let backwards = f.rows(2..1);
+            assert!(backwards.is_err());
         }
     }
     for text in ["COO", "DCSR", "ELL:8", "2:4"] {
