@@ -37,6 +37,7 @@
 //! ```
 
 mod code;
+pub mod coiter;
 mod dense;
 mod desc;
 mod error;

@@ -1,0 +1,518 @@
+//! Running generated co-iteration code: operands as levels over their arrays (any widths,
+//! either operand's own), the argument struct the code reads, the kernel cache, and the
+//! count and fill phases over `crate::run`'s chunks, which write C exactly as the fast path
+//! (`ewise/fast.rs`) does: counts per outer coordinate, each chunk's offset, C's
+//! coordinates and values allocated once and filled chunk by chunk.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use sptk_tensor::{big_zeroed, Index, IndexVec, IndexWidth, Zeroed};
+
+use super::desc::{CoDesc, Operand, Phase};
+use super::emit::arg;
+use crate::code::Code;
+use crate::desc::{Isa, Real};
+use crate::ewise::{EwiseError, EwiseOp, PhaseTimes};
+use crate::run::{map_chunks, Chunk};
+use crate::KernelError;
+
+/// An index array as generated code reads it: address, length and width.
+#[derive(Clone, Copy)]
+pub(crate) struct Ix<'a> {
+    ptr: *const u8,
+    len: usize,
+    width: IndexWidth,
+    _life: PhantomData<&'a [u8]>,
+}
+
+// SAFETY: an `Ix` is a shared view of an immutable slice (`&'a [T]` is Send + Sync).
+unsafe impl Send for Ix<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Ix<'_> {}
+
+impl<'a> Ix<'a> {
+    /// A view of `v` (`None` for 2-bit packed arrays, which no operand here has).
+    pub(crate) fn of_vec(v: &'a IndexVec) -> Option<Ix<'a>> {
+        Some(match v {
+            IndexVec::U8(b) => Ix::of_slice::<u8>(b),
+            IndexVec::U16(b) => Ix::of_slice::<u16>(b),
+            IndexVec::U32(b) => Ix::of_slice::<u32>(b),
+            IndexVec::U64(b) => Ix::of_slice::<u64>(b),
+            IndexVec::Packed2 { .. } => return None,
+        })
+    }
+
+    /// A view of `s`, an array of `u8`, `u16`, `u32` or `u64` (others: empty).
+    pub(crate) fn of_slice<C: Index>(s: &'a [C]) -> Ix<'a> {
+        let t = TypeId::of::<C>();
+        let width = if t == TypeId::of::<u8>() {
+            IndexWidth::W8
+        } else if t == TypeId::of::<u16>() {
+            IndexWidth::W16
+        } else if t == TypeId::of::<u32>() {
+            IndexWidth::W32
+        } else if t == TypeId::of::<u64>() {
+            IndexWidth::W64
+        } else {
+            return Ix {
+                ptr: std::ptr::NonNull::<u64>::dangling().as_ptr().cast(),
+                len: 0,
+                width: IndexWidth::W64,
+                _life: PhantomData,
+            };
+        };
+        Ix {
+            ptr: s.as_ptr().cast(),
+            len: s.len(),
+            width,
+            _life: PhantomData,
+        }
+    }
+
+    /// Element `i`, zero-extended, or `None` past the end.
+    pub(crate) fn get(&self, i: usize) -> Option<u64> {
+        if i >= self.len {
+            return None;
+        }
+        // SAFETY: `ptr` holds `len` elements of `width` (made from such a slice, whose
+        // element type the width names), and `i < len`.
+        Some(unsafe {
+            match self.width {
+                IndexWidth::W8 | IndexWidth::W2 => u64::from(*self.ptr.add(i)),
+                IndexWidth::W16 => u64::from(*self.ptr.cast::<u16>().add(i)),
+                IndexWidth::W32 => u64::from(*self.ptr.cast::<u32>().add(i)),
+                IndexWidth::W64 => *self.ptr.cast::<u64>().add(i),
+            }
+        })
+    }
+}
+
+/// One operand's levels over its arrays, as the kernel reads them (see [`Operand`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Levels<'a> {
+    /// The levels and widths (widths as the arrays are).
+    pub desc: Operand,
+    /// Compressed outer level: its coordinates; COO: level 0's coordinates (interleaved
+    /// with level 1's for AoS).
+    outer: Option<Ix<'a>>,
+    /// The inner level's positions (none for COO).
+    pos: Option<Ix<'a>>,
+    /// The inner level's coordinates (COO AoS: the interleaved array).
+    crd: Ix<'a>,
+    /// The values' address and count.
+    val: (*const u8, usize),
+}
+
+// SAFETY: a view of immutable slices, as `Ix`.
+unsafe impl Send for Levels<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Levels<'_> {}
+
+/// A value type of generated co-iteration code.
+pub trait CoValue: Copy + Zeroed + Send + Sync + 'static {
+    /// The kernel's value type.
+    const REAL: Real;
+}
+impl CoValue for f32 {
+    const REAL: Real = Real::F32;
+}
+impl CoValue for f64 {
+    const REAL: Real = Real::F64;
+}
+
+impl<'a> Levels<'a> {
+    /// Levels over arrays: `desc` says which are used (`outer` for compressed and COO
+    /// outer levels, `pos` for compressed inner ones). Widths are taken from the arrays.
+    ///
+    /// # Errors
+    /// An array the levels need is missing, or the coordinate arrays' widths differ.
+    pub(crate) fn new<V: CoValue>(
+        mut desc: Operand,
+        (outer, pos, crd): (Option<Ix<'a>>, Option<Ix<'a>>, Ix<'a>),
+        values: &'a [V],
+    ) -> Result<Levels<'a>, EwiseError> {
+        use super::desc::LevelKind::*;
+        let missing = |w: &str| EwiseError::Convert(format!("generated code: {w} missing"));
+        let needs_outer = desc.outer.kind == Compressed;
+        let needs_pos = desc.inner.kind == Compressed;
+        if needs_outer && outer.is_none() {
+            return Err(missing("the outer coordinates"));
+        }
+        if needs_pos && pos.is_none() {
+            return Err(missing("the positions"));
+        }
+        if let Some(o) = outer.filter(|_| needs_outer) {
+            if o.width != crd.width {
+                return Err(EwiseError::Convert(
+                    "generated code: outer and inner coordinates of different widths".into(),
+                ));
+            }
+        }
+        desc.crd = crd.width;
+        if let Some(p) = pos.filter(|_| needs_pos) {
+            desc.pos = p.width;
+        }
+        Ok(Levels {
+            desc,
+            outer: outer.filter(|_| needs_outer),
+            pos: pos.filter(|_| needs_pos),
+            crd,
+            val: (values.as_ptr().cast(), values.len()),
+        })
+    }
+
+    /// Stored entries the inner positions are clamped to.
+    fn entries(&self) -> usize {
+        let vals = self.val.1;
+        match (self.desc.runs(), self.desc.soa) {
+            (false, _) => self.crd.len.min(vals),
+            (true, false) => (self.crd.len / 2).min(vals),
+            (true, true) => self.crd.len.min(self.outer.map_or(0, |o| o.len)).min(vals),
+        }
+    }
+
+    /// Number of outer positions.
+    fn outer_len(&self) -> usize {
+        let below = self.pos.map_or(0, |p| p.len.saturating_sub(1));
+        match (self.desc.outer.kind, self.desc.runs()) {
+            (_, true) => self.entries(),
+            (super::desc::LevelKind::Dense, _) => below,
+            _ => below.min(self.outer.map_or(0, |o| o.len)),
+        }
+    }
+
+    /// The outer coordinate at position `q < outer_len()`.
+    fn coord(&self, q: usize) -> u64 {
+        match (self.desc.outer.kind, self.desc.runs(), self.desc.soa) {
+            (super::desc::LevelKind::Dense, _, _) => q as u64,
+            (_, true, false) => self
+                .outer
+                .and_then(|o| o.get(q.saturating_mul(2)))
+                .unwrap_or(u64::MAX),
+            _ => self.outer.and_then(|o| o.get(q)).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The outer positions whose coordinates lie in `lo..hi`.
+    pub(crate) fn positions(&self, lo: usize, hi: usize) -> (usize, usize) {
+        let n = self.outer_len();
+        if self.desc.outer.kind == super::desc::LevelKind::Dense {
+            return (lo.min(n), hi.min(n));
+        }
+        let first = |x: usize| {
+            let (mut l, mut h) = (0, n);
+            while l < h {
+                let m = l + (h - l) / 2;
+                if self.coord(m) < x as u64 {
+                    l = m + 1;
+                } else {
+                    h = m;
+                }
+            }
+            l
+        };
+        (first(lo), first(hi))
+    }
+
+    /// Entries stored before outer coordinate `i` (the weight that balances chunks).
+    pub(crate) fn entries_before(&self, i: usize) -> u64 {
+        let q = self.positions(0, i).1;
+        match self.pos {
+            Some(p) if !self.desc.runs() => p.get(q).unwrap_or(0),
+            _ => q as u64,
+        }
+    }
+
+    fn args(&self, (lo, hi): Chunk) -> SideArgs {
+        let (q0, q1) = self.positions(lo, hi);
+        let null = std::ptr::null();
+        SideArgs {
+            outer: self.outer.map_or(null, |o| o.ptr),
+            pos: self.pos.map_or(null, |p| p.ptr),
+            crd: self.crd.ptr,
+            val: self.val.0,
+            q0: q0 as u64,
+            q1: q1 as u64,
+            n: self.entries() as u64,
+            _pad: 0,
+        }
+    }
+}
+
+/// One operand's fields of [`CoArgs`].
+#[repr(C)]
+struct SideArgs {
+    outer: *const u8,
+    pos: *const u8,
+    crd: *const u8,
+    val: *const u8,
+    q0: u64,
+    q1: u64,
+    n: u64,
+    _pad: u64,
+}
+
+/// What one call of generated co-iteration code reads (offsets: `emit::arg`).
+#[repr(C)]
+struct CoArgs {
+    a: SideArgs,
+    b: SideArgs,
+    lo: u64,
+    hi: u64,
+    counts: *mut u64,
+    out_crd: *mut u8,
+    out_val: *mut u8,
+    cap: u64,
+}
+
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(CoArgs, a) == arg::A as usize);
+    assert!(offset_of!(CoArgs, b) == arg::B as usize);
+    assert!(std::mem::size_of::<SideArgs>() == arg::SIDE as usize);
+    assert!(offset_of!(SideArgs, outer) == arg::OUTER as usize);
+    assert!(offset_of!(SideArgs, pos) == arg::POS as usize);
+    assert!(offset_of!(SideArgs, crd) == arg::CRD as usize);
+    assert!(offset_of!(SideArgs, val) == arg::VAL as usize);
+    assert!(offset_of!(SideArgs, q0) == arg::Q0 as usize);
+    assert!(offset_of!(SideArgs, q1) == arg::Q1 as usize);
+    assert!(offset_of!(SideArgs, n) == arg::N as usize);
+    assert!(offset_of!(CoArgs, lo) == arg::LO as usize);
+    assert!(offset_of!(CoArgs, hi) == arg::HI as usize);
+    assert!(offset_of!(CoArgs, counts) == arg::COUNTS as usize);
+    assert!(offset_of!(CoArgs, out_crd) == arg::OUT_CRD as usize);
+    assert!(offset_of!(CoArgs, out_val) == arg::OUT_VAL as usize);
+    assert!(offset_of!(CoArgs, cap) == arg::CAP as usize);
+};
+
+/// The signature of generated co-iteration code (System V: `rdi` the arguments); returns
+/// the chunk's count (count phase) or entries written (fill), `u64::MAX` on refusal.
+#[cfg(target_arch = "x86_64")]
+type Entry = unsafe extern "sysv64" fn(*const CoArgs) -> u64;
+/// Never called: off x86-64 no instruction set is available, so no code is mapped.
+#[cfg(not(target_arch = "x86_64"))]
+type Entry = unsafe extern "C" fn(*const CoArgs) -> u64;
+
+/// A co-iteration kernel mapped executable.
+pub struct CoKernel {
+    desc: CoDesc,
+    code: Code,
+}
+
+impl CoKernel {
+    /// The description.
+    pub fn desc(&self) -> &CoDesc {
+        &self.desc
+    }
+
+    /// The machine code.
+    pub fn code(&self) -> &[u8] {
+        self.code.bytes()
+    }
+}
+
+/// The kernel of `desc`, generated once per process.
+///
+/// # Errors
+/// The instruction set is not on this CPU, no cursor reads the levels, or the code pages
+/// cannot be mapped.
+pub fn kernel(desc: &CoDesc) -> Result<Arc<CoKernel>, KernelError> {
+    static CACHE: OnceLock<Mutex<HashMap<CoDesc, Arc<CoKernel>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(k) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(desc) {
+        return Ok(k.clone());
+    }
+    if !desc.isa.available() {
+        return Err(KernelError::Isa(format!(
+            "this CPU does not run {} code (kernel {desc})",
+            desc.isa.name()
+        )));
+    }
+    let bytes = super::emit::generate(desc)?;
+    let code =
+        Code::new(&bytes).map_err(|e| KernelError::Alloc(format!("cannot map code: {e}")))?;
+    let k = Arc::new(CoKernel { desc: *desc, code });
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(*desc, k.clone());
+    Ok(k)
+}
+
+/// C's arrays as the fill phase leaves them: the fields of `ewise/fast.rs`'s `Filled`
+/// (a copy until that type is reachable from here; `offsets` is for `output::build`,
+/// which dispatch calls).
+#[allow(dead_code)]
+pub(crate) struct Filled<C, V> {
+    /// Entries per outer coordinate.
+    pub counts: Vec<u64>,
+    /// Each chunk's first entry in C, and C's entry count last.
+    pub offsets: Vec<u64>,
+    /// C's inner coordinates.
+    pub crd: Vec<C>,
+    /// C's values.
+    pub values: Vec<V>,
+    /// Time of each phase.
+    pub times: PhaseTimes,
+}
+
+/// Splits `data` into consecutive pieces of `lens`, each behind a lock (as `fast::split`).
+fn split<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<Mutex<&mut [T]>> {
+    let mut out = Vec::new();
+    for n in lens {
+        let n = n.min(data.len());
+        let (head, rest) = std::mem::take(&mut data).split_at_mut(n);
+        out.push(Mutex::new(head));
+        data = rest;
+    }
+    out
+}
+
+fn lock<'a, 'b, T>(m: &'a Mutex<&'b mut [T]>) -> std::sync::MutexGuard<'a, &'b mut [T]> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// How a co-iteration runs: the operation, its set, the instruction set, threads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan {
+    /// The operation.
+    pub op: EwiseOp,
+    /// Union (else intersection).
+    pub union: bool,
+    /// The instruction set (AVX2 or AVX-512).
+    pub isa: Isa,
+    /// Threads.
+    pub threads: usize,
+    /// Write C's pages once before the fill (timed as allocation).
+    pub first_touch_apart: bool,
+}
+
+/// `op` over the union or intersection of `a` and `b` by generated code, in `chunks`
+/// (outer-coordinate ranges covering `0..outer`): C's counts, offsets, coordinates (of
+/// type `C`) and values, as the fast path's `ewise` returns them.
+///
+/// # Errors
+/// No kernel for the pair (`EwiseError::Convert`, the fast path should run), memory for
+/// C, or a kernel refusing a chunk (arrays that contradict their counts).
+pub(crate) fn ewise_levels<C: Index, V: CoValue>(
+    a: &Levels<'_>,
+    b: &Levels<'_>,
+    plan: Plan,
+    (outer, chunks): (usize, &[Chunk]),
+) -> Result<Filled<C, V>, EwiseError> {
+    let no_kernel = |e: KernelError| EwiseError::Convert(format!("generated code: {e}"));
+    let out_crd = Ix::of_slice::<C>(&[]).width;
+    let desc = CoDesc {
+        union: plan.union,
+        op: plan.op,
+        a: a.desc,
+        b: b.desc,
+        out_crd,
+        value: V::REAL,
+        isa: plan.isa,
+        phase: Phase::Count,
+    };
+    let count_k = kernel(&desc).map_err(no_kernel)?;
+    let fill_k = kernel(&desc.with_phase(Phase::Fill)).map_err(no_kernel)?;
+    // SAFETY: both were generated for `Entry`'s signature (emit.rs: System V, `rdi` the
+    // arguments, the result in `rax`) and mapped executable on a CPU with their ISA.
+    let (count, fill): (Entry, Entry) = unsafe {
+        (
+            std::mem::transmute::<*const u8, Entry>(count_k.code.entry()),
+            std::mem::transmute::<*const u8, Entry>(fill_k.code.entry()),
+        )
+    };
+    let args = |range: Chunk, counts: *mut u64, out: (*mut u8, *mut u8), cap: usize| CoArgs {
+        a: a.args(range),
+        b: b.args(range),
+        lo: range.0 as u64,
+        hi: range.1 as u64,
+        counts,
+        out_crd: out.0,
+        out_val: out.1,
+        cap: cap as u64,
+    };
+    let alloc = |e: sptk_tensor::ConvertError| EwiseError::Alloc(e.to_string());
+    let mut times = PhaseTimes::default();
+    let start = Instant::now();
+    let mut counts: Vec<u64> = big_zeroed(outer).map_err(alloc)?;
+    let count_pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));
+    let totals = map_chunks(chunks, plan.threads, |c, range| {
+        let mut piece = lock(&count_pieces[c]);
+        if piece.len() != range.1 - range.0 {
+            return u64::MAX;
+        }
+        let none = std::ptr::null_mut();
+        let x = args(range, piece.as_mut_ptr(), (none, none), 0);
+        // SAFETY: the code reads A's and B's arrays at outer positions `q0..q1` (computed
+        // inside them by `Levels::positions`) and inner positions clamped to `n` (the
+        // stored entries, within the coordinate and value arrays: `Levels::entries`); it
+        // writes `counts[row - lo]` only for `row - lo < hi - lo`, the piece's length
+        // (checked above). `Levels` views immutable slices alive for this call.
+        unsafe { count(&x) }
+    });
+    drop(count_pieces);
+    if totals.contains(&u64::MAX) {
+        return Err(EwiseError::Convert(
+            "generated code refused a chunk in the count phase".into(),
+        ));
+    }
+    let mut offsets = Vec::with_capacity(totals.len() + 1);
+    let mut nnz = 0u64;
+    for t in &totals {
+        offsets.push(nnz);
+        nnz = nnz.saturating_add(*t);
+    }
+    offsets.push(nnz);
+    times.count = start.elapsed();
+
+    let start = Instant::now();
+    let n = usize::try_from(nnz).map_err(|_| EwiseError::Alloc(format!("{nnz} entries")))?;
+    let mut crd: Vec<C> = big_zeroed(n).map_err(alloc)?;
+    let mut values: Vec<V> = big_zeroed(n).map_err(alloc)?;
+    if plan.first_touch_apart {
+        crd.iter_mut().for_each(|x| *x = C::default());
+        values.iter_mut().for_each(|x| *x = V::default());
+    }
+    times.allocate = start.elapsed();
+
+    let start = Instant::now();
+    let lens = || totals.iter().map(|&t| t as usize);
+    let crd_pieces = split(&mut crd, lens());
+    let value_pieces = split(&mut values, lens());
+    let counts_ref = &counts;
+    let written = map_chunks(chunks, plan.threads, |c, range| {
+        let (mut oc, mut ov) = (lock(&crd_pieces[c]), lock(&value_pieces[c]));
+        let cap = oc.len().min(ov.len());
+        let Some(row_counts) = counts_ref.get(range.0..range.1) else {
+            return false;
+        };
+        let out = (oc.as_mut_ptr().cast::<u8>(), ov.as_mut_ptr().cast::<u8>());
+        // The code only reads the counts in the fill phase.
+        let x = args(range, row_counts.as_ptr().cast_mut(), out, cap);
+        // SAFETY: reads as in the count phase (and `counts[row - lo]`, `row - lo < hi -
+        // lo`, the slice's length); writes C's coordinates and values at `k` only while
+        // `k < k + counts[row - lo] <= cap`, checked per row (emit.rs), `cap` both pieces'
+        // length. The counts are not written.
+        let k = unsafe { fill(&x) };
+        k == cap as u64 && cap == oc.len()
+    });
+    drop((crd_pieces, value_pieces));
+    times.fill = start.elapsed();
+    if written.iter().any(|ok| !ok) {
+        return Err(EwiseError::Alloc(
+            "the generated fill phase wrote another count than the count phase".into(),
+        ));
+    }
+    Ok(Filled {
+        counts,
+        offsets,
+        crd,
+        values,
+        times,
+    })
+}

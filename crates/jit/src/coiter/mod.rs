@@ -1,0 +1,323 @@
+/*!
+Generated co-iteration code for element-wise operations (issue 30): machine code for any
+pair of operands, generated from their levels, never from their format names.
+
+- [`CoDesc`] (`desc.rs`): each operand as its levels (dense / compressed / singleton,
+  ordered, unique) and widths, C's coordinate width, the operation, union or
+  intersection, the phase (count or fill) and the ISA; the text form
+  `ewise union add csr.p32.c32 dcsr.p64.c32 -> csr f64 avx2 fill` parses back to it, and
+  [`AnyDesc`] parses part 1's text as well.
+- `cursor.rs`: a cursor per level kind and width emits start (from the chunk's outer
+  positions), end test, coordinate read, segment and step, and for dense levels locate.
+- `emit.rs`: one co-iteration routine over two cursors (union: the dense range walked,
+  the smaller coordinate taken; intersection: the side behind advances, locating in a
+  dense level), one branchless inner merge, in a count body and a fill body.
+- `exec.rs`: operands as [`Levels`](exec::Levels) over their arrays, the argument struct,
+  the kernel cache ([`kernel`]), and the count and fill phases over `crate::run`'s chunks,
+  returning C's counts, offsets, coordinates and values as the fast path does.
+
+Entry points: [`ewise`] on two stored tensors as they are (CSR, CSC, DCSR, DCSC, COO AoS
+and SoA, sparse vectors, each at its own widths, no planner); `ewise_pair` for the fast
+path's operands (see its text); [`generate`] for the bytes of any description on any host.
+*/
+
+mod asm;
+mod cursor;
+mod desc;
+mod emit;
+mod exec;
+
+use sptk_encoding::LevelExpr;
+use sptk_tensor::{Index, IndexVec, IndexWidth, LevelArrays, Tensor, ValueVec};
+
+pub use desc::{AnyDesc, CoDesc, Level, LevelKind, Operand, Phase};
+pub(crate) use exec::{ewise_levels, Filled, Ix, Levels, Plan};
+pub use exec::{kernel, CoKernel, CoValue};
+
+use crate::desc::{Format, Isa};
+use crate::ewise::{EwiseError, EwiseOp, PhaseTimes};
+use crate::run::{chunk_by_weight, Chunk, ENTRY_CHUNKS};
+use crate::KernelError;
+
+/// The machine code of `desc`, on any host (nothing is mapped or run).
+///
+/// # Errors
+/// An ISA other than AVX2 / AVX-512, or levels no cursor reads.
+///
+/// ```
+/// let d: sptk_jit::coiter::CoDesc =
+///     "ewise union add csr.p32.c32 dcsr.p64.c32 -> csr f64 avx2 fill".parse()?;
+/// assert!(!sptk_jit::coiter::generate(&d)?.is_empty());
+/// # Ok::<(), sptk_jit::KernelError>(())
+/// ```
+pub fn generate(desc: &CoDesc) -> Result<Vec<u8>, KernelError> {
+    emit::generate(desc)
+}
+
+/// `code` as Intel-syntax text, one instruction per line with its offset.
+pub fn disassemble(code: &[u8]) -> String {
+    crate::x86::disassemble(code)
+}
+
+/// The operand description of a stored tensor, and its outer dimension (0 row-major, 1
+/// column-major): CSR, CSC, DCSR, DCSC, COO (AoS, SoA) at any widths, or a sparse vector.
+///
+/// # Errors
+/// Another encoding (the planner brings it to one of these first).
+pub fn describe(t: &Tensor) -> Result<(Operand, usize), EwiseError> {
+    let e = t.encoding();
+    let width = |bits: u8| IndexWidth::from_bits(bits).unwrap_or(IndexWidth::W64);
+    let (pw, cw) = (width(e.pos_width), width(e.crd_width));
+    let name = if t.dim_sizes().len() == 1 {
+        let plain = e.levels.len() == 1
+            && e.levels[0].expr == LevelExpr::Dim(0)
+            && e.levels[0].format == sptk_encoding::LevelFormat::Compressed
+            && e.levels[0].props == sptk_encoding::LevelProps::default();
+        plain.then_some("vec")
+    } else {
+        match Format::of(e) {
+            Some(Format::Csr) => Some("csr"),
+            Some(Format::Csc) => Some("csc"),
+            Some(Format::Dcsr) => Some("dcsr"),
+            Some(Format::Dcsc) => Some("dcsc"),
+            Some(Format::Coo) => Some("coo"),
+            Some(Format::CooSoa) => Some("coo:soa"),
+            _ => None,
+        }
+    };
+    let op = name
+        .and_then(|n| Operand::named(n, pw, cw))
+        .ok_or_else(|| {
+            EwiseError::Convert(format!(
+                "generated co-iteration reads CSR, CSC, DCSR, DCSC, COO and sparse vectors, \
+                 not {e}"
+            ))
+        })?;
+    Ok((op, usize::from(op.col_major)))
+}
+
+/// `t`'s levels over its arrays, as `describe` names them.
+fn levels_of<'a, V: CoValue>(t: &'a Tensor, values: &'a [V]) -> Result<Levels<'a>, EwiseError> {
+    let (op, _) = describe(t)?;
+    let ix = |v: Option<&'a IndexVec>| v.and_then(Ix::of_vec);
+    let missing = || EwiseError::Convert("an array is missing".into());
+    let arrays = if op.vector {
+        (None, ix(t.pos(0)), ix(t.crd(0)).ok_or_else(missing)?)
+    } else if op.runs() {
+        let inner = if op.soa { t.crd(1) } else { t.crd(0) };
+        (ix(t.crd(0)), None, ix(inner).ok_or_else(missing)?)
+    } else {
+        (
+            ix(t.crd(0)),
+            ix(t.pos(1)),
+            ix(t.crd(1)).ok_or_else(missing)?,
+        )
+    };
+    let levels = Levels::new(op, arrays, values)?;
+    if op.runs() && !coo_runs_ascend(t) {
+        return Err(EwiseError::Convert(
+            "a COO operand with repeated coordinates: the planner sums them first".into(),
+        ));
+    }
+    Ok(levels)
+}
+
+/// True if every COO run's column coordinates strictly ascend (no kept duplicates).
+fn coo_runs_ascend(t: &Tensor) -> bool {
+    let soa = t.crd(1).is_some();
+    let (Some(c0), c1) = (t.crd(0), t.crd(1)) else {
+        return false;
+    };
+    let n = if soa { c0.len() } else { c0.len() / 2 };
+    let at = |q: usize| -> (u64, u64) {
+        if soa {
+            (
+                c0.get(q).unwrap_or(0),
+                c1.and_then(|c| c.get(q)).unwrap_or(0),
+            )
+        } else {
+            (c0.get(2 * q).unwrap_or(0), c0.get(2 * q + 1).unwrap_or(0))
+        }
+    };
+    (1..n).all(|q| at(q - 1) < at(q))
+}
+
+/// `C = op(A, B)` over the union (`union`) or the intersection by generated code on `isa`,
+/// on the tensors as stored (each at its own widths; no planner): CSR, CSC, DCSR, DCSC,
+/// COO (AoS and SoA, without repeated coordinates) and sparse vectors, f32 or f64, both
+/// operands of one type and one dimension order. C is CSR (CSC in a column order, a
+/// sparse vector for vectors) with 64-bit positions and the wider of the coordinate widths.
+///
+/// # Errors
+/// Operands outside that list (the fast path and the planner take them), an ISA this CPU
+/// lacks, memory for C.
+pub fn ewise(
+    a: &Tensor,
+    b: &Tensor,
+    op: EwiseOp,
+    union: bool,
+    isa: Isa,
+    threads: usize,
+) -> Result<Tensor, EwiseError> {
+    let (c, _) = run(a, b, (op, union), (isa, threads), true)?;
+    c.ok_or_else(|| EwiseError::Convert("C was not built".into()))
+}
+
+/// [`ewise`]'s count, allocation and fill phases alone (C's arrays dropped, no tensor
+/// built): what the benchmarks compare with the fast path's [`PhaseTimes`].
+///
+/// # Errors
+/// As [`ewise`].
+pub fn ewise_times(
+    a: &Tensor,
+    b: &Tensor,
+    op: EwiseOp,
+    union: bool,
+    isa: Isa,
+    threads: usize,
+) -> Result<PhaseTimes, EwiseError> {
+    Ok(run(a, b, (op, union), (isa, threads), false)?.1)
+}
+
+type Ran = (Option<Tensor>, PhaseTimes);
+
+fn run(
+    a: &Tensor,
+    b: &Tensor,
+    (op, union): (EwiseOp, bool),
+    (isa, threads): (Isa, usize),
+    keep: bool,
+) -> Result<Ran, EwiseError> {
+    let plan = Plan {
+        op,
+        union,
+        isa,
+        threads,
+        first_touch_apart: false,
+    };
+    match (a.values(), b.values()) {
+        (ValueVec::F64(x), ValueVec::F64(y)) => typed::<f64>(a, b, (x, y), plan, keep),
+        (ValueVec::F32(x), ValueVec::F32(y)) => typed::<f32>(a, b, (x, y), plan, keep),
+        _ => Err(EwiseError::ValueType(
+            "generated co-iteration takes two f32 or two f64 operands".into(),
+        )),
+    }
+}
+
+fn typed<V: CoValue + sptk_tensor::ValueVecAccess>(
+    a: &Tensor,
+    b: &Tensor,
+    (av, bv): (&[V], &[V]),
+    plan: Plan,
+    keep: bool,
+) -> Result<Ran, EwiseError> {
+    let dims = a.dim_sizes().to_vec();
+    if dims != b.dim_sizes() || !(1..=2).contains(&dims.len()) {
+        return Err(EwiseError::Shape(format!(
+            "A is {:?} and B is {:?}",
+            dims,
+            b.dim_sizes()
+        )));
+    }
+    let (la, lb) = (levels_of(a, av)?, levels_of(b, bv)?);
+    let (outer_dim, other) = (describe(a)?.1, describe(b)?.1);
+    if outer_dim != other {
+        return Err(EwiseError::Convert(
+            "operands in different dimension orders: the planner transposes B first".into(),
+        ));
+    }
+    let outer = if dims.len() == 1 { 1 } else { dims[outer_dim] };
+    let outer = usize::try_from(outer).map_err(|_| EwiseError::Shape(format!("{dims:?}")))?;
+    let chunks = chunk_by_weight(0..outer, ENTRY_CHUNKS, |i| {
+        la.entries_before(i).saturating_add(lb.entries_before(i))
+    });
+    let wide = la.desc.crd.bits().max(lb.desc.crd.bits());
+    match wide {
+        8 => build::<u8, V>(&la, &lb, plan, (outer, &chunks), (&dims, outer_dim), keep),
+        16 => build::<u16, V>(&la, &lb, plan, (outer, &chunks), (&dims, outer_dim), keep),
+        32 => build::<u32, V>(&la, &lb, plan, (outer, &chunks), (&dims, outer_dim), keep),
+        _ => build::<u64, V>(&la, &lb, plan, (outer, &chunks), (&dims, outer_dim), keep),
+    }
+}
+
+fn build<C: Index, V: CoValue + sptk_tensor::ValueVecAccess>(
+    a: &Levels<'_>,
+    b: &Levels<'_>,
+    plan: Plan,
+    (outer, chunks): (usize, &[Chunk]),
+    (dims, outer_dim): (&[u64], usize),
+    keep: bool,
+) -> Result<Ran, EwiseError> {
+    let filled = ewise_levels::<C, V>(a, b, plan, (outer, chunks))?;
+    let times = filled.times;
+    if !keep {
+        return Ok((None, times));
+    }
+    let mut pos = Vec::with_capacity(filled.counts.len() + 1);
+    let mut at = 0u64;
+    pos.push(0);
+    for &n in &filled.counts {
+        at += n;
+        pos.push(at);
+    }
+    let mut encoding = match (dims.len(), outer_dim) {
+        (1, _) => sptk_encoding::sparse_vector(),
+        (_, 0) => sptk_encoding::csr(),
+        _ => sptk_encoding::csc(),
+    };
+    encoding.pos_width = 0;
+    encoding.crd_width = match C::WIDTH {
+        IndexWidth::W64 => 0,
+        w => w.bits() as u8,
+    };
+    let mut levels = Vec::new();
+    if dims.len() == 2 {
+        levels.push(LevelArrays {
+            pos: None,
+            crd: None,
+        });
+    }
+    levels.push(LevelArrays {
+        pos: Some(<u64 as Index>::wrap(pos)),
+        crd: Some(C::wrap(filled.crd)),
+    });
+    let c = Tensor::try_from_parts(encoding, dims.to_vec(), levels, V::wrap(filled.values))
+        .map_err(|e| EwiseError::Convert(format!("C: {e}")))?;
+    Ok((Some(c), times))
+}
+
+/// The fast path's operands through generated code: what `ewise/dispatch.rs` calls where
+/// generated code is the default. Each operand is `(outer, pos, crd, values)` as
+/// `levels::Side` holds them (`outer` the compressed outer level's coordinates, `None`
+/// for a dense one), at the widths `P`, `C`; `chunks` cover `0..outer` as the fast path's
+/// do. Returns what `fast::ewise` returns (C's counts, offsets, coordinates, values and the
+/// phase times), for `output::build`.
+///
+/// # Errors
+/// `EwiseError::Convert` where no kernel is generated for the pair or this CPU lacks the
+/// ISA (the caller then runs the fast path); memory for C.
+#[allow(clippy::type_complexity, dead_code)]
+pub(crate) fn ewise_pair<P: Index, C: Index, V: CoValue>(
+    a: (Option<&[C]>, &[P], &[C], &[V]),
+    b: (Option<&[C]>, &[P], &[C], &[V]),
+    plan: Plan,
+    (outer, chunks): (usize, &[Chunk]),
+) -> Result<Filled<C, V>, EwiseError> {
+    let (la, lb) = (pair_side(a)?, pair_side(b)?);
+    ewise_levels::<C, V>(&la, &lb, plan, (outer, chunks))
+}
+
+/// One fast-path operand as levels: CSR-like (dense outer) or DCSR-like (compressed).
+#[allow(clippy::type_complexity, dead_code)]
+fn pair_side<'a, P: Index, C: Index, V: CoValue>(
+    (o, p, c, v): (Option<&'a [C]>, &'a [P], &'a [C], &'a [V]),
+) -> Result<Levels<'a>, EwiseError> {
+    let name = if o.is_some() { "dcsr" } else { "csr" };
+    let desc = Operand::named(name, P::WIDTH, C::WIDTH)
+        .ok_or_else(|| EwiseError::Convert(format!("no operand {name}")))?;
+    Levels::new(
+        desc,
+        (o.map(Ix::of_slice), Some(Ix::of_slice(p)), Ix::of_slice(c)),
+        v,
+    )
+}

@@ -1,0 +1,442 @@
+//! Generated co-iteration code (`sptk_jit::coiter`, issue 30):
+//! - every listed operand pair x operation x phase x ISA x value type generates, on any
+//!   host, and its code makes no call and jumps only inside itself;
+//! - the kernels against `ewise::reference` on random operands in CSR, CSC, DCSR, DCSC,
+//!   COO (AoS, SoA) and sparse vectors, each operand at its own widths, with empty rows,
+//!   identical and disjoint structures, one operand empty, NaN, infinities and signed
+//!   zeros, coordinates at the top of their width, on 1 and 3 threads, with every array
+//!   ending against a guard page.
+//!
+//! `SPTK_JIT_CASES` scales the random cases (64 by default).
+
+mod common;
+
+use common::guard::guarded_tensor;
+use common::{cases, isas, Rng};
+use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
+use sptk_encoding::resolve_target;
+use sptk_jit::coiter::{self, CoDesc, Operand, Phase};
+use sptk_jit::ewise::{reference, EwiseOp, Options};
+use sptk_jit::Isa;
+use sptk_tensor::{convert, ConvertOptions, Entries, IndexWidth, Scalar, Tensor, ValueVec};
+
+const MATRICES: [&str; 6] = ["csr", "csc", "dcsr", "dcsc", "coo", "coo:soa"];
+const WIDTHS: [IndexWidth; 4] = [
+    IndexWidth::W8,
+    IndexWidth::W16,
+    IndexWidth::W32,
+    IndexWidth::W64,
+];
+
+/// The operations of each set (`add` / `sub` are unions only; `mul`, `div`, `first`,
+/// `second` intersections only; `min` / `max` either).
+fn ops(union: bool) -> Vec<EwiseOp> {
+    EwiseOp::ALL
+        .into_iter()
+        .filter(|o| {
+            if union {
+                o.is_union()
+            } else {
+                !matches!(o, EwiseOp::Add | EwiseOp::Sub)
+            }
+        })
+        .collect()
+}
+
+/// The pairs of operand names: every pair of matrices, and vector with vector.
+fn pairs() -> Vec<(&'static str, &'static str)> {
+    let mut out = vec![("vec", "vec")];
+    for a in MATRICES {
+        for b in MATRICES {
+            let col = |n: &str| n.ends_with("sc");
+            if col(a) == col(b) {
+                out.push((a, b));
+            }
+        }
+    }
+    out
+}
+
+/// Checks that `code` decodes, makes no call, and every branch lands inside it.
+fn check_code(code: &[u8], what: &str) {
+    let mut d = Decoder::with_ip(64, code, 0, DecoderOptions::NONE);
+    let mut rets = 0;
+    for ins in d.iter() {
+        assert!(!ins.is_invalid(), "{what}: undecodable at {:x}", ins.ip());
+        let m = ins.mnemonic();
+        assert!(
+            !matches!(m, Mnemonic::Call | Mnemonic::Syscall),
+            "{what}: {m:?} at {:x}",
+            ins.ip()
+        );
+        if (0..ins.op_count()).any(|k| ins.op_kind(k) == OpKind::NearBranch64) {
+            let t = ins.near_branch64();
+            assert!((t as usize) < code.len(), "{what}: branch to {t:x} outside");
+        } else {
+            assert_ne!(m, Mnemonic::Jmp, "{what}: indirect jump at {:x}", ins.ip());
+        }
+        rets += usize::from(m == Mnemonic::Ret);
+    }
+    assert_eq!(rets, 1, "{what}: one return");
+}
+
+#[test]
+fn every_pair_operation_phase_and_isa_generates() {
+    let mut n = 0;
+    for (an, bn) in pairs() {
+        for (i, &wa) in WIDTHS.iter().enumerate() {
+            // A sample of width pairs: A at each width, B at another (and 64-bit
+            // positions with 8-bit coordinates, the widest register mix).
+            let wb = WIDTHS[(i + 1) % 4];
+            let a = Operand::named(an, IndexWidth::W64, wa).unwrap();
+            let b = Operand::named(bn, wb, wb).unwrap();
+            for union in [true, false] {
+                for op in ops(union) {
+                    for value in [sptk_jit::Real::F32, sptk_jit::Real::F64] {
+                        for isa in [Isa::Avx2, Isa::Avx512] {
+                            for phase in [Phase::Count, Phase::Fill] {
+                                let d = CoDesc {
+                                    union,
+                                    op,
+                                    a,
+                                    b,
+                                    out_crd: CoDesc::default_out_crd(&a, &b),
+                                    value,
+                                    isa,
+                                    phase,
+                                };
+                                let text = d.to_string();
+                                assert_eq!(text.parse::<CoDesc>().unwrap(), d, "{text}");
+                                let code =
+                                    coiter::generate(&d).unwrap_or_else(|e| panic!("{text}: {e}"));
+                                check_code(&code, &text);
+                                n += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{n} kernels generated");
+    let scalar = "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 scalar fill";
+    assert!(coiter::generate(&scalar.parse().unwrap()).is_err());
+}
+
+/// `percent` in a hundred.
+fn chance(rng: &mut Rng, percent: u64) -> bool {
+    rng.below(100) < percent
+}
+
+fn value(rng: &mut Rng) -> f64 {
+    match rng.below(24) {
+        0 => f64::NAN,
+        1 => -0.0,
+        2 => 0.0,
+        3 => f64::INFINITY,
+        4 => f64::NEG_INFINITY,
+        _ => (rng.below(9) as f64 - 4.0) * if chance(rng, 30) { 0.1 } else { 1.0 },
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Relation {
+    Random,
+    Identical,
+    Disjoint,
+    BEmpty,
+}
+
+/// Random (row, column) cells of an `r x c` matrix (`r == 1`: a vector), some rows empty;
+/// coordinates near the top of the dimensions are favoured.
+fn cells(rng: &mut Rng, (r, c): (u64, u64), density: u64) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let rows: Vec<u64> = if r <= 64 {
+        (0..r).collect()
+    } else {
+        let mut v: Vec<u64> = (0..24)
+            .map(|_| rng.below(r))
+            .chain([r - 1, r - 2, 0])
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    for i in rows {
+        if r > 1 && chance(rng, 25) {
+            continue;
+        }
+        let mut cols: Vec<u64> = if c <= 64 {
+            (0..c).filter(|_| rng.below(100) < density).collect()
+        } else {
+            let k = rng.below(12);
+            (0..k)
+                .map(|_| {
+                    if chance(rng, 30) {
+                        c - 1 - rng.below(3)
+                    } else {
+                        rng.below(c)
+                    }
+                })
+                .collect()
+        };
+        cols.sort();
+        cols.dedup();
+        out.extend(cols.into_iter().map(|j| (i, j)));
+    }
+    out
+}
+
+fn tensor(
+    dims: &[u64],
+    cells: &[(u64, u64)],
+    vals: &[f64],
+    f64s: bool,
+    name: &str,
+    (pw, cw): (u8, u8),
+) -> Tensor {
+    let coords = if dims.len() == 1 {
+        vec![cells.iter().map(|c| c.1).collect()]
+    } else {
+        vec![
+            cells.iter().map(|c| c.0).collect(),
+            cells.iter().map(|c| c.1).collect(),
+        ]
+    };
+    let values = if f64s {
+        ValueVec::F64(vals.to_vec().into())
+    } else {
+        ValueVec::F32(vals.iter().map(|&x| x as f32).collect::<Vec<_>>().into())
+    };
+    let e = Entries::from_parts(dims.to_vec(), coords, values).unwrap();
+    let preset = match name {
+        "vec" => "SparseVector",
+        "coo" => "COO",
+        "coo:soa" => "COO:soa",
+        other => other,
+    }
+    .to_uppercase()
+    .replace("SPARSEVECTOR", "SparseVector")
+    .replace("COO:SOA", "COO:soa");
+    let target = resolve_target(&preset, dims.len())
+        .unwrap()
+        .with_widths(Some(pw), Some(cw))
+        .unwrap();
+    let t = convert(&e, &target, &ConvertOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .tensor;
+    guarded_tensor(t)
+}
+
+fn bits(v: &ValueVec) -> Vec<String> {
+    (0..v.len())
+        .map(|i| match v.scalar(i) {
+            Some(Scalar::Float(x)) if x.is_nan() => "NaN".to_string(),
+            Some(Scalar::Float(x)) => format!("{:x}", x.to_bits()),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+/// The inner level's positions, coordinates and values of a CSR-like C.
+fn arrays(t: &Tensor) -> (Vec<u64>, Vec<u64>, Vec<String>) {
+    let l = t.dim_sizes().len() - 1;
+    (
+        t.pos(l).unwrap().to_u64_vec(),
+        t.crd(l).unwrap().to_u64_vec(),
+        bits(t.values()),
+    )
+}
+
+/// Smallest width of `bits` holding `max`.
+fn fits(max: u64) -> Vec<u8> {
+    [8u8, 16, 32, 64]
+        .into_iter()
+        .filter(|&b| b == 64 || max < (1u64 << b))
+        .collect()
+}
+
+#[test]
+fn generated_kernels_equal_the_reference() {
+    let isas: Vec<Isa> = isas().into_iter().filter(|i| *i != Isa::Scalar).collect();
+    if isas.is_empty() {
+        eprintln!("no AVX2 here: nothing to run");
+        return;
+    }
+    let mut rng = Rng(30);
+    let (mut ran, mut entries) = (0, 0);
+    let rounds = cases().div_ceil(8).max(1);
+    for round in 0..rounds {
+        for (an, bn) in pairs() {
+            // Dimensions: small, or with coordinates at the top of 8 / 16 / 32 bits.
+            let tops = [(7, 9), (1, 300), (3, 256), (40, 65536), (5, 1 << 32)];
+            let (r, c) = tops[(round + ran) % tops.len()];
+            let (r, c) = if an == "vec" { (1, c) } else { (r, c) };
+            let col = an.ends_with("sc");
+            let dims: Vec<u64> = match (an == "vec", col) {
+                (true, _) => vec![c],
+                (_, false) => vec![r, c],
+                (_, true) => vec![c, r],
+            };
+            let relation = [
+                Relation::Random,
+                Relation::Identical,
+                Relation::Disjoint,
+                Relation::BEmpty,
+            ][rng.below(4) as usize];
+            let ca = cells(&mut rng, (r, c), 40);
+            let cb: Vec<(u64, u64)> = match relation {
+                Relation::Random => cells(&mut rng, (r, c), 40),
+                Relation::Identical => ca.clone(),
+                Relation::Disjoint => cells(&mut rng, (r, c), 40)
+                    .into_iter()
+                    .filter(|x| ca.binary_search(x).is_err())
+                    .collect(),
+                Relation::BEmpty => Vec::new(),
+            };
+            // Column-major operands store (column, row): swap the cells.
+            let flip = |v: &[(u64, u64)]| -> Vec<(u64, u64)> {
+                let mut w: Vec<(u64, u64)> = v.iter().map(|&(i, j)| (j, i)).collect();
+                w.sort();
+                w
+            };
+            let (ca, cb) = if col {
+                (flip(&ca), flip(&cb))
+            } else {
+                (ca, cb)
+            };
+            let va: Vec<f64> = ca.iter().map(|_| value(&mut rng)).collect();
+            let vb: Vec<f64> = cb.iter().map(|_| value(&mut rng)).collect();
+            let f64s = chance(&mut rng, 50);
+            let inner_max = if col { r } else { c } - 1;
+            let outer_n = if an == "vec" {
+                1
+            } else if col {
+                c
+            } else {
+                r
+            };
+            let crd_ok = fits(inner_max.max(outer_n - 1));
+            let pick = |rng: &mut Rng, v: &[u8]| v[rng.below(v.len() as u64) as usize];
+            let wa = (
+                pick(&mut rng, &fits(ca.len() as u64)),
+                pick(&mut rng, &crd_ok),
+            );
+            let wb = (
+                pick(&mut rng, &fits(cb.len() as u64)),
+                pick(&mut rng, &crd_ok),
+            );
+            let a = tensor(&dims, &ca, &va, f64s, an, wa);
+            let b = tensor(&dims, &cb, &vb, f64s, bn, wb);
+            for union in [true, false] {
+                for op in ops(union) {
+                    let opts = Options {
+                        intersect: !union && matches!(op, EwiseOp::Min | EwiseOp::Max),
+                        ..Options::default()
+                    };
+                    let want = reference::ewise(&a, &b, op, &opts).unwrap();
+                    for &isa in &isas {
+                        for threads in [1, 3] {
+                            let what = format!(
+                                "{an} {wa:?} x {bn} {wb:?} {dims:?} {relation:?} {op} \
+                                 union={union} {isa:?} f64={f64s} threads={threads}"
+                            );
+                            let got = coiter::ewise(&a, &b, op, union, isa, threads)
+                                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                            assert_eq!(arrays(&got), arrays(&want), "{what}");
+                            ran += 1;
+                            entries += got.values().len();
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{ran} generated runs equal the reference ({entries} entries of C)");
+    assert!(entries > ran, "the operands are mostly empty");
+}
+
+#[test]
+fn refusals_are_errors() {
+    let a = tensor(&[2, 3], &[(0, 1)], &[1.0], true, "csr", (32, 32));
+    let b = tensor(&[2, 3], &[(1, 2)], &[1.0], false, "csr", (32, 32));
+    assert!(coiter::ewise(&a, &b, EwiseOp::Add, true, Isa::Avx2, 1).is_err());
+    let c = tensor(&[3, 2], &[(1, 0)], &[1.0], true, "csc", (32, 32));
+    assert!(coiter::ewise(&a, &c, EwiseOp::Add, true, Isa::Avx2, 1).is_err());
+}
+
+#[path = "common/spt_csr.rs"]
+mod spt_csr;
+
+/// Generated code against the fast path on the benchmark pairs of `benches/peers_ewise.py`
+/// (`$SPTK_BENCH_DATA`, else `/root/.cache/sptk-bench`; `SPTK_BENCH_QUICK=1` for the 10x
+/// smaller files): count + allocation + fill of each, medians of `SPTK_BENCH_REPS` (7)
+/// alternating runs on 2 threads, and fast / generated (above 1: generated is faster).
+/// Run: `cargo test --release -p sptk-jit --test coiter -- --ignored --nocapture bench`.
+#[test]
+#[ignore]
+fn bench_generated_against_the_fast_path() {
+    use std::time::{Duration, Instant};
+    let dir = std::env::var("SPTK_BENCH_DATA").unwrap_or("/root/.cache/sptk-bench".into());
+    let quick = std::env::var("SPTK_BENCH_QUICK").is_ok_and(|v| v == "1");
+    let reps: usize = std::env::var("SPTK_BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(7);
+    let isa = match isas().into_iter().filter(|i| *i != Isa::Scalar).max() {
+        Some(i) => i,
+        None => return eprintln!("no AVX2 here"),
+    };
+    let names = if quick {
+        [
+            "uniform_200000x200000_2000000",
+            "banded_200000x200000_2000000",
+            "longrow_2000x200000_2000000",
+        ]
+    } else {
+        [
+            "uniform_2000000x2000000_20000000",
+            "banded_2000000x2000000_20000000",
+            "longrow_20000x2000000_20000000",
+        ]
+    };
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    println!("case op isa: fast ms / generated ms (count+alloc+fill) -> fast/generated");
+    for name in names {
+        let path = |s: &str| std::path::Path::new(&dir).join(format!("ewise_{name}.{s}.spt"));
+        if !path("a").exists() {
+            println!("{name}: no data in {dir} (benches/peers_ewise.py makes it)");
+            continue;
+        }
+        let (a, b) = (spt_csr::read_csr(&path("a")), spt_csr::read_csr(&path("b")));
+        for op in [EwiseOp::Add, EwiseOp::Mul] {
+            let union = op.is_union();
+            let opts = Options {
+                threads: Some(2),
+                ..Options::default()
+            };
+            let (mut fast, mut generated) = (Vec::new(), Vec::new());
+            for _ in 0..reps {
+                let start = Instant::now();
+                let r = sptk_jit::ewise::ewise_report(&a, &b, op, &opts).unwrap();
+                let t = r.times;
+                let whole = start.elapsed();
+                drop(r);
+                fast.push(t.count + t.allocate + t.fill);
+                let _ = whole;
+                let t = coiter::ewise_times(&a, &b, op, union, isa, 2).unwrap();
+                generated.push(t.count + t.allocate + t.fill);
+            }
+            let (f, g) = (median(fast), median(generated));
+            println!(
+                "{name} {op} {isa:?}: {:.2} / {:.2} -> {:.2}x",
+                f.as_secs_f64() * 1e3,
+                g.as_secs_f64() * 1e3,
+                f.as_secs_f64() / g.as_secs_f64()
+            );
+        }
+    }
+}
