@@ -21,6 +21,7 @@ use sptk_tensor::Tensor;
 use crate::code::Code;
 use crate::desc::{Desc, Real};
 use crate::reference::{matrix, RealValue};
+use crate::run::{combine, run_chunks, scatter_sum, zeroed_partials, Chunk, SendPtr};
 use crate::KernelError;
 
 pub use cache::kernel;
@@ -114,6 +115,71 @@ impl Kernel {
     pub fn compile_time(&self) -> Duration {
         self.compile_time
     }
+}
+
+/// How a scatter keeps its chunks' partials until they are added.
+#[derive(Clone, Copy)]
+enum Partials {
+    /// One per chunk, all made at once and added by one pass of [`combine`]: SpMV, whose
+    /// partials are one vector each.
+    PerChunk,
+    /// In waves of the thread count, each wave folded into the sum ([`scatter_sum`]):
+    /// `threads + 1` partials, reused warm, where SpMM's `rows x k` ones would not fit 8 at
+    /// once.
+    Waves,
+}
+
+/// A scatter: chunk `c` of `bounds` adds its products into its own zeroed partial of `len`
+/// values (`work(c, chunk, partial)`, written by no other chunk while it runs), then
+/// `y = alpha * (p_0 + p_1 + ...) + beta * y` over the elements of `y`, the partials added
+/// in chunk order, so the bits do not depend on `threads`.
+///
+/// # Errors
+/// [`KernelError::Alloc`] where the partials cannot be allocated.
+fn scatter<T: RealValue>(
+    y: &mut [T],
+    (bounds, len): (&[Chunk], usize),
+    partials: Partials,
+    (alpha, beta): (T, T),
+    threads: usize,
+    work: impl Fn(usize, Chunk, *mut T) + Sync,
+) -> Result<(), KernelError> {
+    let parts = match partials {
+        Partials::PerChunk => {
+            let mut parts = zeroed_partials::<T>(bounds.len(), len)?;
+            let base = SendPtr(parts.as_mut_ptr());
+            run_chunks(bounds, threads, |c, range| {
+                // SAFETY: c < bounds.len(), so the partial lies inside `parts`.
+                work(c, range, unsafe { base.get().add(c * len) })
+            });
+            parts
+        }
+        Partials::Waves => scatter_sum(bounds, len, threads, work)?,
+    };
+    combine(y, &parts, (y.len(), len), (alpha, beta), threads);
+    Ok(())
+}
+
+/// The outputs of the outer range `outer` of a kernel with `p` outputs per outer position
+/// and `n` in all: `(first, covered)`, the range's first output and how many exist (an edge
+/// block may reach past the last).
+///
+/// # Errors
+/// `outer` is not within the `n_outer` outer positions.
+fn outer_outputs(
+    outer: &std::ops::Range<usize>,
+    n_outer: usize,
+    (p, n): (usize, usize),
+) -> Result<(usize, usize), KernelError> {
+    if outer.start > outer.end || outer.end > n_outer {
+        return Err(KernelError::Shape {
+            operand: "the outer range",
+            expected: format!("a range within 0..{n_outer}"),
+            found: format!("{}..{}", outer.start, outer.end),
+        });
+    }
+    let first = outer.start * p;
+    Ok((first, (outer.end * p).min(n).saturating_sub(first)))
 }
 
 #[cfg(test)]

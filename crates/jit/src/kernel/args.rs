@@ -4,11 +4,14 @@
 
 use sptk_tensor::IndexVec;
 
+use super::Kernel;
 use crate::reference::RealValue;
+use crate::run::{run_chunks, Chunk};
 
-/// The arguments of a generated SpMV kernel (the offsets of `x86::at`, checked below).
+/// The fields every argument struct starts with, in this order: the arrays, the outer
+/// positions `begin..end` of one call, and alpha and beta.
 #[repr(C)]
-pub(crate) struct SpmvArgs {
+pub(crate) struct Head {
     pub(super) pos: *const u8,
     pub(super) crd: *const u8,
     pub(super) val: *const u8,
@@ -19,27 +22,11 @@ pub(crate) struct SpmvArgs {
     pub(super) alpha: u64,
     pub(super) beta: u64,
     pub(super) beta_zero: u64,
-    /// The outer level's coordinates (DCSR, DCSC), or null.
-    pub(super) outer: *const u8,
-    /// ELL: the distance between slots of one row (the row count).
-    pub(super) stride: u64,
-    /// Dot-product kernels: 0 where x is read near each row's diagonal position (then it
-    /// stays in cache and prefetching it ahead only costs), else 1.
-    pub(super) x_prefetch: u64,
 }
 
-/// The signature of generated SpMV code: the System V calling convention, whatever the
-/// host's default (`rdi` holds the arguments' address).
-#[cfg(target_arch = "x86_64")]
-pub(super) type SpmvEntry = unsafe extern "sysv64" fn(*const SpmvArgs);
-/// Never called: off x86-64 no instruction set is available, so
-/// [`Kernel::compile`](crate::Kernel::compile) refuses before any code is mapped.
-#[cfg(not(target_arch = "x86_64"))]
-pub(super) type SpmvEntry = unsafe extern "C" fn(*const SpmvArgs);
-
-impl SpmvArgs {
-    /// The arguments of one call over the outer positions `begin..end`, with no outer
-    /// coordinates and no stride (set those where a walk needs them).
+impl Head {
+    /// The head of one call over the outer positions `begin..end` (the values read from
+    /// `vals`: [`crate::half::values_ptr`] replaces `val` where they are stored narrower).
     pub(super) fn new<T: RealValue>(
         (pos, crd): (&IndexVec, &IndexVec),
         vals: &[T],
@@ -47,8 +34,8 @@ impl SpmvArgs {
         y: *mut T,
         (begin, end): (usize, usize),
         (alpha, beta): (T, T),
-    ) -> SpmvArgs {
-        SpmvArgs {
+    ) -> Head {
+        Head {
             pos: index_ptr(pos),
             crd: index_ptr(crd),
             val: vals.as_ptr().cast(),
@@ -59,26 +46,27 @@ impl SpmvArgs {
             alpha: bits(alpha),
             beta: bits(beta),
             beta_zero: u64::from(beta == T::ZERO),
-            outer: std::ptr::null(),
-            stride: 0,
-            x_prefetch: 1,
         }
     }
 }
 
+/// The arguments of a generated SpMV kernel (the offsets of `x86::at`, checked below).
+#[repr(C)]
+pub(crate) struct SpmvArgs {
+    pub(super) head: Head,
+    /// The outer level's coordinates (DCSR, DCSC), or null.
+    pub(super) outer: *const u8,
+    /// ELL: the distance between slots of one row (the row count).
+    pub(super) stride: u64,
+    /// Dot-product kernels: 0 where x is read near each row's diagonal position (then it
+    /// stays in cache and prefetching it ahead only costs), else 1.
+    pub(super) x_prefetch: u64,
+}
+
 /// The arguments of a generated SpMM kernel (the offsets of `x86::at`, checked below).
 #[repr(C)]
-pub(super) struct SpmmArgs {
-    pub(super) pos: *const u8,
-    pub(super) crd: *const u8,
-    pub(super) val: *const u8,
-    pub(super) x: *const u8,
-    pub(super) y: *mut u8,
-    pub(super) begin: u64,
-    pub(super) end: u64,
-    pub(super) alpha: u64,
-    pub(super) beta: u64,
-    pub(super) beta_zero: u64,
+pub(crate) struct SpmmArgs {
+    pub(super) head: Head,
     pub(super) k: u64,
     /// A's rows and columns: edge blocks stop at them.
     pub(super) rows: u64,
@@ -101,53 +89,96 @@ const _: () = {
             $(assert!(offset_of!($s, $field) == $off as usize);)*
         };
     }
-    // The first ten fields, which both structs share.
-    macro_rules! shared {
-        ($s:ty) => {
-            at!(
-                $s,
-                pos = at::POS,
-                crd = at::CRD,
-                val = at::VAL,
-                x = at::X,
-                y = at::Y
-            );
-            at!(
-                $s,
-                begin = at::BEGIN,
-                end = at::END,
-                alpha = at::ALPHA,
-                beta = at::BETA
-            );
-            at!($s, beta_zero = at::BETA_ZERO);
-        };
-    }
-    shared!(SpmvArgs);
     at!(
-        SpmvArgs,
-        outer = at::OUTER,
-        stride = at::STRIDE,
-        x_prefetch = at::X_PREFETCH
+        Head,
+        pos = at::POS,
+        crd = at::CRD,
+        val = at::VAL,
+        x = at::X,
+        y = at::Y
     );
-    shared!(SpmmArgs);
+    at!(
+        Head,
+        begin = at::BEGIN,
+        end = at::END,
+        alpha = at::ALPHA,
+        beta = at::BETA
+    );
+    at!(Head, beta_zero = at::BETA_ZERO);
+    at!(SpmvArgs, head = 0, outer = at::OUTER, stride = at::STRIDE);
+    at!(SpmvArgs, x_prefetch = at::X_PREFETCH);
     at!(
         SpmmArgs,
+        head = 0,
         k = at::K,
         rows = at::ROWS,
-        cols = at::COLS,
-        outer = at::MM_OUTER
+        cols = at::COLS
     );
-    at!(SpmmArgs, stride = at::MM_STRIDE, tail_mask = at::TAIL_MASK);
+    at!(
+        SpmmArgs,
+        outer = at::MM_OUTER,
+        stride = at::MM_STRIDE,
+        tail_mask = at::TAIL_MASK
+    );
+    assert!(std::mem::size_of::<Head>() == at::BETA_ZERO as usize + 8);
     assert!(std::mem::size_of::<SpmvArgs>() == at::X_PREFETCH as usize + 8);
     assert!(std::mem::size_of::<SpmmArgs>() == at::TAIL_MASK as usize + 8);
 };
 
-/// The signature of generated SpMM code, as [`SpmvEntry`].
+/// Generated code, entered with the address of its argument struct `A` in `rdi`: the
+/// System V calling convention, whatever the host's default.
 #[cfg(target_arch = "x86_64")]
-pub(super) type SpmmEntry = unsafe extern "sysv64" fn(*const SpmmArgs);
-/// Never called, as [`SpmvEntry`] off x86-64.
+type EntryFn<A> = unsafe extern "sysv64" fn(*const A);
+/// Never called: off x86-64 no instruction set is available, so
+/// [`Kernel::compile`](crate::Kernel::compile) refuses before any code is mapped.
 #[cfg(not(target_arch = "x86_64"))]
-pub(super) type SpmmEntry = unsafe extern "C" fn(*const SpmmArgs);
+type EntryFn<A> = unsafe extern "C" fn(*const A);
+
+/// A kernel's code as a function of its argument struct `A` ([`SpmvArgs`] or
+/// [`SpmmArgs`]).
+#[derive(Clone, Copy)]
+pub(super) struct Entry<A>(EntryFn<A>);
+
+impl<A> Entry<A> {
+    /// The entry of `kernel`'s code.
+    ///
+    /// # Safety
+    /// The code was generated for the signature taking `A`: an SpMV description for
+    /// [`SpmvArgs`], an SpMM one for [`SpmmArgs`].
+    pub(super) unsafe fn of(kernel: &Kernel) -> Entry<A> {
+        // SAFETY: the caller's assertion: the code at `entry()` takes a pointer to `A`.
+        Entry(unsafe { std::mem::transmute::<*const u8, EntryFn<A>>(kernel.code.entry()) })
+    }
+
+    /// One call of the code.
+    ///
+    /// # Safety
+    /// `args` describe arrays the code may read (and write) in full: a validated tensor of
+    /// the kernel's description, dense operands of the lengths the code reads at the
+    /// tensor's coordinates, and outputs no other thread writes at the same places.
+    pub(super) unsafe fn call(&self, args: &A) {
+        // SAFETY: the caller's assertion.
+        unsafe { (self.0)(args) }
+    }
+
+    /// One call per chunk of `bounds` (the outer positions it runs), on `threads` threads,
+    /// with the arguments `args` makes of the chunk.
+    ///
+    /// # Safety
+    /// As [`Entry::call`] for the arguments of every chunk; chunks running at once write
+    /// disjoint outputs.
+    pub(super) unsafe fn run_chunks(
+        &self,
+        bounds: &[Chunk],
+        threads: usize,
+        args: impl Fn(Chunk) -> A + Sync,
+    ) {
+        run_chunks(bounds, threads, |_, range| {
+            // SAFETY: the caller's assertion.
+            unsafe { self.call(&args(range)) }
+        });
+    }
+}
 
 /// The bits of an f32 or f64 in the low bytes of a u64, as the kernels read alpha and beta.
 pub(super) fn bits<T: RealValue>(v: T) -> u64 {

@@ -4,14 +4,14 @@
 
 use sptk_tensor::{IndexVec, Tensor};
 
-use super::args::{bits, index_ptr, SpmmArgs, SpmmEntry};
+use super::args::{index_ptr, Entry, Head, SpmmArgs};
 use super::walk::{mm_walk, MmWalk};
-use super::Kernel;
+use super::{outer_outputs, scatter, Kernel, Partials::Waves};
 use crate::dense::{Dense, DenseMut, Order};
 use crate::reference::RealValue;
 use crate::run::{
-    chunk_entries, chunk_range, chunk_rows, combine, prefill_rows, run_chunks, scatter_sum,
-    SendPtr, ENTRY_CHUNKS, SCATTER_CHUNKS,
+    chunk_entries, chunk_range, chunk_rows, prefill_rows, Chunk, SendPtr, ENTRY_CHUNKS,
+    SCATTER_CHUNKS,
 };
 use crate::KernelError;
 
@@ -66,35 +66,7 @@ impl Kernel {
         let (rows, cols) = self.fits::<T>(a)?;
         let walk =
             mm_walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
-        let missing = || KernelError::Unsupported(format!("{}: arrays missing", self.desc));
-        // The arrays each walk reads: (pos, crd, outer). ELL has no positions (`pos` stands
-        // for nothing there and is never read); COO reads its coordinates from `crd` (and
-        // `outer`, the second array of SoA), its positions only size it.
-        let (pos, crd, outer) = match walk {
-            MmWalk::Ell(_) | MmWalk::Nm(..) => (
-                a.crd(2).ok_or_else(missing)?,
-                a.crd(2).ok_or_else(missing)?,
-                None,
-            ),
-            MmWalk::Entries { soa } => (
-                a.pos(0).ok_or_else(missing)?,
-                a.crd(0).ok_or_else(missing)?,
-                if soa {
-                    Some(a.crd(1).ok_or_else(missing)?)
-                } else {
-                    None
-                },
-            ),
-            MmWalk::Gather { outer, .. } | MmWalk::Scatter { outer, .. } => (
-                a.pos(1).ok_or_else(missing)?,
-                a.crd(1).ok_or_else(missing)?,
-                if outer {
-                    Some(a.crd(0).ok_or_else(missing)?)
-                } else {
-                    None
-                },
-            ),
-        };
+        let (pos, crd, outer) = walk.arrays().of(a, &self.desc)?;
         let vals = T::slice(a.values()).unwrap_or_default();
         // Outer positions: rows (ELL), entries (COO), else the positions' outer level.
         let n_outer = match walk {
@@ -105,20 +77,13 @@ impl Kernel {
         // The outer positions to run and the rows of Y they cover: `first..first + y_rows`.
         let (range, first, y_rows) = match (view, walk) {
             (None, _) => (0..n_outer, 0, rows),
-            (Some(range), MmWalk::Gather { outer: false, .. }) => {
-                if range.start > range.end || range.end > n_outer {
-                    return Err(KernelError::Shape {
-                        operand: "the outer range",
-                        expected: format!("a range within 0..{n_outer}"),
-                        found: format!("{}..{}", range.start, range.end),
-                    });
-                }
-                let p = match walk {
-                    MmWalk::Gather { r, .. } => r as usize,
-                    _ => 1,
-                };
-                let first = range.start * p;
-                let covered = (range.end * p).min(rows).saturating_sub(first);
+            (
+                Some(range),
+                MmWalk::Gather {
+                    r, outer: false, ..
+                },
+            ) => {
+                let (first, covered) = outer_outputs(&range, n_outer, (r as usize, rows))?;
                 (range, first, covered)
             }
             (Some(_), _) => {
@@ -159,28 +124,20 @@ impl Kernel {
                 &mut y_rows_rm
             }
         };
-        // SAFETY: the code was generated for `SpmmEntry`'s signature and this kernel's
-        // description, which `a` matches (checked above).
-        let entry: SpmmEntry = unsafe { std::mem::transmute(self.code.entry()) };
-        let args = |(begin, end): (usize, usize), out: *mut T, (alpha, beta): (T, T)| SpmmArgs {
-            pos: index_ptr(pos),
-            crd: index_ptr(crd),
-            val: vals.as_ptr().cast(),
-            x: x_rm.as_ptr().cast(),
-            y: out.cast(),
-            begin: begin as u64,
-            end: end as u64,
-            alpha: bits(alpha),
-            beta: bits(beta),
-            beta_zero: u64::from(beta == T::ZERO),
+        // SAFETY: the code was generated for an SpMM description, this kernel's, which
+        // `a` matches (checked above).
+        let entry = unsafe { Entry::<SpmmArgs>::of(self) };
+        let stride = match walk {
+            MmWalk::Nm(n, m) => (cols.div_ceil(m as usize) * n as usize) as u64,
+            _ => 0,
+        };
+        let args = |range: Chunk, out: *mut T| SpmmArgs {
+            head: Head::new((pos, crd), vals, x_rm, out, range, (alpha, beta)),
             k: k as u64,
             rows: rows as u64,
             cols: cols as u64,
             outer: outer.map_or(std::ptr::null(), index_ptr),
-            stride: match walk {
-                MmWalk::Nm(n, m) => (cols.div_ceil(m as usize) * n as usize) as u64,
-                _ => 0,
-            },
+            stride,
             tail_mask: (1u64 << (k % (64 / std::mem::size_of::<T>()))) - 1,
         };
         // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
@@ -207,74 +164,69 @@ impl Kernel {
                 // view's first row, those land in `y_rm` (wrapping arithmetic: the shifted
                 // pointer itself is never dereferenced).
                 let y_ptr = SendPtr(y_rm.as_mut_ptr().wrapping_sub(first * k));
-                run_chunks(&bounds, threads, |_, range| {
-                    let args = args(range, y_ptr.get(), (alpha, beta));
-                    // SAFETY: as stated above the match; the call writes the Y rows of the
-                    // outer positions `begin..end` (block rows: their rows below `rows`;
-                    // DCSR: the stored outer coordinates), disjoint across chunks; in a
-                    // view, those are rows first..first + y_rows, inside `y_rm` after the
-                    // shift.
-                    unsafe { entry(&args) };
-                });
+                // SAFETY: as stated above the match; a call writes the Y rows of the outer
+                // positions `begin..end` (block rows: their rows below `rows`; DCSR: the
+                // stored outer coordinates), disjoint across chunks; in a view, those are
+                // rows first..first + y_rows, inside `y_rm` after the shift.
+                unsafe { entry.run_chunks(&bounds, threads, |range| args(range, y_ptr.get())) };
             }
             MmWalk::Scatter { r, c, .. } => {
                 // 8 fixed chunks of outer positions, each adding into its own partial (whole
-                // block rows long), the partials added in chunk order (`scatter_sum`). The
-                // last block column of BSC, where it reaches past X, is added by
-                // `scatter_edge` (same order).
+                // block rows long), the partials added in chunk order. The last block
+                // column of BSC, where it reaches past X, is added by `scatter_edge` (same
+                // order).
                 let (r, c) = (r as usize, c as usize);
                 let part_len = rows.div_ceil(r) * r * k;
                 let edge = (cols % c != 0 && n_outer > 0).then(|| n_outer - 1);
                 let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
-                let sum = scatter_sum(&bounds, part_len, threads, |_, (begin, end), out| {
-                    let stop = match edge {
-                        Some(e) if e < end => e,
-                        _ => end,
-                    };
-                    if stop > begin {
-                        let args = args((begin, stop), out, (alpha, beta));
-                        // SAFETY: as stated above the match; the call reads the X rows
-                        // `b * c + t` of its outer positions b (all below `cols`: the edge
-                        // column is left out) and writes its own partial, `part_len` long,
-                        // at rows below `part_len / k` (block rows are below the block row
-                        // count).
-                        unsafe { entry(&args) };
-                    }
-                    if let Some(e) = edge.filter(|&e| begin <= e && e < end) {
-                        // SAFETY: the chunk's own partial, `part_len` long, written by
-                        // nobody else while the chunk runs.
-                        let part = unsafe { std::slice::from_raw_parts_mut(out, part_len) };
-                        scatter_edge((pos, crd), vals, x_rm, part, e, (r, c), (cols, k));
-                    }
-                })?;
-                combine(
+                let part = (bounds.as_slice(), part_len);
+                scatter(
                     y_rm,
-                    sum.as_slice(),
-                    (rows * k, part_len),
+                    part,
+                    Waves,
                     (alpha, beta),
                     threads,
-                );
+                    |_, (begin, end), out| {
+                        let stop = match edge {
+                            Some(e) if e < end => e,
+                            _ => end,
+                        };
+                        if stop > begin {
+                            // SAFETY: as stated above the match; the call reads the X rows
+                            // `b * c + t` of its outer positions b (all below `cols`: the edge
+                            // column is left out) and writes its own partial, `part_len` long,
+                            // at rows below `part_len / k` (block rows are below the block row
+                            // count).
+                            unsafe { entry.call(&args((begin, stop), out)) };
+                        }
+                        if let Some(e) = edge.filter(|&e| begin <= e && e < end) {
+                            // SAFETY: the chunk's own partial, `part_len` long, written by
+                            // nobody else while the chunk runs.
+                            let part = unsafe { std::slice::from_raw_parts_mut(out, part_len) };
+                            scatter_edge((pos, crd), vals, x_rm, part, e, (r, c), (cols, k));
+                        }
+                    },
+                )?;
             }
             MmWalk::Entries { .. } => {
                 // 8 fixed chunks of entries, each adding into its own partial, added in
                 // chunk order.
-                let part_len = rows * k;
                 let bounds = chunk_entries(n_outer, SCATTER_CHUNKS);
-                let sum = scatter_sum(&bounds, part_len, threads, |_, range, out| {
-                    let args = args(range, out, (alpha, beta));
-                    // SAFETY: as stated above the match; the call reads the coordinates
-                    // and values of the entries `begin..end` (below the entry count) and
-                    // the X rows of their columns, and writes its own partial (`rows * k`
-                    // long) at their rows.
-                    unsafe { entry(&args) };
-                })?;
-                combine(
+                let part = (bounds.as_slice(), rows * k);
+                scatter(
                     y_rm,
-                    sum.as_slice(),
-                    (rows * k, part_len),
+                    part,
+                    Waves,
                     (alpha, beta),
                     threads,
-                );
+                    |_, range, out| {
+                        // SAFETY: as stated above the match; the call reads the coordinates
+                        // and values of the entries `begin..end` (below the entry count) and
+                        // the X rows of their columns, and writes its own partial (`rows * k`
+                        // long) at their rows.
+                        unsafe { entry.call(&args(range, out)) };
+                    },
+                )?;
             }
         }
         if y_order == Order::ColMajor {

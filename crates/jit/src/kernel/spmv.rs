@@ -2,16 +2,18 @@
 //! into chunks by [`crate::run`], each chunk one call of the code, and where the code
 //! scatters, partials added in chunk order.
 
+use std::borrow::Cow;
+
 use sptk_tensor::{IndexVec, Tensor};
 
-use super::args::{index_ptr, SpmvArgs, SpmvEntry};
+use super::args::{index_ptr, Entry, Head, SpmvArgs};
 use super::walk::{walk, Walk};
-use super::Kernel;
+use super::{outer_outputs, scatter, Kernel, Partials::PerChunk};
 use crate::desc::{Format, Op};
 use crate::reference::RealValue;
 use crate::run::{
-    chunk_entries, chunk_range, chunk_rows, combine, prefill_rows, run_chunks, zero_padded,
-    zeroed_partials, SendPtr, ENTRY_CHUNKS, SCATTER_CHUNKS,
+    chunk_entries, chunk_range, chunk_rows, prefill_rows, zero_padded, Chunk, SendPtr,
+    ENTRY_CHUNKS, SCATTER_CHUNKS,
 };
 use crate::KernelError;
 
@@ -63,26 +65,27 @@ impl Kernel {
         threads: usize,
     ) -> Result<(), KernelError> {
         let (rows, cols) = self.fits::<T>(a)?;
-        let (xn, yn) = match self.desc.op {
-            Op::SpmvT => (rows, cols),
-            _ => (cols, rows),
-        };
+        let (xn, yn) = self.spmv_lengths(rows, cols);
         crate::dense::check_len("x", x.len(), xn, 1)?;
         crate::dense::check_len("y", y.len(), yn, 1)?;
         let walk =
             walk(&self.desc).ok_or_else(|| KernelError::Unsupported(self.desc.to_string()))?;
-        let (pos, crd, outer) = walk.operands(a, &self.desc)?;
+        let (pos, crd, outer) = walk.arrays().of(a, &self.desc)?;
         let compressed = matches!(walk, Walk::Gather(true));
         let n_outer = pos.len().saturating_sub(1);
         let vals = T::slice(a.values()).unwrap_or_default();
-        // SAFETY: the code was generated for `SpmvEntry`'s signature and this kernel's
-        // description, which `a` matches (checked above).
-        let entry: SpmvEntry = unsafe { std::mem::transmute(self.code.entry()) };
-        let args = |range: (usize, usize), out: *mut T, ab: (T, T)| SpmvArgs {
+        // SAFETY: the code was generated for an SpMV description, this kernel's, which `a`
+        // matches (checked above).
+        let entry = unsafe { Entry::<SpmvArgs>::of(self) };
+        // The arguments of a call over `range` that reads `x` and writes `out`.
+        let args = |range: Chunk, x: &[T], out: *mut T, ab: (T, T)| SpmvArgs {
+            head: Head {
+                val: crate::half::values_ptr(a, vals),
+                ..Head::new((pos, crd), vals, x, out, range, ab)
+            },
             outer: outer.map_or(std::ptr::null(), index_ptr),
             stride: rows as u64,
-            val: crate::half::values_ptr(a, vals),
-            ..SpmvArgs::new((pos, crd), vals, x, out, range, ab)
+            x_prefetch: 1,
         };
         // SAFETY (for every call of `entry` below): `a` is a validated tensor of the
         // kernel's format and widths (a `Tensor` exists only after validation: positions
@@ -107,34 +110,34 @@ impl Kernel {
                 let bounds = chunk_rows(pos, n_outer, ENTRY_CHUNKS);
                 let y_ptr = SendPtr(y.as_mut_ptr());
                 let x_prefetch = u64::from(!x_near_diagonal((pos, crd, outer), (yn, xn)));
-                // Chunks are disjoint ranges of outer positions, whose outer coordinates
-                // are distinct: no two threads write the same element of y.
-                run_chunks(&bounds, threads, |_, range| {
-                    let a = SpmvArgs {
+                // SAFETY: as stated above the match. Chunks are disjoint ranges of outer
+                // positions, whose outer coordinates are distinct: no two threads write the
+                // same element of y.
+                unsafe {
+                    entry.run_chunks(&bounds, threads, |range| SpmvArgs {
                         x_prefetch,
-                        ..args(range, y_ptr.get(), (alpha, beta_k))
-                    };
-                    // SAFETY: as stated above the match.
-                    unsafe { entry(&a) };
-                });
+                        ..args(range, x, y_ptr.get(), (alpha, beta_k))
+                    })
+                };
             }
             Walk::Ell(_) => {
-                // Every row has K slots: equal row ranges are equal work. Rows are
-                // disjoint across chunks, so no two threads write the same element of y.
-                // Chunks of whole 64-row groups, so the vector steps see full groups.
+                // Every row has K slots: equal row ranges are equal work. Chunks of whole
+                // 64-row groups, so the vector steps see full groups.
                 let groups = rows.div_ceil(64);
-                let bounds: Vec<(usize, usize)> = chunk_entries(groups, ENTRY_CHUNKS)
+                let bounds: Vec<Chunk> = chunk_entries(groups, ENTRY_CHUNKS)
                     .into_iter()
                     .map(|(b, e)| (b * 64, (e * 64).min(rows)))
                     .collect();
                 let y_ptr = SendPtr(y.as_mut_ptr());
-                run_chunks(&bounds, threads, |_, range| {
-                    let a = args(range, y_ptr.get(), (alpha, beta));
-                    // SAFETY: as stated above the match; the kernel reads the slots
-                    // `s * rows + r` of its rows, all below `K * rows`, the length of `crd`
-                    // and the values (validated), and x at their coordinates (in range).
-                    unsafe { entry(&a) };
-                });
+                // SAFETY: as stated above the match; the kernel reads the slots
+                // `s * rows + r` of its rows, all below `K * rows`, the length of `crd` and
+                // the values (validated), and x at their coordinates (in range). Rows are
+                // disjoint across chunks, so no two threads write the same element of y.
+                unsafe {
+                    entry.run_chunks(&bounds, threads, |range| {
+                        args(range, x, y_ptr.get(), (alpha, beta))
+                    })
+                };
             }
             Walk::Nm(n, m) => {
                 // Slots per row; x padded to whole groups (a padding offset may point past
@@ -144,18 +147,16 @@ impl Kernel {
                 let x_in = zero_padded(x, groups * m);
                 let bounds = chunk_entries(rows, ENTRY_CHUNKS);
                 let y_ptr = SendPtr(y.as_mut_ptr());
-                run_chunks(&bounds, threads, |_, range| {
-                    let a = SpmvArgs {
-                        x: x_in.as_ptr().cast(),
+                // SAFETY: as stated above the match; row r reads the slots
+                // `r * groups * n ..` of `crd` and the values (validated lengths
+                // rows * groups * n) and x at `g * m + offset < groups * m`, the length of
+                // `x_in`; rows are disjoint across chunks.
+                unsafe {
+                    entry.run_chunks(&bounds, threads, |range| SpmvArgs {
                         stride: (groups * n) as u64,
-                        ..args(range, y_ptr.get(), (alpha, beta))
-                    };
-                    // SAFETY: as stated above the match; row r reads the slots
-                    // `r * groups * n ..` of `crd` and the values (validated lengths
-                    // rows * groups * n) and x at `g * m + offset < groups * m`, the length
-                    // of `x_in`; rows are disjoint across chunks.
-                    unsafe { entry(&a) };
-                });
+                        ..args(range, &x_in, y_ptr.get(), (alpha, beta))
+                    })
+                };
             }
             Walk::Blocks { p, q, .. } => {
                 // Whole blocks: x and y padded with zeros to a multiple of the block, so
@@ -180,104 +181,84 @@ impl Kernel {
                 }
                 let bounds = chunk_rows(pos, n_outer, ENTRY_CHUNKS);
                 let y_ptr = SendPtr(y_out.as_mut_ptr());
-                let block_args = |range: (usize, usize)| SpmvArgs {
-                    x: x_in.as_ptr().cast(),
-                    ..args(range, y_ptr.get(), (alpha, beta))
+                // SAFETY: as stated above the match; x is read through `x_in`, padded to
+                // whole blocks, and y written through `y_out`, `n_outer * p` long. Chunks
+                // are disjoint ranges of block rows, whose outputs are disjoint.
+                unsafe {
+                    entry.run_chunks(&bounds, threads, |range| {
+                        args(range, &x_in, y_ptr.get(), (alpha, beta))
+                    })
                 };
-                // Chunks are disjoint ranges of block rows, whose outputs are disjoint.
-                run_chunks(&bounds, threads, |_, range| {
-                    let a = block_args(range);
-                    // SAFETY: as stated above the match; x is read through `x_in`, padded to
-                    // whole blocks, and y written through `y_out`, `n_outer * p` long.
-                    unsafe { entry(&a) };
-                });
                 if y_len != yn {
                     y.copy_from_slice(&y_pad[..yn]);
                 }
             }
-            Walk::RowScatter => {
-                // Rows in 8 fixed chunks, each scattering into its own partial; n:m
-                // partials reach whole groups (a padding offset may point past the last
-                // column), and the partials are added in chunk order.
-                let (part_len, stride) = match self.desc.format {
-                    Format::Nm(n, m) => {
-                        let groups = yn.div_ceil(m as usize);
-                        (groups * m as usize, groups * n as usize)
+            Walk::RowScatter | Walk::BlockScatter { .. } | Walk::Scatter(_) | Walk::Entries(_) => {
+                // 8 fixed chunks, each scattering into its own partial: (the chunks, a
+                // partial's length, x as the kernel reads it, the kernel's stride).
+                let (bounds, part_len, x_in, stride) = match walk {
+                    // Rows; n:m partials reach whole groups (a padding offset may point
+                    // past the last column).
+                    Walk::RowScatter => {
+                        let (part_len, stride) = match self.desc.format {
+                            Format::Nm(n, m) => {
+                                let groups = yn.div_ceil(m as usize);
+                                (groups * m as usize, groups * n as usize)
+                            }
+                            _ => (yn, rows),
+                        };
+                        let bounds = chunk_entries(rows, SCATTER_CHUNKS);
+                        (bounds, part_len, Cow::Borrowed(x), stride)
                     }
-                    _ => (yn, rows),
+                    // x padded to whole outer blocks, each partial to whole inner blocks,
+                    // so the unrolled products never leave them; padding values are
+                    // skipped zeros.
+                    Walk::BlockScatter { p, q, .. } => {
+                        let (p, q) = (p as usize, q as usize);
+                        let x_in = zero_padded(x, (n_outer * q).max(xn));
+                        let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
+                        (bounds, yn.div_ceil(p) * p, x_in, rows)
+                    }
+                    Walk::Entries(_) => {
+                        let bounds = chunk_entries(vals.len(), SCATTER_CHUNKS);
+                        (bounds, yn, Cow::Borrowed(x), rows)
+                    }
+                    _ => {
+                        let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
+                        (bounds, yn, Cow::Borrowed(x), rows)
+                    }
                 };
-                let bounds = chunk_entries(rows, SCATTER_CHUNKS);
-                let mut partials = zeroed_partials::<T>(bounds.len(), part_len)?;
-                let base = SendPtr(partials.as_mut_ptr());
-                run_chunks(&bounds, threads, |c, range| {
-                    // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
-                    let out = unsafe { base.get().add(c * part_len) };
-                    let a = SpmvArgs {
-                        stride: stride as u64,
-                        ..args(range, out, (alpha, beta))
-                    };
-                    // SAFETY: as stated above the match; row r reads its slots (below the
-                    // validated lengths of crd and the values) and x[r], and writes its
-                    // own partial at columns below `part_len`.
-                    unsafe { entry(&a) };
-                });
-                combine(
+                let part = (bounds.as_slice(), part_len);
+                scatter(
                     y,
-                    partials.as_slice(),
-                    (yn, part_len),
+                    part,
+                    PerChunk,
                     (alpha, beta),
                     threads,
-                );
-            }
-            Walk::BlockScatter { p, q, .. } => {
-                // x padded to whole outer blocks, each partial to whole inner blocks, so the
-                // unrolled products never leave them; padding values are skipped zeros.
-                let (p, q) = (p as usize, q as usize);
-                let x_len = n_outer * q;
-                let x_in = zero_padded(x, x_len.max(xn));
-                let part_len = yn.div_ceil(p) * p;
-                let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
-                let mut partials = zeroed_partials::<T>(bounds.len(), part_len)?;
-                let base = SendPtr(partials.as_mut_ptr());
-                run_chunks(&bounds, threads, |c, range| {
-                    // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
-                    let out = unsafe { base.get().add(c * part_len) };
-                    let a = SpmvArgs {
-                        x: x_in.as_ptr().cast(),
-                        ..args(range, out, (alpha, beta))
-                    };
-                    // SAFETY: as stated above the match; x is read through `x_in`, whole
-                    // outer blocks long, and each call writes its own partial, whole inner
-                    // blocks long (block coordinates are below the inner block count).
-                    unsafe { entry(&a) };
-                });
-                combine(
-                    y,
-                    partials.as_slice(),
-                    (yn, part_len),
-                    (alpha, beta),
-                    threads,
-                );
-            }
-            Walk::Scatter(_) | Walk::Entries(_) => {
-                let bounds = match walk {
-                    Walk::Entries(_) => chunk_entries(vals.len(), SCATTER_CHUNKS),
-                    _ => chunk_rows(pos, n_outer, SCATTER_CHUNKS),
-                };
-                let mut partials = zeroed_partials::<T>(bounds.len(), yn)?;
-                let base = SendPtr(partials.as_mut_ptr());
-                // Chunk c adds into its own partial, elements c * yn .. (c + 1) * yn.
-                run_chunks(&bounds, threads, |c, range| {
-                    // SAFETY: c < bounds.len(), so the partial lies inside `partials`.
-                    let out = unsafe { base.get().add(c * yn) };
-                    let a = args(range, out, (alpha, beta));
-                    // SAFETY: as stated above the match.
-                    unsafe { entry(&a) };
-                });
-                combine(y, partials.as_slice(), (yn, yn), (alpha, beta), threads);
+                    |_, range, out| {
+                        let a = SpmvArgs {
+                            stride: stride as u64,
+                            ..args(range, &x_in, out, (alpha, beta))
+                        };
+                        // SAFETY: as stated above the match; x is read through `x_in` (BSR^T,
+                        // BSC: whole outer blocks long), and each call writes its own partial,
+                        // `part_len` long, at the coordinates of its entries (ELL^T, n:m^T: row
+                        // r reads its slots, below the validated lengths of crd and the values,
+                        // and x[r]; block coordinates are below the inner block count).
+                        unsafe { entry.call(&a) };
+                    },
+                )?;
             }
         }
         Ok(())
+    }
+
+    /// The lengths of x and y for an SpMV kernel on a `rows x cols` matrix.
+    fn spmv_lengths(&self, rows: usize, cols: usize) -> (usize, usize) {
+        match self.desc.op {
+            Op::SpmvT => (rows, cols),
+            _ => (cols, rows),
+        }
     }
 }
 
@@ -310,10 +291,7 @@ impl Kernel {
                 )))
             }
         };
-        let (xn, yn) = match self.desc.op {
-            Op::SpmvT => (rows, cols),
-            _ => (cols, rows),
-        };
+        let (xn, yn) = self.spmv_lengths(rows, cols);
         let (Some(pos), Some(crd)) = (a.pos(1), a.crd(1)) else {
             return Err(KernelError::Unsupported(format!(
                 "{}: arrays missing",
@@ -321,16 +299,7 @@ impl Kernel {
             )));
         };
         let n_outer = pos.len().saturating_sub(1);
-        if outer.start > outer.end || outer.end > n_outer {
-            return Err(KernelError::Shape {
-                operand: "the outer range",
-                expected: format!("a range within 0..{n_outer}"),
-                found: format!("{}..{}", outer.start, outer.end),
-            });
-        }
-        // The outputs the range covers (an edge block may reach past the last row).
-        let first = outer.start * p;
-        let covered = (outer.end * p).min(yn).saturating_sub(first);
+        let (first, covered) = outer_outputs(&outer, n_outer, (p, yn))?;
         crate::dense::check_len("x", x.len(), xn, 1)?;
         crate::dense::check_len("y", y.len(), covered, 1)?;
         let x_len = xn.div_ceil(q) * q;
@@ -344,33 +313,29 @@ impl Kernel {
             &mut y_pad
         };
         let vals = T::slice(a.values()).unwrap_or_default();
-        // SAFETY: the code was generated for `SpmvEntry`'s signature and this kernel's
-        // description, which `a` matches (checked above).
-        let entry: SpmvEntry = unsafe { std::mem::transmute(self.code.entry()) };
+        // SAFETY: the code was generated for an SpMV description, this kernel's, which `a`
+        // matches (checked above).
+        let entry = unsafe { Entry::<SpmvArgs>::of(self) };
         // The kernel writes y[b * p + o] for the outer positions b of the range: shifted
         // back by the range's first output, those land in `y_out` (wrapping arithmetic:
         // the shifted pointer itself is never dereferenced).
         let base = SendPtr(y_out.as_mut_ptr().wrapping_sub(first));
         let bounds = chunk_range(pos, outer, ENTRY_CHUNKS);
-        run_chunks(&bounds, threads, |_, (begin, end)| {
-            let args = SpmvArgs {
-                val: crate::half::values_ptr(a, vals),
-                ..SpmvArgs::new(
-                    (pos, crd),
-                    vals,
-                    &x_in,
-                    base.get(),
-                    (begin, end),
-                    (alpha, beta),
-                )
-            };
-            // SAFETY: `a` is validated (see `spmv`); the call reads pos[begin..=end], the
-            // entries between and x (padded to whole blocks) at their coordinates, and
-            // writes outputs b * p + o for b in begin..end, which lie in
-            // first..first + padded, i.e. inside `y_out` after the shift. Chunks are
-            // disjoint outer ranges.
-            unsafe { entry(&args) };
-        });
+        // SAFETY: `a` is validated (see `spmv`); a call reads pos[begin..=end], the entries
+        // between and x (padded to whole blocks) at their coordinates, and writes outputs
+        // b * p + o for b in begin..end, which lie in first..first + padded, i.e. inside
+        // `y_out` after the shift. Chunks are disjoint outer ranges.
+        unsafe {
+            entry.run_chunks(&bounds, threads, |range| SpmvArgs {
+                head: Head {
+                    val: crate::half::values_ptr(a, vals),
+                    ..Head::new((pos, crd), vals, &x_in, base.get(), range, (alpha, beta))
+                },
+                outer: std::ptr::null(),
+                stride: 0,
+                x_prefetch: 1,
+            })
+        };
         if padded != covered {
             y.copy_from_slice(&y_pad[..covered]);
         }

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use sptk_encoding::resolve_target;
 use sptk_tensor::{convert, ConvertOptions, Entries, Tensor};
 
-use super::args::{index_ptr, SpmvArgs, SpmvEntry};
+use super::args::{index_ptr, Entry, Head, SpmvArgs};
 use super::walk::{walk, Walk};
 use super::Kernel;
 use crate::desc::{Desc, Isa, Op};
@@ -76,7 +76,7 @@ fn run<T: RealValue + From<f32> + Into<f64> + sptk_tensor::Pod>(a: &Tensor, op: 
     let desc = Desc::for_tensor(op, a, isa).unwrap();
     let k = Kernel::compile(&desc).unwrap();
     let walk = walk(&desc).unwrap();
-    let (pos, crd, outer) = walk.operands(a, &desc).unwrap();
+    let (pos, crd, outer) = walk.arrays().of(a, &desc).unwrap();
     let (rows, cols) = (a.dim_sizes()[0], a.dim_sizes()[1]);
     let (xn, yn) = if op == Op::SpmvT {
         (rows, cols)
@@ -106,24 +106,22 @@ fn run<T: RealValue + From<f32> + Into<f64> + sptk_tensor::Pod>(a: &Tensor, op: 
     let mapping = guard::Guarded::new(out_len as usize * vs, (1 << 31) * vs);
     let out = mapping.tail_mut::<T>(out_len as usize);
     let args = SpmvArgs {
-        outer: outer.map_or(std::ptr::null(), index_ptr),
-        stride: rows,
-        ..SpmvArgs::new(
+        head: Head::new(
             (pos, crd),
             vals,
             &x,
             out.as_mut_ptr(),
             range,
             (T::ONE, T::ZERO),
-        )
+        ),
+        outer: outer.map_or(std::ptr::null(), index_ptr),
+        stride: rows,
+        x_prefetch: 1,
     };
-    // SAFETY: the code was generated for `SpmvEntry` and `desc`, which `a` (validated)
-    // matches; x holds every column A stores (padded to whole blocks), and the output
-    // `out_len` elements, as `Kernel::spmv` gives one chunk's partial.
-    unsafe {
-        let entry: SpmvEntry = std::mem::transmute(k.code.entry());
-        entry(&args);
-    }
+    // SAFETY: the code was generated for `desc`, an SpMV description, which `a`
+    // (validated) matches; x holds every column A stores (padded to whole blocks), and the
+    // output `out_len` elements, as `Kernel::spmv` gives one chunk's partial.
+    unsafe { Entry::<SpmvArgs>::of(&k).call(&args) };
     let mut want: HashMap<u64, f64> = HashMap::new();
     let mut dc = [0u64; 2];
     a.for_each_stored(|lvl, q| {

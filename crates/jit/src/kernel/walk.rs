@@ -34,35 +34,58 @@ pub(super) enum Walk {
 /// The arrays of a walk: positions, coordinates and outer coordinates.
 pub(super) type Operands<'a> = (&'a IndexVec, &'a IndexVec, Option<&'a IndexVec>);
 
-impl Walk {
-    /// The arrays this walk's kernel reads from `a`: (pos, crd, outer).
-    pub(super) fn operands<'a>(
-        self,
-        a: &'a Tensor,
-        desc: &Desc,
-    ) -> Result<Operands<'a>, KernelError> {
+/// Where a walk finds its arrays in a tensor: (pos, crd, outer) by [`Arrays::of`].
+#[derive(Clone, Copy)]
+pub(super) enum Arrays {
+    /// ELL and n:m slots: coordinates at level 2, no positions (`pos` stands for the
+    /// coordinates there and is never read).
+    Slots,
+    /// Positions and coordinates at `level`, outer coordinates at `outer`. COO reads its
+    /// coordinates from `crd` (and `outer`, the second array of SoA); its positions only
+    /// size it.
+    Levels { level: usize, outer: Option<usize> },
+}
+
+impl Arrays {
+    /// The arrays of `a`: (pos, crd, outer).
+    pub(super) fn of<'a>(self, a: &'a Tensor, desc: &Desc) -> Result<Operands<'a>, KernelError> {
         let missing = || KernelError::Unsupported(format!("{desc}: arrays missing"));
-        // (the level of pos and crd, the level of the outer coordinates). COO reads its
-        // coordinates from `crd` (and `outer`, the second array of SoA); its positions only
-        // size it.
-        let (lvl, outer) = match self {
-            // ELL has no positions: `pos` stands for nothing there and is never read.
-            Walk::Ell(_) | Walk::Nm(..) | Walk::RowScatter => {
+        let (level, outer) = match self {
+            Arrays::Slots => {
                 let crd = a.crd(2).ok_or_else(missing)?;
                 return Ok((crd, crd, None));
             }
-            Walk::Blocks { .. } | Walk::BlockScatter { .. } => (1, None),
-            Walk::Gather(c) | Walk::Scatter(c) => (1, c.then_some(0)),
-            Walk::Entries(soa) => (0, soa.then_some(1)),
+            Arrays::Levels { level, outer } => (level, outer),
         };
         Ok((
-            a.pos(lvl).ok_or_else(missing)?,
-            a.crd(lvl).ok_or_else(missing)?,
+            a.pos(level).ok_or_else(missing)?,
+            a.crd(level).ok_or_else(missing)?,
             match outer {
                 Some(l) => Some(a.crd(l).ok_or_else(missing)?),
                 None => None,
             },
         ))
+    }
+}
+
+impl Walk {
+    /// Where this walk's kernel finds its arrays.
+    pub(super) fn arrays(self) -> Arrays {
+        match self {
+            Walk::Ell(_) | Walk::Nm(..) | Walk::RowScatter => Arrays::Slots,
+            Walk::Blocks { .. } | Walk::BlockScatter { .. } => Arrays::Levels {
+                level: 1,
+                outer: None,
+            },
+            Walk::Gather(c) | Walk::Scatter(c) => Arrays::Levels {
+                level: 1,
+                outer: c.then_some(0),
+            },
+            Walk::Entries(soa) => Arrays::Levels {
+                level: 0,
+                outer: soa.then_some(1),
+            },
+        }
     }
 }
 
@@ -122,6 +145,23 @@ pub(super) enum MmWalk {
     Nm(u32, u32),
     /// COO entries scattered into 8 partials; `soa` for coordinates in two arrays.
     Entries { soa: bool },
+}
+
+impl MmWalk {
+    /// Where this walk's kernel finds its arrays.
+    pub(super) fn arrays(self) -> Arrays {
+        match self {
+            MmWalk::Ell(_) | MmWalk::Nm(..) => Arrays::Slots,
+            MmWalk::Entries { soa } => Arrays::Levels {
+                level: 0,
+                outer: soa.then_some(1),
+            },
+            MmWalk::Gather { outer, .. } | MmWalk::Scatter { outer, .. } => Arrays::Levels {
+                level: 1,
+                outer: outer.then_some(0),
+            },
+        }
+    }
 }
 
 /// How the SpMM kernel of `desc` walks its matrix, or `None` for an operation other than
