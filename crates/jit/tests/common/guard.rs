@@ -118,7 +118,8 @@ fn guarded_index(v: &IndexVec) -> IndexVec {
     }
 }
 
-/// `t` with every index and value array moved against a guard page of its own.
+/// `t` with every index and value array moved against a guard page of its own (values of
+/// any type but bool).
 pub fn guarded_tensor(t: Tensor) -> Tensor {
     let (encoding, dims, levels, values) = t.into_parts();
     let levels = levels
@@ -128,12 +129,16 @@ pub fn guarded_tensor(t: Tensor) -> Tensor {
             crd: l.crd.as_ref().map(guarded_index),
         })
         .collect();
-    let values = match &values {
-        ValueVec::F64(v) => ValueVec::F64(guarded_buf(v)),
-        ValueVec::F32(v) => ValueVec::F32(guarded_buf(v)),
-        ValueVec::F16(v) => ValueVec::F16(guarded_buf(v)),
-        ValueVec::BF16(v) => ValueVec::BF16(guarded_buf(v)),
-        other => panic!("no guarded copy of {:?} values", other.value_type()),
-    };
+    macro_rules! guarded_values {
+        ($($tag:ident),*) => {
+            match &values {
+                $(ValueVec::$tag(v) => ValueVec::$tag(guarded_buf(v)),)*
+                other => panic!("no guarded copy of {:?} values", other.value_type()),
+            }
+        };
+    }
+    // Every value type but bool (not `Pod`: only 0 and 1 are valid).
+    let values =
+        guarded_values!(F64, F32, F16, BF16, I8, I16, I32, I64, U8, U16, U32, U64, C64, C128);
     Tensor::try_from_parts(encoding, dims, levels, values).unwrap()
 }
