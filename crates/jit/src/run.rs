@@ -39,15 +39,17 @@ assert_eq!(sum(1).map(f64::to_bits), sum(7).map(f64::to_bits));
 
 mod outputs;
 mod partials;
+mod sequence;
 mod split;
 mod threads;
 
 pub use outputs::{prefill_rows, zero_padded};
 pub(crate) use partials::scatter_sum;
 pub use partials::{combine, fold, zeroed_partials};
+pub(crate) use sequence::Sequence;
 pub use split::{chunk_by_weight, chunk_entries, chunk_outer, chunk_range, chunk_rows, OuterLevel};
-pub(crate) use threads::SendPtr;
 pub use threads::{map_chunks, reduce_chunks, run_chunks};
+pub(crate) use threads::{run_chunks_with, SendPtr};
 
 /// A chunk of work: the half-open range `begin..end` of entries, outer positions or outer
 /// coordinates, as `(begin, end)`.

@@ -75,6 +75,19 @@ pub fn big_zeroed<T: Zeroed>(n: usize) -> Result<Vec<T>, ConvertError> {
     Ok(v)
 }
 
+/// An empty vector with room for `n` elements, on huge pages when large, for a caller
+/// that writes a prefix of that room and sets the length: pages past what it writes are
+/// never touched, so room for an upper bound costs address space, not memory. An array
+/// the machine cannot allocate is an error naming its size, never an abort.
+pub fn big_capacity<T>(n: usize) -> Result<Vec<T>, ConvertError> {
+    let mut v = with_capacity::<T>(n)?;
+    advise_huge(
+        v.as_mut_ptr().cast(),
+        v.capacity().saturating_mul(std::mem::size_of::<T>()),
+    );
+    Ok(v)
+}
+
 /// An empty vector with room for `n` elements, or an error naming the size where the
 /// machine cannot allocate it.
 pub(crate) fn with_capacity<T>(n: usize) -> Result<Vec<T>, ConvertError> {

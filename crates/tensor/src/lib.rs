@@ -35,7 +35,7 @@ mod value;
 mod view;
 mod walk;
 
-pub use alloc::{big_zeroed, filled_pages, HugePageAlloc, Zeroed, HUGE_PAGE_FROM};
+pub use alloc::{big_capacity, big_zeroed, filled_pages, HugePageAlloc, Zeroed, HUGE_PAGE_FROM};
 pub use budget::default_memory_limit;
 pub use compressed::{
     from_compressed, from_compressed_within, CompressedParts, FromCompressed, PartsArray,

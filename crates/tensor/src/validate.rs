@@ -40,6 +40,44 @@ impl Tensor {
         levels: Vec<LevelArrays>,
         values: ValueVec,
     ) -> Result<Tensor, ConvertError> {
+        let t = Tensor::assemble(encoding, dim_sizes, levels)?;
+        t.check_contents(values)
+    }
+
+    /// [`Tensor::try_from_parts`] for arrays their maker built valid: the arrays present
+    /// and their widths are checked (a few comparisons), their contents are not (in debug
+    /// builds they are, as by [`Tensor::try_from_parts`]). For the outputs of this
+    /// project's own kernels, whose making guarantees what the full check would read
+    /// every element to find, at O(nnz).
+    ///
+    /// # Errors
+    /// An array missing, extra, or of a width other than the encoding's (and in debug
+    /// builds whatever [`Tensor::try_from_parts`] finds).
+    ///
+    /// # Safety
+    /// The arrays must hold every invariant [`Tensor::try_from_parts`] checks: readers and
+    /// generated kernels index with positions and coordinates of a tensor without
+    /// checking them again.
+    pub unsafe fn from_parts_unchecked(
+        encoding: Encoding,
+        dim_sizes: Vec<u64>,
+        levels: Vec<LevelArrays>,
+        values: ValueVec,
+    ) -> Result<Tensor, ConvertError> {
+        let t = Tensor::assemble(encoding, dim_sizes, levels)?;
+        if cfg!(debug_assertions) {
+            return t.check_contents(values);
+        }
+        Ok(Tensor { values, ..t })
+    }
+
+    /// The tensor around the level arrays, checked for presence and widths, with no
+    /// values yet.
+    fn assemble(
+        encoding: Encoding,
+        dim_sizes: Vec<u64>,
+        levels: Vec<LevelArrays>,
+    ) -> Result<Tensor, ConvertError> {
         let layout = Layout::new(&encoding, &dim_sizes)?;
         if levels.len() != layout.lvl_rank() {
             return Err(bad(format!(
@@ -95,14 +133,19 @@ impl Tensor {
                 }
             }
         }
-        let t = Tensor {
+        Ok(Tensor {
             encoding,
             layout,
             levels,
-            values,
+            values: ValueVec::F64(Vec::new().into()),
             slices: Vec::new(),
             labels: Vec::new(),
-        };
+        })
+    }
+
+    /// Every invariant of the level arrays, and `values` of the length they address.
+    fn check_contents(self, values: ValueVec) -> Result<Tensor, ConvertError> {
+        let t = Tensor { values, ..self };
         let expected_values = if t.layout.ell {
             check_ell(&t)?
         } else {

@@ -2,23 +2,25 @@
 //! pair) instantiated for each operation and pair of index widths, run on threads over
 //! outer-coordinate ranges balanced by nnz(A) + nnz(B).
 //!
-//! An element-wise result is built in two phases over the same fixed ranges: the count
-//! phase stores each outer coordinate's entry count (a merge of coordinates, no values),
-//! the counts give each range its offset into C, and C's coordinates and values are
-//! allocated once at their exact size; the fill phase then writes each range's entries
-//! straight at its offset (within a range, outer coordinates follow one another, so a
-//! range's entries are one contiguous run of C). C's positions come from the counts.
+//! An element-wise result is built in one pass over the operands: each range of outer
+//! coordinates merges into a buffer of its thread's, learns where its entries go in C
+//! from the range before it and copies them there ([`ewise`]); C's arrays are allocated
+//! once, with room for a bound on their size of which only the written part is ever
+//! touched. C's positions come from the entry counts each range stores.
 
+use std::mem::MaybeUninit;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sptk_tensor::{big_zeroed, Index};
+use sptk_tensor::{big_capacity, big_zeroed, Index};
 
 use super::levels::{rows, Side};
-use super::merge::{dot_row, intersection_count, intersection_fill, union_count, union_fill};
+use super::merge::{dot_row, intersection_fill, union_fill};
 use super::ops::{Arith, Binary};
 use super::EwiseError;
-use crate::run::{chunk_entries, map_chunks, Chunk};
+use crate::run::{
+    chunk_by_weight, chunk_entries, map_chunks, run_chunks_with, Chunk, SendPtr, Sequence,
+};
 
 /// Two operands' levels and values, at one pair of index widths and one value type.
 #[derive(Clone, Copy)]
@@ -51,6 +53,8 @@ fn entries<'a, C, V>(
 pub(crate) struct Filled<C, V> {
     /// Entries per outer coordinate (the positions are their running sum).
     pub counts: Vec<u64>,
+    /// The ranges of outer coordinates the fill ran in.
+    pub chunks: Vec<Chunk>,
     /// Each range's first entry in C, and C's entry count last.
     pub offsets: Vec<u64>,
     /// C's inner coordinates.
@@ -100,89 +104,157 @@ pub(crate) fn lock<'a, 'b, T>(m: &'a Mutex<&'b mut [T]>) -> std::sync::MutexGuar
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Room in each thread's buffer, in entries of C: chunks are cut so that most merge at
+/// most this many (12 bytes an entry at f64 and 32-bit coordinates: 384 KiB, inside L2).
+const BUFFER_ENTRIES: usize = 32 << 10;
+
+/// A thread's buffer: a chunk's coordinates and values, merged before the chunk knows
+/// where in C they go.
+struct Buffer<C, V> {
+    crd: Box<[MaybeUninit<C>]>,
+    values: Box<[MaybeUninit<V>]>,
+}
+
 /// The element-wise operation `O` over the union (`union`) or the intersection of the
-/// stored coordinates of `pair`, in `chunks` (ranges of outer coordinates covering
-/// `0..outer`) on `threads` threads.
+/// stored coordinates of `pair`, over the outer coordinates `0..outer`, on `threads`
+/// threads, in one pass over the operands.
+///
+/// The outer range is cut into chunks whose bound on C's entries (nnz(A) + nnz(B) of
+/// their outer coordinates for a union, the smaller of the two for an intersection) is
+/// about [`BUFFER_ENTRIES`]; C's arrays get room for the sum of the bounds (address space:
+/// only what is written is ever touched). Each chunk merges into its thread's buffer,
+/// takes its start in C from the chunk before it, publishes the next chunk's start and
+/// copies the buffer into place ([`Sequence`]); a chunk bound for more than a buffer holds
+/// (one long outer coordinate) waits for its start and merges into place.
 pub(crate) fn ewise<O: Binary, P: Index, C: Index>(
     pair: Pair<'_, P, C, O::V>,
     union: bool,
-    (outer, chunks): (usize, &[Chunk]),
+    outer: usize,
     threads: usize,
     first_touch_apart: bool,
 ) -> Result<Filled<C, O::V>, EwiseError> {
     let alloc = |e: sptk_tensor::ConvertError| EwiseError::Alloc(e.to_string());
     let mut times = PhaseTimes::default();
     let start = Instant::now();
-    let mut counts: Vec<u64> = big_zeroed(outer).map_err(alloc)?;
-    let count_pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));
-    let totals = map_chunks(chunks, threads, |c, (lo, hi)| {
-        let mut piece = lock(&count_pieces[c]);
-        let mut total = 0u64;
-        rows(&pair.a, &pair.b, (lo, hi), union, |i, sa, sb| {
-            let (a, b) = (
-                pair.a.crd.get(sa).unwrap_or(&[]),
-                pair.b.crd.get(sb).unwrap_or(&[]),
-            );
+    let (a, b) = (&pair.a, &pair.b);
+    let weight = |i: usize| a.entries_before(i).saturating_add(b.entries_before(i));
+    let pieces = weight(outer).div_ceil(BUFFER_ENTRIES as u64).max(1);
+    let chunks = chunk_by_weight(0..outer, usize::try_from(pieces).unwrap_or(1), weight);
+    let bounds: Vec<usize> = chunks
+        .iter()
+        .map(|&(lo, hi)| {
+            let na = a.entries_before(hi).saturating_sub(a.entries_before(lo));
+            let nb = b.entries_before(hi).saturating_sub(b.entries_before(lo));
             let n = if union {
-                union_count(a, b)
+                na.saturating_add(nb)
             } else {
-                intersection_count(a, b)
-            } as u64;
-            if let Some(slot) = piece.get_mut(i - lo) {
-                *slot = n;
-            }
-            total += n;
-        });
-        total
-    });
-    drop(count_pieces);
-    let mut offsets = Vec::with_capacity(totals.len() + 1);
-    let mut nnz = 0u64;
-    for t in &totals {
-        offsets.push(nnz);
-        nnz += t;
-    }
-    offsets.push(nnz);
-    times.count = start.elapsed();
-
-    let start = Instant::now();
-    let n = usize::try_from(nnz).map_err(|_| EwiseError::Alloc(format!("{nnz} entries")))?;
-    let mut crd: Vec<C> = big_zeroed(n).map_err(alloc)?;
-    let mut values: Vec<O::V> = big_zeroed(n).map_err(alloc)?;
+                na.min(nb)
+            };
+            usize::try_from(n).unwrap_or(usize::MAX)
+        })
+        .collect();
+    let room = bounds
+        .iter()
+        .try_fold(0usize, |t, &n| t.checked_add(n))
+        .ok_or_else(|| EwiseError::Alloc("C's bound overflows the address space".into()))?;
+    let mut counts: Vec<u64> = big_zeroed(outer).map_err(alloc)?;
+    let mut crd: Vec<C> = big_capacity(room).map_err(alloc)?;
+    let mut values: Vec<O::V> = big_capacity(room).map_err(alloc)?;
     if first_touch_apart {
-        touch(&mut crd, threads);
-        touch(&mut values, threads);
+        touch(crd.spare_capacity_mut(), threads);
+        touch(values.spare_capacity_mut(), threads);
     }
     times.allocate = start.elapsed();
 
     let start = Instant::now();
-    let lens = || totals.iter().map(|&t| t as usize);
-    let crd_pieces = split(&mut crd, lens());
-    let value_pieces = split(&mut values, lens());
-    let written = map_chunks(chunks, threads, |c, (lo, hi)| {
-        let (mut oc, mut ov) = (lock(&crd_pieces[c]), lock(&value_pieces[c]));
-        let (oc, ov): (&mut [C], &mut [O::V]) = (&mut oc, &mut ov);
-        let mut k = 0;
-        rows(&pair.a, &pair.b, (lo, hi), union, |_, sa, sb| {
-            let a = entries(pair.a.crd, pair.av, sa);
-            let b = entries(pair.b.crd, pair.bv, sb);
-            k = if union {
-                union_fill::<O, C>(a, b, (&mut *oc, &mut *ov), k)
+    let seq = Sequence::new(chunks.len());
+    let count_pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));
+    let (crd_at, values_at) = (
+        SendPtr(crd.as_mut_ptr().cast::<MaybeUninit<C>>()),
+        SendPtr(values.as_mut_ptr().cast::<MaybeUninit<O::V>>()),
+    );
+    // Where chunk `c` may write: `start..start + bounds[c]`, inside the room since every
+    // chunk before it wrote at most its bound.
+    let place = |c: usize, start: u64| -> Option<(usize, usize)> {
+        let start = usize::try_from(start).ok()?;
+        let n = *bounds.get(c)?;
+        (start.checked_add(n)? <= room).then_some((start, n))
+    };
+    let buffer = || {
+        let n = BUFFER_ENTRIES.min(room);
+        Buffer {
+            crd: Box::new_uninit_slice(n),
+            values: Box::new_uninit_slice(n),
+        }
+    };
+    run_chunks_with(
+        &chunks,
+        threads,
+        buffer,
+        |buf: &mut Buffer<C, O::V>, c, range| {
+            let publish = seq.publisher(c);
+            let mut counts = lock(&count_pieces[c]);
+            let bound = bounds.get(c).copied().unwrap_or(0);
+            if bound <= buf.crd.len() {
+                let n = fill_rows::<O, P, C>(
+                    pair,
+                    union,
+                    range,
+                    &mut counts,
+                    (&mut buf.crd, &mut buf.values),
+                );
+                let Some(start) = seq.start(c) else { return };
+                let Some((at, _)) = place(c, start) else {
+                    return;
+                };
+                publish.end(start + n as u64);
+                // SAFETY: `at + n <= at + bounds[c] <= room` (`place`), the room of both
+                // arrays; no other chunk writes `at..at + n`, since the next one starts at
+                // `at + n` (just published) and the ones before end at `at`. The buffer
+                // holds `n` written entries (`fill_rows` wrote `0..n`).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(buf.crd.as_ptr(), crd_at.get().add(at), n);
+                    std::ptr::copy_nonoverlapping(buf.values.as_ptr(), values_at.get().add(at), n);
+                }
             } else {
-                intersection_fill::<O, C>(a, b, (&mut *oc, &mut *ov), k)
-            };
-        });
-        k == oc.len()
-    });
-    drop((crd_pieces, value_pieces));
-    times.fill = start.elapsed();
-    if written.iter().any(|ok| !ok) {
+                let Some(start) = seq.start(c) else { return };
+                let Some((at, room_here)) = place(c, start) else {
+                    return;
+                };
+                // SAFETY: as above, `at..at + room_here` lies inside both arrays' room, and
+                // until this chunk publishes its end no other chunk writes past `at`; the
+                // slices end before it publishes.
+                let n = unsafe {
+                    let oc = std::slice::from_raw_parts_mut(crd_at.get().add(at), room_here);
+                    let ov = std::slice::from_raw_parts_mut(values_at.get().add(at), room_here);
+                    fill_rows::<O, P, C>(pair, union, range, &mut counts, (oc, ov))
+                };
+                publish.end(start + n as u64);
+            }
+        },
+    );
+    drop(count_pieces);
+    let offsets = seq.into_starts();
+    let nnz = offsets.last().copied().unwrap_or(0);
+    let tiled = offsets.len() == chunks.len() + 1
+        && offsets.windows(2).all(|w| w[0] <= w[1])
+        && usize::try_from(nnz).is_ok_and(|n| n <= room);
+    if !tiled {
         return Err(EwiseError::Alloc(
-            "the fill phase wrote another count than the count phase".into(),
+            "the chunks of C did not follow one another".into(),
         ));
     }
+    // SAFETY: the chunks' outputs tile `0..nnz` (checked just above: every chunk published
+    // an end no smaller than its start, and chunk `c` wrote exactly `offsets[c]..offsets[c
+    // + 1]` before the threads were joined), all inside the room.
+    unsafe {
+        crd.set_len(nnz as usize);
+        values.set_len(nnz as usize);
+    }
+    times.fill = start.elapsed();
     Ok(Filled {
         counts,
+        chunks,
         offsets,
         crd,
         values,
@@ -190,14 +262,41 @@ pub(crate) fn ewise<O: Binary, P: Index, C: Index>(
     })
 }
 
+/// Merges the outer coordinates `lo..hi` of `pair` into `out` from its start, storing each
+/// one's entry count in `counts` (from `lo`); returns how many entries it wrote.
+#[inline(always)]
+fn fill_rows<O: Binary, P: Index, C: Index>(
+    pair: Pair<'_, P, C, O::V>,
+    union: bool,
+    (lo, hi): Chunk,
+    counts: &mut [u64],
+    (oc, ov): (&mut [MaybeUninit<C>], &mut [MaybeUninit<O::V>]),
+) -> usize {
+    let mut k = 0;
+    rows(&pair.a, &pair.b, (lo, hi), union, |i, sa, sb| {
+        let a = entries(pair.a.crd, pair.av, sa);
+        let b = entries(pair.b.crd, pair.bv, sb);
+        let end = if union {
+            union_fill::<O, C>(a, b, (&mut *oc, &mut *ov), k)
+        } else {
+            intersection_fill::<O, C>(a, b, (&mut *oc, &mut *ov), k)
+        };
+        if let Some(slot) = counts.get_mut(i - lo) {
+            *slot = (end - k) as u64;
+        }
+        k = end;
+    });
+    k
+}
+
 /// Writes zeros over `v` on `threads` threads, so that its pages are faulted in now
 /// rather than by the fill phase (timed apart for `--stats`).
-fn touch<T: Copy + Default + Send>(v: &mut [T], threads: usize) {
+fn touch<T: Copy + Default + Send>(v: &mut [MaybeUninit<T>], threads: usize) {
     let n = v.len();
     let chunks = chunk_entries(n, 64);
     let ps = split(v, chunks.iter().map(|&(lo, hi)| hi - lo));
     map_chunks(&chunks, threads, |c, _| {
-        lock(&ps[c]).fill(T::default());
+        lock(&ps[c]).fill(MaybeUninit::new(T::default()));
     });
 }
 

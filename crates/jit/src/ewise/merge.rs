@@ -1,5 +1,5 @@
 //! The inner level pair, compressed x compressed: two sorted, unique coordinate lists of
-//! one outer coordinate merged, for counting and for filling.
+//! one outer coordinate merged, for filling C and for dot products.
 //!
 //! - Lists of similar length merge without branches on the data: each step compares the
 //!   two heads, writes the smaller coordinate and `op` of the values present there (the
@@ -7,11 +7,15 @@
 //!   advances each list whose head was taken. Random overlaps cost no mispredictions.
 //! - A list more than [`GALLOP_RATIO`] times shorter than the other gallops: each of its
 //!   coordinates is found in the long list by an exponential then a binary search, so an
-//!   intersection costs `short * log(long / short)` steps instead of `long + short`. A
-//!   union's size is `|a| + |b| - |a ∩ b|`, so counting it gallops too.
+//!   intersection costs `short * log(long / short)` steps instead of `long + short`.
 //!
 //! Reads inside the loops are unchecked where the loop condition has just checked the
-//! index; writes into C are checked (a compare that always passes).
+//! index; writes into C are checked (a compare that always passes). C's arrays are room
+//! not yet written (`MaybeUninit`): the fills write `k, k + 1, ...` in order and return
+//! how far they got, which is what their callers take as written.
+
+use std::hint::select_unpredictable;
+use std::mem::MaybeUninit;
 
 use sptk_tensor::Index;
 
@@ -75,66 +79,141 @@ fn skewed(na: usize, nb: usize) -> bool {
     na.min(nb).saturating_mul(GALLOP_RATIO) < na.max(nb)
 }
 
-/// Calls `found(i, j)` for every `a[i] == b[j]`, ascending: a branchless merge, or a
-/// gallop for lists of very different lengths.
-#[inline(always)]
-pub(crate) fn matches<C: Index>(a: &[C], b: &[C], mut found: impl FnMut(usize, usize)) {
-    if skewed(a.len(), b.len()) {
-        return gallop_matches(a, b, found);
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        // SAFETY: `i < a.len()` and `j < b.len()`, checked just above.
-        let (x, y) = unsafe { (*a.get_unchecked(i), *b.get_unchecked(j)) };
-        if x == y {
-            found(i, j);
-        }
-        i += usize::from(x <= y);
-        j += usize::from(y <= x);
-    }
-}
-
-/// The number of coordinates both lists hold.
-#[inline(always)]
-pub(crate) fn intersection_count<C: Index>(a: &[C], b: &[C]) -> usize {
-    if skewed(a.len(), b.len()) {
-        let mut k = 0;
-        gallop_matches(a, b, |_, _| k += 1);
-        return k;
-    }
-    let (mut i, mut j, mut k) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        // SAFETY: `i < a.len()` and `j < b.len()`, checked just above.
-        let (x, y) = unsafe { (*a.get_unchecked(i), *b.get_unchecked(j)) };
-        k += usize::from(x == y);
-        i += usize::from(x <= y);
-        j += usize::from(y <= x);
-    }
-    k
-}
-
-/// The number of coordinates either list holds.
-#[inline(always)]
-pub(crate) fn union_count<C: Index>(a: &[C], b: &[C]) -> usize {
-    a.len() + b.len() - intersection_count(a, b)
-}
-
 /// Writes the union of `(a, av)` and `(b, bv)` into `oc`, `ov` from `k` on, with `O`'s
 /// values (`op(a, 0)` / `op(0, b)` where one list holds a coordinate); returns the new
-/// `k`. The output must have room (the count phase made it exactly so).
+/// `k`. The output must have room for `|a| + |b|` entries from `k` (every caller's bound
+/// makes it so); without, nothing is written.
 #[inline(always)]
 pub(crate) fn union_fill<O: Binary, C: Index>(
     (a, av): (&[C], &[O::V]),
     (b, bv): (&[C], &[O::V]),
-    (oc, ov): (&mut [C], &mut [O::V]),
-    mut k: usize,
+    (oc, ov): (&mut [MaybeUninit<C>], &mut [MaybeUninit<O::V>]),
+    k: usize,
 ) -> usize {
     let zero = <O::V as Arith>::ZERO;
     let (na, nb) = (a.len().min(av.len()), b.len().min(bv.len()));
-    let (mut i, mut j) = (0, 0);
+    let (Some(oc), Some(ov)) = (oc.get_mut(k..), ov.get_mut(k..)) else {
+        return k;
+    };
+    if oc.len().min(ov.len()) < na + nb {
+        return k;
+    }
+    let (mut i, mut j, mut n) = (0, 0, 0);
     while i < na && j < nb {
         // SAFETY: `i < na <= a.len(), av.len()` and `j < nb <= b.len(), bv.len()`,
-        // checked just above.
+        // checked just above; every step advances `i` or `j`, so `n <= i + j < na + nb`,
+        // within both outputs (checked before the loop).
+        unsafe {
+            let (x, y) = (*a.get_unchecked(i), *b.get_unchecked(j));
+            let (va, vb) = (*av.get_unchecked(i), *bv.get_unchecked(j));
+            let (ta, tb) = (x <= y, y <= x);
+            // Selects and masks, not branches: which list leads is random for random
+            // structures.
+            let (va, vb) = (va.keep(ta), vb.keep(tb));
+            oc.get_unchecked_mut(n)
+                .write(select_unpredictable(ta, x, y));
+            ov.get_unchecked_mut(n).write(O::both(va, vb));
+            i += usize::from(ta);
+            j += usize::from(tb);
+        }
+        n += 1;
+    }
+    for (&x, &v) in a[i..na].iter().zip(&av[i..na]) {
+        // SAFETY: as above, `n <= i + j < na + nb`.
+        unsafe {
+            oc.get_unchecked_mut(n).write(x);
+            ov.get_unchecked_mut(n).write(O::both(v, zero));
+        }
+        n += 1;
+    }
+    for (&y, &v) in b[j..nb].iter().zip(&bv[j..nb]) {
+        // SAFETY: as above.
+        unsafe {
+            oc.get_unchecked_mut(n).write(y);
+            ov.get_unchecked_mut(n).write(O::both(zero, v));
+        }
+        n += 1;
+    }
+    k + n
+}
+
+/// Writes the intersection of `(a, av)` and `(b, bv)` with `O`'s values into `oc`, `ov`
+/// from `k` on; returns the new `k`. The output must have room for the shorter list's
+/// entries from `k`; without, nothing is written.
+///
+/// Lists of similar length merge without branches on the data: every step writes the
+/// pair at the heads at `n` and moves `n` on only where the coordinates match, so a
+/// step that does not match leaves a write that the next one overwrites (one past the
+/// last match: kept inside the output by a test that only fails at its very end).
+#[inline(always)]
+pub(crate) fn intersection_fill<O: Binary, C: Index>(
+    (a, av): (&[C], &[O::V]),
+    (b, bv): (&[C], &[O::V]),
+    (oc, ov): (&mut [MaybeUninit<C>], &mut [MaybeUninit<O::V>]),
+    k: usize,
+) -> usize {
+    let (na, nb) = (a.len().min(av.len()), b.len().min(bv.len()));
+    let (Some(oc), Some(ov)) = (oc.get_mut(k..), ov.get_mut(k..)) else {
+        return k;
+    };
+    let room = oc.len().min(ov.len());
+    if room < na.min(nb) {
+        return k;
+    }
+    let mut n = 0;
+    if skewed(na, nb) {
+        gallop_matches(&a[..na], &b[..nb], |i, j| {
+            // SAFETY: one write per match, at most `min(na, nb) <= room` of them.
+            unsafe {
+                oc.get_unchecked_mut(n).write(*a.get_unchecked(i));
+                ov.get_unchecked_mut(n)
+                    .write(O::both(*av.get_unchecked(i), *bv.get_unchecked(j)));
+            }
+            n += 1;
+        });
+        return k + n;
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < na && j < nb {
+        // SAFETY: `i < na`, `j < nb` (checked just above; `na`, `nb` within both lists
+        // and their values), and `n` counts matches so far, at most `min(na, nb) <=
+        // room`; the write happens only below `room`.
+        unsafe {
+            let (x, y) = (*a.get_unchecked(i), *b.get_unchecked(j));
+            let (va, vb) = (*av.get_unchecked(i), *bv.get_unchecked(j));
+            if n < room {
+                oc.get_unchecked_mut(n).write(x);
+                ov.get_unchecked_mut(n).write(O::both(va, vb));
+            }
+            n += usize::from(x == y);
+            i += usize::from(x <= y);
+            j += usize::from(y <= x);
+        }
+    }
+    k + n
+}
+
+/// `acc + a[i] * b[j]` over the coordinates both lists hold, in ascending order.
+///
+/// Lists of similar length merge without branches on the data: a step that does not
+/// match adds `+0.0`, which leaves every sum as it was (a sum that starts at `+0.0` is
+/// never `-0.0`), so the bits are those of adding the matches alone.
+#[inline(always)]
+pub(crate) fn dot_row<V: Arith, C: Index>(
+    (a, av): (&[C], &[V]),
+    (b, bv): (&[C], &[V]),
+    mut acc: V,
+) -> V {
+    let (na, nb) = (a.len().min(av.len()), b.len().min(bv.len()));
+    if skewed(na, nb) {
+        gallop_matches(&a[..na], &b[..nb], |i, j| {
+            acc = V::add(acc, V::mul(av[i], bv[j]));
+        });
+        return acc;
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < na && j < nb {
+        // SAFETY: `i < na`, `j < nb`, checked just above, within both lists and values.
         let (x, y, va, vb) = unsafe {
             (
                 *a.get_unchecked(i),
@@ -143,55 +222,10 @@ pub(crate) fn union_fill<O: Binary, C: Index>(
                 *bv.get_unchecked(j),
             )
         };
-        let (ta, tb) = (x <= y, y <= x);
-        oc[k] = if ta { x } else { y };
-        ov[k] = O::both(if ta { va } else { zero }, if tb { vb } else { zero });
-        i += usize::from(ta);
-        j += usize::from(tb);
-        k += 1;
+        acc = V::add(acc, V::mul(va, vb).keep(x == y));
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
     }
-    for (&x, &v) in a[i..na].iter().zip(&av[i..na]) {
-        oc[k] = x;
-        ov[k] = O::both(v, zero);
-        k += 1;
-    }
-    for (&y, &v) in b[j..nb].iter().zip(&bv[j..nb]) {
-        oc[k] = y;
-        ov[k] = O::both(zero, v);
-        k += 1;
-    }
-    k
-}
-
-/// Writes the intersection of `(a, av)` and `(b, bv)` with `O`'s values into `oc`, `ov`
-/// from `k` on; returns the new `k`.
-#[inline(always)]
-pub(crate) fn intersection_fill<O: Binary, C: Index>(
-    (a, av): (&[C], &[O::V]),
-    (b, bv): (&[C], &[O::V]),
-    (oc, ov): (&mut [C], &mut [O::V]),
-    mut k: usize,
-) -> usize {
-    let (na, nb) = (a.len().min(av.len()), b.len().min(bv.len()));
-    matches(&a[..na], &b[..nb], |i, j| {
-        oc[k] = a[i];
-        ov[k] = O::both(av[i], bv[j]);
-        k += 1;
-    });
-    k
-}
-
-/// `acc + a[i] * b[j]` over the coordinates both lists hold, in ascending order.
-#[inline(always)]
-pub(crate) fn dot_row<V: Arith, C: Index>(
-    (a, av): (&[C], &[V]),
-    (b, bv): (&[C], &[V]),
-    mut acc: V,
-) -> V {
-    let (na, nb) = (a.len().min(av.len()), b.len().min(bv.len()));
-    matches(&a[..na], &b[..nb], |i, j| {
-        acc = V::add(acc, V::mul(av[i], bv[j]));
-    });
     acc
 }
 
@@ -221,8 +255,6 @@ mod tests {
             let mut swapped = Vec::new();
             gallop_matches(&long, &short, |i, j| swapped.push((j, i)));
             assert_eq!(swapped, want);
-            assert_eq!(intersection_count(&short, &long), want.len());
-            assert_eq!(union_count(&short, &long), short.len() + 1000 - want.len());
         }
     }
 }

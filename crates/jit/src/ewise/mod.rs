@@ -424,7 +424,7 @@ impl PairJob for EwiseJob<'_, '_, '_> {
         self,
         prep: &Prep<'_>,
         pair: Pair<'_, P, C, V>,
-        chunks: &[Chunk],
+        _: &[Chunk],
         widths: (IndexWidth, IndexWidth),
     ) -> EwiseOut {
         let kernel = format!(
@@ -441,11 +441,7 @@ impl PairJob for EwiseJob<'_, '_, '_> {
             V::TYPE.name()
         );
         let (op, opts) = (self.op, self.opts);
-        let stage = OpStage {
-            job: self,
-            pair,
-            chunks,
-        };
+        let stage = OpStage { job: self, pair };
         let (tensor, times) = V::with_op(stage, op).ok_or_else(|| {
             EwiseError::ValueType(format!("{op} is not defined on {} values", V::TYPE.name()))
         })??;
@@ -454,26 +450,25 @@ impl PairJob for EwiseJob<'_, '_, '_> {
     }
 }
 
-struct OpStage<'j, 'o, 'p, 'a, 'x, P, C, V> {
+struct OpStage<'o, 'p, 'a, 'x, P, C, V> {
     job: EwiseJob<'o, 'p, 'a>,
     pair: Pair<'x, P, C, V>,
-    chunks: &'j [Chunk],
 }
 
-impl<P: Width, C: Width, V: Kind> OpJob<V> for OpStage<'_, '_, '_, '_, '_, P, C, V> {
+impl<P: Width, C: Width, V: Kind> OpJob<V> for OpStage<'_, '_, '_, '_, P, C, V> {
     type Out = Result<(Tensor, PhaseTimes), EwiseError>;
     fn call<O: Binary<V = V>>(self) -> Self::Out {
         let (opts, prep) = (self.job.opts, self.job.prep);
         let filled = fast::ewise::<O, P, C>(
             self.pair,
             self.job.union,
-            (prep.shape.0, self.chunks),
+            prep.shape.0,
             opts.threads(),
             opts.first_touch_apart,
         )?;
         let mut times = filled.times;
         let start = Instant::now();
-        let c = output::build(filled, (&prep.dims, prep.outer_dim), self.chunks, opts)?;
+        let c = output::build(filled, (&prep.dims, prep.outer_dim), opts)?;
         times.finish = start.elapsed();
         let _ = prep.memory_limit;
         Ok((c, times))

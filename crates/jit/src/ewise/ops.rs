@@ -113,6 +113,12 @@ pub trait Arith: Value + ValueVecAccess + Copy + Send + Sync {
     fn mul(a: Self, b: Self) -> Self;
     /// `a / b`.
     fn div(a: Self, b: Self) -> Self;
+    /// `self` where `keep`, else zero, without a branch (the merge loops pick the value
+    /// of a list whose head was not taken as zero this way).
+    #[inline(always)]
+    fn keep(self, keep: bool) -> Self {
+        std::hint::select_unpredictable(keep, self, Self::ZERO)
+    }
 }
 
 /// Value types with an order: what `min` and `max` compute with.
@@ -128,7 +134,7 @@ pub trait Ordered: Arith {
 }
 
 macro_rules! float_arith {
-    ($t:ty, $zero:expr, $inf:expr) => {
+    ($t:ty, $bits:ty, $zero:expr, $inf:expr) => {
         impl Arith for $t {
             const ZERO: $t = $zero;
             #[inline(always)]
@@ -146,6 +152,12 @@ macro_rules! float_arith {
             #[inline(always)]
             fn div(a: $t, b: $t) -> $t {
                 a / b
+            }
+            #[inline(always)]
+            fn keep(self, keep: bool) -> $t {
+                // A mask rather than a select: x86 has no conditional move for floats,
+                // and a select of floats becomes a branch.
+                <$t>::from_bits(self.to_bits() & <$bits>::from(keep).wrapping_neg())
             }
         }
         impl Ordered for $t {
@@ -170,8 +182,8 @@ macro_rules! float_arith {
         }
     };
 }
-float_arith!(f32, 0.0, f32::INFINITY);
-float_arith!(f64, 0.0, f64::INFINITY);
+float_arith!(f32, u32, 0.0, f32::INFINITY);
+float_arith!(f64, u64, 0.0, f64::INFINITY);
 
 macro_rules! int_arith {
     ($($t:ty),*) => {$(

@@ -11,11 +11,26 @@ use super::Chunk;
 /// thread runs a chunk varies from run to run: `work` must give the same result whichever
 /// does.
 pub fn run_chunks(chunks: &[Chunk], threads: usize, work: impl Fn(usize, Chunk) + Sync) {
+    run_chunks_with(chunks, threads, || (), |(), c, range| work(c, range));
+}
+
+/// [`run_chunks`] with a state per thread: each thread makes its own with `state()` (a
+/// scratch buffer, say) and hands it to every chunk it runs. Chunks are taken in
+/// ascending order.
+pub(crate) fn run_chunks_with<S>(
+    chunks: &[Chunk],
+    threads: usize,
+    state: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, usize, Chunk) + Sync,
+) {
     let next = AtomicUsize::new(0);
-    let worker = || loop {
-        let c = next.fetch_add(1, Ordering::Relaxed);
-        let Some(&range) = chunks.get(c) else { break };
-        work(c, range);
+    let worker = || {
+        let mut s = state();
+        loop {
+            let c = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&range) = chunks.get(c) else { break };
+            work(&mut s, c, range);
+        }
     };
     let threads = threads.clamp(1, chunks.len().max(1));
     if threads == 1 {
