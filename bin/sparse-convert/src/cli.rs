@@ -3,6 +3,8 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+pub use sptk_output::Compress;
+
 /// Convert sparse tensors between files and any declared encoding.
 #[derive(Debug, Parser)]
 #[command(
@@ -198,46 +200,9 @@ fn parse_relabel(s: &str) -> Result<sptk_input::Relabel, String> {
     }
 }
 
-/// `--compress`: how an output is compressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compress {
-    /// Not compressed.
-    None,
-    /// Deflate (gzip, zlib), at this level (1-9) if given.
-    Gzip(Option<u8>),
-    /// Zstandard (Parquet, Arrow IPC).
-    Zstd,
-    /// LZ4 frames (Arrow IPC).
-    Lz4,
-}
-
+/// `--compress`: `sptk_output`'s parser (none, gzip[:LEVEL], zstd, lz4).
 fn parse_compress(text: &str) -> Result<Compress, String> {
-    let lower = text.to_ascii_lowercase();
-    let (method, level) = match lower.split_once(':') {
-        Some((m, l)) => (m, Some(l)),
-        None => (lower.as_str(), None),
-    };
-    let no_level = |c: Compress| match level {
-        None => Ok(c),
-        Some(_) => Err(format!(
-            "`{text}`: only gzip takes a level (gzip:1 to gzip:9)"
-        )),
-    };
-    match method {
-        "none" => no_level(Compress::None),
-        "zstd" => no_level(Compress::Zstd),
-        "lz4" => no_level(Compress::Lz4),
-        "gzip" | "deflate" | "zlib" => match level {
-            None => Ok(Compress::Gzip(None)),
-            Some(l) => match l.parse::<u8>() {
-                Ok(n @ 1..=9) => Ok(Compress::Gzip(Some(n))),
-                _ => Err(format!("`{text}`: a gzip level is 1 to 9")),
-            },
-        },
-        _ => Err(format!(
-            "`{text}`: expected none, gzip[:LEVEL], zstd or lz4"
-        )),
-    }
+    text.parse()
 }
 
 fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {

@@ -1,233 +1,67 @@
 //! Reading inputs through the reader seam (`sptk_input`), and writing outputs by file
-//! format, chosen from the name or `--format`.
+//! format, chosen from the name or `--format` (`sptk_output::Format`, the table Python's
+//! `Tensor.write` reads too).
 
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::cli::{Compress, ConvertArgs, InputArgs};
+use crate::cli::{ConvertArgs, InputArgs};
 use crate::progress;
 use indicatif::ProgressBar;
 use sptk_encoding::Target;
 use sptk_input::{
     Helper, Input, InputError, Isolation, Opened, ReadConverted, ReadOptions, SourceSpec,
 };
+use sptk_output::{Compress, Feature, Format};
 use sptk_tensor::{ConvertOptions, Tensor};
 
-/// File formats the command line writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// Matrix Market.
-    Mtx,
-    /// FROSTT / MLIR extended `.tns`.
-    Tns,
-    /// The `.spt` storage file.
-    Spt,
-    /// SciPy's sparse `.npz` (`scipy.sparse.load_npz` reads it).
-    Npz,
-    /// A dense NumPy `.npy` array.
-    Npy,
-    /// `.safetensors`: the dense tensor, or an n:m matrix's values and offsets.
-    SafeTensors,
-    /// binsparse in HDF5 (`.h5`, `.bsp.h5`).
-    #[cfg(feature = "hdf5")]
-    Binsparse,
-    /// AnnData (`.h5ad`).
-    #[cfg(feature = "hdf5")]
-    H5ad,
-    /// MATLAB v7.3 (`.mat`).
-    #[cfg(feature = "hdf5")]
-    Mat,
-    /// A Parquet COO table (`.parquet`).
-    #[cfg(feature = "table")]
-    Parquet,
-    /// An Arrow IPC file COO table (`.arrow`, `.feather`).
-    #[cfg(feature = "table")]
-    Arrow,
-    /// An Arrow IPC stream COO table (`.arrows`).
-    #[cfg(feature = "table")]
-    ArrowStream,
-    /// The exact arrays as a folder of Parquet files (`NAME.levels`).
-    #[cfg(feature = "table")]
-    Levels,
+/// Whether this build has the writers of `feature` (the cargo features `hdf5`, `table`).
+fn built(feature: Feature) -> bool {
+    match feature {
+        Feature::Hdf5 => cfg!(feature = "hdf5"),
+        Feature::Table => cfg!(feature = "table"),
+    }
 }
 
-impl Format {
-    fn parse(s: &str) -> Result<Format> {
-        match s.to_ascii_lowercase().as_str() {
-            "mtx" | "mm" | "matrix-market" => Ok(Format::Mtx),
-            "tns" | "frostt" => Ok(Format::Tns),
-            "spt" => Ok(Format::Spt),
-            "npz" | "scipy" => Ok(Format::Npz),
-            "npy" | "numpy" => Ok(Format::Npy),
-            "safetensors" | "st" => Ok(Format::SafeTensors),
-            #[cfg(feature = "hdf5")]
-            "binsparse" | "h5" | "bsp" => Ok(Format::Binsparse),
-            #[cfg(feature = "hdf5")]
-            "h5ad" | "anndata" => Ok(Format::H5ad),
-            #[cfg(feature = "hdf5")]
-            "mat" | "matlab" => Ok(Format::Mat),
-            #[cfg(feature = "table")]
-            "parquet" | "pq" => Ok(Format::Parquet),
-            #[cfg(feature = "table")]
-            "arrow" | "feather" | "ipc" => Ok(Format::Arrow),
-            #[cfg(feature = "table")]
-            "arrows" | "arrow-stream" => Ok(Format::ArrowStream),
-            #[cfg(feature = "table")]
-            "levels" => Ok(Format::Levels),
-            other => bail!("unknown format `{other}` (expected {})", Format::keys()),
-        }
+/// Refuses a format whose writer this build lacks.
+fn check_built(format: Format) -> Result<()> {
+    match format.feature() {
+        Some(f) if !built(f) => bail!(
+            "{} output needs the `{}` feature, which this build of sparse-convert was made without",
+            format.name(),
+            match f {
+                Feature::Hdf5 => "hdf5",
+                Feature::Table => "table",
+            }
+        ),
+        _ => Ok(()),
     }
+}
 
-    /// The format a file name implies (`.gz` looked through).
-    fn from_name(path: &Path) -> Option<Format> {
-        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-        let name = name.strip_suffix(".gz").unwrap_or(&name);
-        if name.ends_with(".mtx") || name.ends_with(".mm") {
-            Some(Format::Mtx)
-        } else if name.ends_with(".tns") {
-            Some(Format::Tns)
-        } else if name.ends_with(".spt") {
-            Some(Format::Spt)
-        } else if name.ends_with(".npz") {
-            Some(Format::Npz)
-        } else if name.ends_with(".npy") {
-            Some(Format::Npy)
-        } else if name.ends_with(".safetensors") {
-            Some(Format::SafeTensors)
-        } else {
-            Format::hdf5_from_name(name).or_else(|| Format::table_from_name(name))
-        }
-    }
-
-    /// The keys `--format` takes.
-    fn keys() -> String {
-        let mut keys = vec!["mtx", "tns", "spt", "npz", "npy", "safetensors"];
-        if cfg!(feature = "hdf5") {
-            keys.extend(["binsparse", "h5ad", "mat"]);
-        }
-        if cfg!(feature = "table") {
-            keys.extend(["parquet", "arrow", "arrows", "levels"]);
-        }
-        keys.join(", ")
-    }
-
-    #[cfg(feature = "table")]
-    fn table_from_name(name: &str) -> Option<Format> {
-        if name.ends_with(".parquet") || name.ends_with(".pq") {
-            Some(Format::Parquet)
-        } else if name.ends_with(".arrow") || name.ends_with(".feather") || name.ends_with(".ipc") {
-            Some(Format::Arrow)
-        } else if name.ends_with(".arrows") {
-            Some(Format::ArrowStream)
-        } else if name.ends_with(".levels") {
-            Some(Format::Levels)
-        } else {
-            None
-        }
-    }
-
-    #[cfg(not(feature = "table"))]
-    fn table_from_name(_name: &str) -> Option<Format> {
-        None
-    }
-
-    /// The table kind of a table output.
-    #[cfg(feature = "table")]
-    fn table_kind(self) -> Option<sptk_table::TableKind> {
-        use sptk_table::TableKind;
-        match self {
-            Format::Parquet | Format::Levels => Some(TableKind::Parquet),
-            Format::Arrow => Some(TableKind::ArrowFile),
-            Format::ArrowStream => Some(TableKind::ArrowStream),
-            _ => None,
-        }
-    }
-
-    #[cfg(feature = "hdf5")]
-    fn hdf5_from_name(name: &str) -> Option<Format> {
-        if name.ends_with(".h5") || name.ends_with(".hdf5") {
-            Some(Format::Binsparse)
-        } else if name.ends_with(".h5ad") {
-            Some(Format::H5ad)
-        } else if name.ends_with(".mat") {
-            Some(Format::Mat)
-        } else {
-            None
-        }
-    }
-
-    #[cfg(not(feature = "hdf5"))]
-    fn hdf5_from_name(_name: &str) -> Option<Format> {
-        None
-    }
-
-    /// The name used in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Mtx => "Matrix Market",
-            Format::Tns => "FROSTT .tns",
-            Format::Spt => "sptk storage file (.spt)",
-            Format::Npz => "SciPy sparse .npz",
-            Format::Npy => "NumPy .npy (dense)",
-            Format::SafeTensors => "safetensors",
-            #[cfg(feature = "hdf5")]
-            Format::Binsparse => "binsparse (HDF5)",
-            #[cfg(feature = "hdf5")]
-            Format::H5ad => "AnnData .h5ad",
-            #[cfg(feature = "hdf5")]
-            Format::Mat => "MATLAB v7.3 .mat",
-            #[cfg(feature = "table")]
-            Format::Parquet => "Parquet (COO table)",
-            #[cfg(feature = "table")]
-            Format::Arrow => "Arrow IPC file (COO table)",
-            #[cfg(feature = "table")]
-            Format::ArrowStream => "Arrow IPC stream (COO table)",
-            #[cfg(feature = "table")]
-            Format::Levels => "levels folder (Parquet, exact arrays)",
-        }
+/// The table kind of a table output.
+#[cfg(feature = "table")]
+fn table_kind(format: Format) -> Option<sptk_table::TableKind> {
+    use sptk_table::TableKind;
+    match format {
+        Format::Parquet | Format::Levels => Some(TableKind::Parquet),
+        Format::Arrow => Some(TableKind::ArrowFile),
+        Format::ArrowStream => Some(TableKind::ArrowStream),
+        _ => None,
     }
 }
 
 /// What `--compress` (or `--uncompressed`, the same as `--compress none`) asks of an
-/// output of `format`; refused where that format cannot do it. `None`: the format's
-/// default.
+/// output of `format`; refused where that format cannot do it (`Format::check_compression`).
+/// `None`: the format's default.
 fn compression(format: Format, args: &ConvertArgs) -> Result<Option<Compress>> {
     let asked = match (args.compress, args.uncompressed) {
         (Some(c), _) => c,
         (None, true) => Compress::None,
         (None, false) => return Ok(None),
     };
-    let takes = match format {
-        Format::Mtx | Format::Tns => bail!(
-            "--compress: {} output is gzip-compressed when its name ends in .gz (-o out.mtx.gz), and takes no other",
-            format.name()
-        ),
-        Format::Spt | Format::Npy | Format::SafeTensors => {
-            bail!("--compress: {} output is not compressed", format.name())
-        }
-        Format::Npz => "none or gzip (at zlib's default level)",
-        #[cfg(feature = "hdf5")]
-        Format::Binsparse | Format::H5ad | Format::Mat => "none or gzip[:LEVEL]",
-        #[cfg(feature = "table")]
-        Format::Parquet | Format::Levels => "none or zstd",
-        #[cfg(feature = "table")]
-        Format::Arrow | Format::ArrowStream => "none, zstd or lz4",
-    };
-    let fits = match (format, asked) {
-        (_, Compress::None) | (Format::Npz, Compress::Gzip(None)) => true,
-        #[cfg(feature = "hdf5")]
-        (Format::Binsparse | Format::H5ad | Format::Mat, Compress::Gzip(_)) => true,
-        #[cfg(feature = "table")]
-        (
-            Format::Parquet | Format::Levels | Format::Arrow | Format::ArrowStream,
-            Compress::Zstd,
-        )
-        | (Format::Arrow | Format::ArrowStream, Compress::Lz4) => true,
-        _ => false,
-    };
-    if !fits {
-        bail!("--compress: {} output takes {takes}", format.name());
+    if let Err(why) = format.check_compression(asked) {
+        bail!("--compress: {why}");
     }
     Ok(Some(asked))
 }
@@ -259,10 +93,9 @@ pub fn check_output(path: &Path, args: &ConvertArgs) -> Result<Kind> {
     if path.as_os_str() == "-" {
         match format {
             Format::Mtx | Format::Tns => {}
-            Format::Spt => check_terminal(format)?,
-            #[cfg(feature = "table")]
-            Format::Parquet | Format::Arrow | Format::ArrowStream => check_terminal(format)?,
-            #[cfg(feature = "table")]
+            Format::Spt | Format::Parquet | Format::Arrow | Format::ArrowStream => {
+                check_terminal(format)?
+            }
             Format::Levels => bail!(
                 "{} is written to a folder, not standard output",
                 format.name()
@@ -293,9 +126,15 @@ fn output_format(path: &Path, flag: &Option<String>) -> Result<Format> {
     let named = (path.as_os_str() != "-")
         .then(|| Format::from_name(path))
         .flatten();
-    match (flag, named) {
+    let format = match (flag, named) {
         (Some(f), named) => {
-            let chosen = Format::parse(f)?;
+            let Some(chosen) = Format::parse(f).filter(|c| c.feature().is_none_or(built)) else {
+                bail!(
+                    "unknown format `{}` (expected {})",
+                    f.to_ascii_lowercase(),
+                    Format::keys_list(built)
+                );
+            };
             if let Some(named) = named.filter(|&n| n != chosen) {
                 bail!(
                     "-o {}: the name says {} but --format says {}; make them agree",
@@ -304,19 +143,20 @@ fn output_format(path: &Path, flag: &Option<String>) -> Result<Format> {
                     chosen.name()
                 );
             }
-            Ok(chosen)
+            chosen
         }
-        (None, Some(named)) => Ok(named),
+        (None, Some(named)) => named,
         (None, None) if path.as_os_str() == "-" => {
             bail!("the output is standard output: say its format with --format")
         }
         (None, None) => bail!(
-            "{}: cannot tell the output format from the name (use .spt, .mtx, .mtx.gz, .tns, .npz, .npy{}{}, or --format)",
+            "{}: cannot tell the output format from the name (use {}, or --format)",
             path.display(),
-            if cfg!(feature = "hdf5") { ", .h5, .h5ad, .mat" } else { "" },
-            if cfg!(feature = "table") { ", .parquet, .arrow, .arrows, .levels" } else { "" }
+            Format::endings_list(built)
         ),
-    }
+    };
+    check_built(format)?;
+    Ok(format)
 }
 
 /// An input's errors as the command line reports them (conversion errors in the file's
@@ -474,16 +314,8 @@ pub fn read_input(args: &InputArgs, opened: Opened<'static>, metadata_only: bool
 /// Says that an output of `format` drops the tensor's labels, where it does. The binsparse
 /// and MATLAB writers say so themselves.
 fn note_dropped_labels(format: Format, tensor: &Tensor, quiet: bool) {
-    let keeps = match format {
-        Format::Spt => true,
-        #[cfg(feature = "hdf5")]
-        Format::H5ad | Format::Binsparse | Format::Mat => true,
-        #[cfg(feature = "table")]
-        Format::Levels | Format::Parquet | Format::Arrow | Format::ArrowStream => true,
-        _ => false,
-    };
     let labelled = tensor.all_labels().iter().filter(|l| l.is_some()).count();
-    if !keeps && labelled > 0 && !quiet {
+    if !format.keeps_labels() && labelled > 0 && !quiet {
         eprintln!(
             "note: the labels of {labelled} dimension(s) are not written: {} has no place for them (.spt, .h5ad, Parquet, Arrow and .levels outputs keep them)",
             format.name()
@@ -525,7 +357,7 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
         return write_hdf5(path, (format, compress), tensor, args);
     }
     #[cfg(feature = "table")]
-    if let Some(kind) = format.table_kind() {
+    if let Some(kind) = table_kind(format) {
         return write_table(path, format, (kind, compress), tensor, args);
     }
     if matches!(format, Format::Npz | Format::Npy | Format::SafeTensors) {
@@ -565,24 +397,8 @@ pub fn write_output(path: &Path, tensor: &Tensor, input: &Input, args: &ConvertA
             };
             sptk_mtx::write_tns_path(path, &tensor.to_entries(), &opts)?;
         }
-        #[cfg(feature = "hdf5")]
-        Format::Spt
-        | Format::Npz
-        | Format::Npy
-        | Format::SafeTensors
-        | Format::Binsparse
-        | Format::H5ad
-        | Format::Mat => {
-            unreachable!("handled above")
-        }
-        #[cfg(feature = "table")]
-        Format::Parquet | Format::Arrow | Format::ArrowStream | Format::Levels => {
-            unreachable!("handled above")
-        }
-        #[cfg(not(feature = "hdf5"))]
-        Format::Spt | Format::Npz | Format::Npy | Format::SafeTensors => {
-            unreachable!("handled above")
-        }
+        // Written above, or refused by `check_output` where this build lacks the writer.
+        _ => unreachable!("{} is written above", format.name()),
     }
     progress::finish(bar);
     Ok(())

@@ -60,6 +60,16 @@ impl Header {
             ValueType::BF16 => return None,
         })
     }
+
+    /// The element type of a NumPy type string (`descr`, `__array_interface__`'s
+    /// `typestr`: `<f8`, `|b1`, `>i4`, `d`), and whether it is big-endian; the `.npy`
+    /// reader's own classifier.
+    ///
+    /// # Errors
+    /// A type this reader does not know (structured, strings, datetimes, ...).
+    pub fn value_type(descr: &str) -> Result<(ValueType, bool), String> {
+        element(descr)
+    }
 }
 
 /// The longest header dict this reader takes: NumPy's own reader refuses headers past

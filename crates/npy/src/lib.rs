@@ -38,7 +38,7 @@ pub use dense_write::write_dense;
 pub use header::{Header, Order};
 pub use mat5::{Mat5File, Mat5Matrix, Variable as Mat5Variable, MAT5_HEADER};
 pub use npz::{MemberHeader, Npz};
-pub use npz_write::{write_npz, NpzOptions};
+pub use npz_write::{kind as scipy_kind, write_npz, Kind as ScipyKind, NpzOptions};
 pub use read::{Float, Npy};
 pub use safetensors::{SafeTensorsFile, TensorInfo};
 pub use safetensors_write::write_safetensors;

@@ -32,14 +32,19 @@ impl Default for NpzOptions {
 
 /// SciPy's format for an encoding, if it has one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
+    /// `csr_array`.
     Csr,
+    /// `csc_array`.
     Csc,
+    /// `coo_array` (AoS or SoA coordinates).
     Coo,
+    /// `bsr_array` with blocks of rows x columns.
     Bsr(u64, u64),
 }
 
-fn kind(e: &Encoding) -> Option<Kind> {
+/// SciPy's format for encoding `e` (widths do not matter), as the `.npz` writer decides it.
+pub fn kind(e: &Encoding) -> Option<Kind> {
     let mut e = e.clone();
     e.pos_width = 0;
     e.crd_width = 0;

@@ -33,6 +33,9 @@ A signal that asks the program to stop (SIGINT, SIGTERM, SIGHUP) runs no destruc
 signals, remove the named temporaries (and, for writers that name their own, the
 temporaries of the targets given to [`guard_output`]), and let the signal end the process.
 
+Which format a file name or a format key says, and which compression each format takes,
+is the table of [`Format`] (`format.rs`), shared by every program that writes.
+
 Standard output (`-`) is not a file that can be replaced atomically: [`AtomicFile::create`]
 refuses it, and callers write standard output themselves.
 
@@ -56,8 +59,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+mod format;
 mod signals;
 mod stale;
+
+pub use format::{Compress, Feature, Format};
 
 pub use signals::{
     guard_output, pause_point, remove_temporaries_on_signals, stdout_reader_gone, stopping,

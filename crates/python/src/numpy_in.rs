@@ -95,27 +95,12 @@ fn index_vec(typestr: &str, bytes: &[u8], what: &str) -> Result<IndexVec> {
 
 /// The value type of a NumPy type string.
 fn value_type(typestr: &str) -> Result<ValueType> {
-    Ok(match typestr {
-        "<f2" => ValueType::F16,
-        "<f4" => ValueType::F32,
-        "<f8" => ValueType::F64,
-        "|i1" => ValueType::I8,
-        "<i2" => ValueType::I16,
-        "<i4" => ValueType::I32,
-        "<i8" => ValueType::I64,
-        "|u1" => ValueType::U8,
-        "<u2" => ValueType::U16,
-        "<u4" => ValueType::U32,
-        "<u8" => ValueType::U64,
-        "|b1" => ValueType::Bool,
-        "<c8" => ValueType::C64,
-        "<c16" => ValueType::C128,
-        other => {
-            return Err(Failure::argument(format!(
-                "values: NumPy type {other} has no sptk value type"
-            )))
-        }
-    })
+    match sptk_npy::Header::value_type(typestr) {
+        Ok((t, false)) => Ok(t),
+        _ => Err(Failure::argument(format!(
+            "values: NumPy type {typestr} has no sptk value type"
+        ))),
+    }
 }
 
 /// The values of a NumPy array, copied.

@@ -7,8 +7,8 @@
 //!   O(header)); the first call that needs its arrays (`pos`, `crd`, `values`,
 //!   `convert`, `write`, ...) runs `SptFile::validate` once, O(size): every chunk
 //!   checksum and every invariant; `validate()` asks for it at once;
-//! - `rows(a, b)` on an opened file checks only those rows (`SptFile::row`: their chunks'
-//!   checksums, positions and coordinates), and validates nothing else.
+//! - `rows(a, b)` on an opened file checks only those rows (`SptFile::rows`: the chunks
+//!   they touch, each once, their positions and coordinates), and validates nothing else.
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -105,30 +105,15 @@ impl PyTensor {
 }
 
 /// SciPy's format for an encoding: `csr`, `csc`, `coo` or `bsr` with its block, as
-/// `sptk_npy`'s `.npz` writer decides it (its `kind` is private; widths do not matter).
+/// `sptk_npy`'s `.npz` writer decides it (`sptk_npy::scipy_kind`; widths do not matter).
 fn scipy_format(e: &sptk_encoding::Encoding) -> Option<(&'static str, [u64; 2])> {
-    let mut e = e.clone();
-    e.pos_width = 0;
-    e.crd_width = 0;
-    let presets = [
-        ("csr", sptk_encoding::csr()),
-        ("csc", sptk_encoding::csc()),
-        ("coo", sptk_encoding::coo(2, false)),
-        ("coo", sptk_encoding::coo(2, true)),
-    ];
-    if let Some((name, _)) = presets.iter().find(|(_, p)| *p == e) {
-        return Some((name, [1, 1]));
-    }
-    match e.levels.first().map(|l| &l.expr) {
-        Some(LevelExpr::FloorDiv(0, r)) => {
-            let c = match e.levels.get(1).map(|l| &l.expr) {
-                Some(LevelExpr::FloorDiv(1, c)) => *c,
-                _ => return None,
-            };
-            (e == sptk_encoding::bsr(*r, c)).then_some(("bsr", [*r, c]))
-        }
-        _ => None,
-    }
+    use sptk_npy::ScipyKind as K;
+    Some(match sptk_npy::scipy_kind(e)? {
+        K::Csr => ("csr", [1, 1]),
+        K::Csc => ("csc", [1, 1]),
+        K::Coo => ("coo", [1, 1]),
+        K::Bsr(r, c) => ("bsr", [r, c]),
+    })
 }
 
 #[pymethods]
@@ -346,41 +331,21 @@ fn rows_of_tensor(
     ))
 }
 
-/// Rows `a..b` of an opened file, each checked by `SptFile::row` (its chunks' checksums,
-/// positions, coordinates), nothing else validated: windows of the file's arrays.
+/// Rows `a..b` of an opened file, checked by `SptFile::rows` (the chunks they touch, each
+/// once; their positions and coordinates), nothing else validated: windows of the file's
+/// arrays.
 fn rows_of_file(
     f: &Arc<SptFile>,
     a: u64,
     b: u64,
     block: usize,
 ) -> Result<(ArrayHandle, ArrayHandle, ArrayHandle, usize)> {
-    let mut span: Option<(u64, u64)> = None;
-    for r in a..b {
-        let row = f.row(r)?;
-        let p = row.positions();
-        span = Some((span.map_or(p.start, |s| s.0), p.end));
-    }
+    let r = f.rows(a..b)?;
     let owner: Owner = f.clone();
-    let pos = f.index_array("pos[1]")?;
-    let crd = f.index_array("crd[1]")?;
-    let (lo, hi) = span.unwrap_or((0, 0));
-    let t = f.header().value_type;
-    let bytes = f.array_bytes("values").unwrap_or(&[]);
-    let bad = || {
-        Failure::new(
-            crate::error::Kind::Format,
-            "rows(): the arrays do not hold these rows",
-        )
-    };
-    let values = ArrayHandle::raw_values(owner.clone(), bytes, t).ok_or_else(bad)?;
-    let b_ = block as u64;
-    let window = |h: ArrayHandle, r: std::ops::Range<u64>| {
-        h.window(r.start as usize..r.end as usize).ok_or_else(bad)
-    };
     Ok((
-        window(ArrayHandle::index(owner.clone(), &pos), a..b + 1)?,
-        window(ArrayHandle::index(owner, &crd), lo..hi)?,
-        window(values, lo * b_..hi * b_)?,
+        ArrayHandle::index(owner.clone(), r.pos()),
+        ArrayHandle::index(owner.clone(), r.crd()),
+        ArrayHandle::values(owner, r.values()),
         block,
     ))
 }
