@@ -9,6 +9,7 @@
 mod array;
 mod arrow;
 mod error;
+mod ewise;
 mod kernels;
 mod numpy_in;
 mod options;
@@ -46,5 +47,8 @@ fn _sptk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(numpy_in::from_dense, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::from_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::product, m)?)?;
+    m.add_function(wrap_pyfunction!(ewise::ewise, m)?)?;
+    m.add_function(wrap_pyfunction!(ewise::dot, m)?)?;
+    m.add_function(wrap_pyfunction!(ewise::reduce, m)?)?;
     Ok(())
 }

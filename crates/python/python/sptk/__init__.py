@@ -30,6 +30,23 @@ from ._errors import (
     MemoryLimitError,
 )
 from ._tensor import Rows, Tensor
+from ._ewise import (
+    add,
+    div,
+    divide,
+    dot,
+    ewise,
+    first,
+    maximum,
+    minimum,
+    mul,
+    multiply,
+    reduce,
+    rowdot,
+    second,
+    sub,
+    subtract,
+)
 
 __version__ = _sptk.__version__
 
@@ -41,6 +58,21 @@ __all__ = [
     "from_arrow",
     "spmv",
     "spmm",
+    "ewise",
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "minimum",
+    "maximum",
+    "first",
+    "second",
+    "dot",
+    "rowdot",
+    "reduce",
     "Tensor",
     "Rows",
     "Error",

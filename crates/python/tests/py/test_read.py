@@ -4,8 +4,6 @@ import gc
 import os
 import pickle
 import tempfile
-import threading
-import time
 import unittest
 import weakref
 
@@ -14,6 +12,8 @@ import scipy.io
 import scipy.sparse as sp
 
 import sptk
+
+import gil
 
 DATA = os.environ.get("SPTK_TESTDATA", os.path.join(os.path.dirname(__file__), "../../../../testdata"))
 
@@ -247,23 +247,12 @@ class GilTest(unittest.TestCase):
         rng = np.random.default_rng(1)
         m = sp.random_array((n, n), density=0.05, format="coo", rng=rng)
         t = sptk.from_scipy(m)
-        ticks = []
-        stop = threading.Event()
+        def work():
+            for _ in range(5):
+                t.convert(to="CSC")
+                t.convert(to="BSR:4x4")
 
-        def count():
-            while not stop.is_set():
-                ticks.append(1)
-                time.sleep(0.0005)
-
-        th = threading.Thread(target=count)
-        th.start()
-        before = len(ticks)
-        for _ in range(5):
-            t.convert(to="CSC")
-            t.convert(to="BSR:4x4")
-        stop.set()
-        th.join()
-        self.assertGreater(len(ticks) - before, 3)
+        self.assertGreater(gil.ticks_during(work), 3)
 
 
 if __name__ == "__main__":
