@@ -92,20 +92,31 @@ pub struct SpmvArgs {
     /// off x86-64).
     #[arg(long)]
     pub isa: Option<String>,
-    /// Threads (default: every core).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Run the kernel this many times on the same data (for timing).
-    #[arg(long, default_value_t = 1)]
-    pub repeat: usize,
-    /// Print a table: compile time, time per run, GB/s, GFLOP/s, share of the memory bound.
-    #[arg(long)]
-    pub stats: bool,
     /// Draw the runs on a roofline picture (a PNG file).
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// The machine's memory bandwidth in GB/s for --stats and --plot (default: measured by a short
-    /// triad on every thread).
+    #[command(flatten)]
+    pub run: RunFlags,
+}
+
+/// Flags every kernel command takes (spmv, spmm, the element-wise ones and reduce): how
+/// the sparse operands are loaded, how often and on how many threads the kernel runs, and
+/// what is reported.
+#[derive(Args, Debug)]
+pub struct RunFlags {
+    /// Threads (default: every core); the result does not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Run the kernel this many times on the same data (for timing; an element-wise run
+    /// counts, allocates and fills C each time).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// Print a table: time per run (an element-wise run: of each phase), bytes moved,
+    /// work per second and the share of the memory bound.
+    #[arg(long)]
+    pub stats: bool,
+    /// The machine's memory bandwidth in GB/s that --stats (and spmv's --plot) measure
+    /// against (default: measured by a short triad on the threads the kernels run on).
     #[arg(long)]
     pub bandwidth: Option<f64>,
     /// Skip the `.spt` chunk checksums (the arrays are still validated).
@@ -119,4 +130,36 @@ pub struct SpmvArgs {
     /// No progress bar and no notes.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+impl RunFlags {
+    /// How the sparse operands are loaded ([`crate::load::load`]).
+    pub fn loading(&self) -> crate::load::Loading {
+        crate::load::Loading {
+            checksums: !self.no_verify,
+            mmap: !self.no_mmap,
+            quiet: self.quiet,
+        }
+    }
+
+    /// `--repeat`, which must be at least 1.
+    pub fn repeats(&self) -> anyhow::Result<usize> {
+        if self.repeat == 0 {
+            anyhow::bail!("--repeat must be at least 1");
+        }
+        Ok(self.repeat)
+    }
+
+    /// The memory bandwidth in GB/s that `--stats` measures against: `--bandwidth`, or a
+    /// triad on the threads the kernels run on, measured now.
+    pub fn memory_bandwidth(&self) -> f64 {
+        self.bandwidth
+            .unwrap_or_else(|| crate::stats::triad_gbps(self.threads()))
+    }
+
+    /// The threads to run on: `--threads`, or every core.
+    pub fn threads(&self) -> usize {
+        self.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
 }

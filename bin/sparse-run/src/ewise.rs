@@ -10,9 +10,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, Parser};
+use clap::Args;
 use sptk_jit::ewise::{self, Axis, EwiseOp, Options, PhaseTimes, ReduceOp};
 use sptk_tensor::{IndexWidth, Tensor, ValueVec};
+
+use crate::cli::RunFlags;
+use crate::load::load;
 
 /// Flags of the two-operand element-wise commands.
 #[derive(Args, Debug)]
@@ -43,7 +46,7 @@ pub struct EwiseArgs {
     #[arg(long)]
     pub crd_width: Option<u8>,
     #[command(flatten)]
-    pub run: RunFlags,
+    pub flags: EwiseFlags,
 }
 
 /// Flags of `reduce`.
@@ -64,38 +67,18 @@ pub struct ReduceArgs {
     #[arg(long)]
     pub to: Option<String>,
     #[command(flatten)]
-    pub run: RunFlags,
+    pub flags: EwiseFlags,
 }
 
-/// Flags every element-wise command takes.
+/// Flags every element-wise command takes: those of every kernel command, and
+/// `--explain`.
 #[derive(Args, Debug)]
-pub struct RunFlags {
-    /// Run this many times on the same operands (each run counts, allocates and fills C).
-    #[arg(long, default_value_t = 1)]
-    pub repeat: usize,
-    /// Print a table: time of each phase (planning, count, allocation and first touch of
-    /// C's pages, fill, finish), bytes read and written, entries per second, the share of
-    /// the memory bound.
-    #[arg(long)]
-    pub stats: bool,
-    /// The machine's memory bandwidth in GB/s for --stats (default: measured by a triad).
-    #[arg(long)]
-    pub bandwidth: Option<f64>,
+pub struct EwiseFlags {
+    #[command(flatten)]
+    pub run: RunFlags,
     /// Print each operand's route through the planner and the loops that ran.
     #[arg(long)]
     pub explain: bool,
-    /// Threads (default: every core); the result does not depend on it.
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// Skip the `.spt` chunk checksums (the arrays are still validated).
-    #[arg(long)]
-    pub no_verify: bool,
-    /// Read each input into private memory instead of mapping it.
-    #[arg(long)]
-    pub no_mmap: bool,
-    /// No notes.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 /// What a two-operand command computes.
@@ -138,33 +121,6 @@ impl Timing {
         v.sort();
         v.get(v.len() / 2).copied().unwrap_or_default()
     }
-}
-
-/// Loads an operand with the loader of `spmv` (a `.spt` file mapped and validated, any
-/// other input converted in memory to its own encoding or CSR), built from its own flags
-/// so that this command takes every default the loader has.
-fn load(path: &Path, run: &RunFlags) -> Result<Tensor> {
-    let mut argv: Vec<std::ffi::OsString> = vec![
-        "sparse-run".into(),
-        "spmv".into(),
-        path.into(),
-        "--x".into(),
-        "unused".into(),
-    ];
-    for (on, flag) in [
-        (run.no_verify, "--no-verify"),
-        (run.no_mmap, "--no-mmap"),
-        (run.quiet, "--quiet"),
-    ] {
-        if on {
-            argv.push(flag.into());
-        }
-    }
-    let cli = crate::cli::Cli::try_parse_from(argv).context("the operand loader's flags")?;
-    let crate::cli::Command::Spmv(spmv) = cli.command else {
-        bail!("the operand loader's flags did not parse as spmv");
-    };
-    crate::load::load(path, &spmv)
 }
 
 /// The `.spt` files of a folder by name, or the file itself.
@@ -243,9 +199,8 @@ fn options(
 
 /// `sparse-run add|...|rowdot A B`.
 pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
-    if args.run.repeat == 0 {
-        bail!("--repeat must be at least 1");
-    }
+    let run = &args.flags.run;
+    let repeat = run.repeats()?;
     let (a_shards, b_shards) = (shards(&args.a)?, shards(&args.b)?);
     if a_shards.len() != b_shards.len() || a_shards.iter().zip(&b_shards).any(|(x, y)| x.0 != y.0) {
         let names = |s: &[(String, PathBuf)]| s.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
@@ -275,17 +230,17 @@ pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
                 }
             }
         }
-        let a = load(ap, &args.run)?;
-        let b = load(bp, &args.run)?;
-        note_widening(&a, &b, args.run.quiet);
-        let mut opts = options(&args.run, args.to.as_deref(), a.dim_sizes().len(), widths)?;
+        let a = load(ap, None, run.loading())?;
+        let b = load(bp, None, run.loading())?;
+        note_widening(&a, &b, run.quiet);
+        let mut opts = options(run, args.to.as_deref(), a.dim_sizes().len(), widths)?;
         opts.intersect = args.intersect;
         opts.drop_zeros = args.drop_zeros;
         let what = format!("{} {} {}", kind.name(), ap.display(), bp.display());
         let mut timing = Timing::default();
         let mut result = None;
         let mut explain = None;
-        for _ in 0..args.run.repeat {
+        for _ in 0..repeat {
             // The previous run's C is dropped before the next is made.
             drop(result.take());
             let start = Instant::now();
@@ -307,7 +262,7 @@ pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
             timing.total.push(start.elapsed());
             result = Some(r);
         }
-        if args.run.explain {
+        if args.flags.explain {
             match &explain {
                 Some(e) => eprintln!(
                     "sparse-run: explain: A {}: {}\nsparse-run: explain: B {}: {}\nsparse-run: explain: {}",
@@ -332,7 +287,7 @@ pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
         let entries = (a.entry_count() + b.entry_count()) as u64;
         lines.push((what, timing, read, written, entries));
     }
-    report(&args.run, &lines);
+    report(run, &lines);
     Ok(())
 }
 
@@ -357,9 +312,8 @@ pub fn run_reduce(args: &ReduceArgs) -> Result<()> {
         .axis
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--axis: {e}"))?;
-    if args.run.repeat == 0 {
-        bail!("--repeat must be at least 1");
-    }
+    let run = &args.flags.run;
+    let repeat = run.repeats()?;
     let inputs = shards(&args.a)?;
     let names: Vec<String> = inputs.iter().map(|s| s.0.clone()).collect();
     let outs = destinations(&names, args.output.as_deref(), "npy")?;
@@ -368,15 +322,15 @@ pub fn run_reduce(args: &ReduceArgs) -> Result<()> {
         if out.as_deref().is_some_and(|o| same_file(o, ap)) {
             bail!("-o is the input {}", ap.display());
         }
-        let a = load(ap, &args.run)?;
-        let opts = options(&args.run, args.to.as_deref(), 1, (None, None))?;
+        let a = load(ap, None, run.loading())?;
+        let opts = options(run, args.to.as_deref(), 1, (None, None))?;
         let what = format!("reduce {op} {} --axis {}", ap.display(), args.axis);
         let sparse = out
             .as_deref()
             .is_some_and(|o| o.extension().is_some_and(|e| e == "spt"));
         let mut timing = Timing::default();
         let mut result = None;
-        for _ in 0..args.run.repeat {
+        for _ in 0..repeat {
             drop(result.take());
             let start = Instant::now();
             let r = if sparse {
@@ -404,7 +358,7 @@ pub fn run_reduce(args: &ReduceArgs) -> Result<()> {
             a.entry_count() as u64,
         ));
     }
-    report(&args.run, &lines);
+    report(run, &lines);
     Ok(())
 }
 
@@ -517,12 +471,7 @@ fn report(run: &RunFlags, lines: &[(String, Timing, u64, u64, u64)]) {
         }
         return;
     }
-    let bandwidth = run.bandwidth.unwrap_or_else(|| {
-        crate::stats::triad_gbps(
-            run.threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        )
-    });
+    let bandwidth = run.memory_bandwidth();
     println!("memory bandwidth (triad): {bandwidth:.1} GB/s");
     println!(
         "{:<40} {:>5} {:>10} {:>9} {:>9} {:>11} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}",
@@ -550,7 +499,6 @@ fn report(run: &RunFlags, lines: &[(String, Timing, u64, u64, u64)]) {
             }
         };
         let secs = m.as_secs_f64().max(1e-12);
-        let gbs = (read + written) as f64 / secs / 1e9;
         println!(
             "{:<40} {:>5} {:>7.3} ms {:>9} {:>9} {:>11} {:>9} {:>9} {:>9.1} {:>9.1} {:>8.1} {:>8.0}%",
             what,
@@ -564,7 +512,7 @@ fn report(run: &RunFlags, lines: &[(String, Timing, u64, u64, u64)]) {
             *read as f64 / 1e6,
             *written as f64 / 1e6,
             *entries as f64 / secs / 1e6,
-            100.0 * gbs / bandwidth
+            crate::stats::share_of_bound(read + written, secs, bandwidth)
         );
     }
     println!("(phase times in ms, medians; alloc+touch: C's arrays allocated and each page written once)");

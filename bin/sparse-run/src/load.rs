@@ -9,15 +9,24 @@ use sptk_encoding::{resolve_target, Target};
 use sptk_input::{ReadOptions, SourceSpec};
 use sptk_tensor::Tensor;
 
-use crate::cli::SpmvArgs;
+/// How operands are loaded (the flags `--no-verify`, `--no-mmap`, `--quiet`).
+#[derive(Clone, Copy, Debug)]
+pub struct Loading {
+    /// Check the `.spt` chunk checksums (the arrays are validated either way).
+    pub checksums: bool,
+    /// Map a `.spt` file rather than read it into private memory.
+    pub mmap: bool,
+    /// No note when an input is converted in memory.
+    pub quiet: bool,
+}
 
-/// The tensor `path` holds: a `.spt` file as stored (without `--to`), anything else read
-/// and converted into `--to`, the input's own encoding (level arrays such as CSR in a
-/// `.npz`), or CSR for a coordinate list, after a note.
-pub fn load(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
+/// The tensor `path` holds: a `.spt` file as stored (without `to`), anything else read
+/// and converted into `to` (the text of `--to`), the input's own encoding (level arrays
+/// such as CSR in a `.npz`), or CSR for a coordinate list, after a note.
+pub fn load(path: &Path, to: Option<&str>, how: Loading) -> Result<Tensor> {
     let stored = path.extension().is_some_and(|e| e == "spt");
-    if stored && args.to.is_none() {
-        return load_spt(path, args);
+    if stored && to.is_none() {
+        return load_spt(path, how);
     }
     let name = path.display();
     let opts = ReadOptions {
@@ -33,8 +42,8 @@ pub fn load(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
     let rank = input.dim_sizes().len();
     let default = if rank == 2 { "CSR" } else { "COO" };
     // The preset named (by --to, or the default for a coordinate list), if any.
-    let (named, target, why) = match (&args.to, input.encoding()) {
-        (Some(text), _) => (Some(text.as_str()), resolve(text, rank)?, "--to"),
+    let (named, target, why) = match (to, input.encoding()) {
+        (Some(text), _) => (Some(text), resolve(text, rank)?, "--to"),
         (None, Some(encoding)) => (
             None,
             Target::Fixed(encoding.clone()),
@@ -56,7 +65,7 @@ pub fn load(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
     let converted = input
         .convert(&target, &opts)
         .with_context(|| format!("cannot convert {name}"))?;
-    if !args.quiet {
+    if !how.quiet {
         eprintln!(
             "sparse-run: note: {name} ({}) converted in memory to {} ({why}; \
              sparse-convert -o A.spt stores it once)",
@@ -68,17 +77,17 @@ pub fn load(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
 }
 
 /// A `.spt` file, mapped (or read with `--no-mmap`) and validated.
-fn load_spt(path: &Path, args: &SpmvArgs) -> Result<Tensor> {
-    let file = if args.no_mmap {
-        sptk_store::SptFile::read(path)
-    } else {
+fn load_spt(path: &Path, how: Loading) -> Result<Tensor> {
+    let file = if how.mmap {
         sptk_store::SptFile::open(path)
+    } else {
+        sptk_store::SptFile::read(path)
     }
     .with_context(|| format!("cannot open {}", path.display()))?;
-    if args.no_verify {
-        file.validate_without_checksums()
-    } else {
+    if how.checksums {
         file.validate()
+    } else {
+        file.validate_without_checksums()
     }
     .with_context(|| format!("{} is not a valid tensor", path.display()))
 }

@@ -133,17 +133,13 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
         );
     }
     let inputs = expand(&args.inputs)?;
-    let isa = engine(args.isa.as_deref(), args.quiet)?;
+    let isa = engine(args.isa.as_deref(), args.run.quiet)?;
     if args.beta != 0.0 && args.y0.is_none() {
         bail!("--beta {} scales a y given with --y y0.npy", args.beta);
     }
-    if args.repeat == 0 {
-        bail!("--repeat must be at least 1");
-    }
+    args.run.repeats()?;
     let outputs = output_paths(&args.inputs, &inputs, args.output.as_deref())?;
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = args.run.threads();
     let x = operands::Operand::open(&args.x, "x")?;
     let y0 = args
         .y0
@@ -151,13 +147,13 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
         .map(|p| operands::Operand::open(p, "y"))
         .transpose()?;
     let bar = progress(
-        args.quiet || inputs.len() < 2,
+        args.run.quiet || inputs.len() < 2,
         inputs.len() as u64,
         if matrices { "spmm" } else { "spmv" },
     );
     let mut rows = Vec::new();
     for (input, out) in inputs.iter().zip(&outputs) {
-        let a = load::load(input, args)?;
+        let a = load::load(input, args.to.as_deref(), args.run.loading())?;
         let job = Job {
             args,
             isa,
@@ -194,7 +190,7 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
             true => None,
             false => widen::widened(&a, real).with_context(|| input.display().to_string())?,
         };
-        if (native || wide.is_some()) && !args.quiet {
+        if (native || wide.is_some()) && !args.run.quiet {
             eprintln!(
                 "sparse-run: note: {}: A holds {} values, widened to {} ({}) for the kernels, \
                  which compute in the wider type of A and the dense operands",
@@ -217,18 +213,15 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    if args.stats || args.plot.is_some() {
-        let bandwidth = match args.bandwidth {
-            Some(b) => b,
-            None => stats::triad_gbps(threads),
-        };
+    if args.run.stats || args.plot.is_some() {
+        let bandwidth = args.run.memory_bandwidth();
         if let Some(png) = &args.plot {
             plot::roofline(png, &rows, bandwidth)?;
         }
-        if args.stats {
+        if args.run.stats {
             print!("{}", stats::table(&rows, bandwidth));
         }
-    } else if !args.quiet {
+    } else if !args.run.quiet {
         for r in &rows {
             eprintln!(
                 "{}: {} ({}), {:.3} ms",
@@ -359,14 +352,16 @@ impl Job<'_> {
                 a.dim_sizes().len()
             );
         };
-        let (x, k, x_order) = self.x.matrix::<T>(*cols, None, T::REAL, self.args.quiet)?;
+        let (x, k, x_order) = self
+            .x
+            .matrix::<T>(*cols, None, T::REAL, self.args.run.quiet)?;
         let order = |o| match o {
             sptk_npy::Order::C => sptk_jit::Order::RowMajor,
             sptk_npy::Order::Fortran => sptk_jit::Order::ColMajor,
         };
         let (y0, y_order) = match self.y0 {
             Some(y) => {
-                let (v, _, o) = y.matrix::<T>(*rows, Some(k), T::REAL, self.args.quiet)?;
+                let (v, _, o) = y.matrix::<T>(*rows, Some(k), T::REAL, self.args.run.quiet)?;
                 (v, order(o))
             }
             None => (
@@ -378,8 +373,8 @@ impl Job<'_> {
         let (alpha, beta) = (T::from_f64(self.args.alpha), T::from_f64(self.args.beta));
         let (compiled, desc) = self.compiled(Op::Spmm, a, &name)?;
         let mut y = y0.clone();
-        let mut times = Vec::with_capacity(self.args.repeat);
-        for _ in 0..self.args.repeat {
+        let mut times = Vec::with_capacity(self.args.run.repeat);
+        for _ in 0..self.args.run.repeat {
             if beta != T::ZERO {
                 y.copy_from_slice(&y0);
             }
@@ -442,7 +437,7 @@ impl Job<'_> {
                 Ok((Some(k), text))
             }
             Err(KernelError::Unsupported(why)) => {
-                if !self.args.quiet {
+                if !self.args.run.quiet {
                     eprintln!("sparse-run: note: {why}; running the reference kernel (one thread)");
                 }
                 Ok((None, format!("{op} {}", a.encoding())))
@@ -467,9 +462,9 @@ impl Job<'_> {
         } else {
             (*cols, *rows)
         };
-        let x: Vec<T> = self.x.vector(xn, T::REAL, self.args.quiet)?;
+        let x: Vec<T> = self.x.vector(xn, T::REAL, self.args.run.quiet)?;
         let y0: Vec<T> = match self.y0 {
-            Some(y) => y.vector(yn, T::REAL, self.args.quiet)?,
+            Some(y) => y.vector(yn, T::REAL, self.args.run.quiet)?,
             None => vec![T::ZERO; yn as usize],
         };
         let (alpha, beta) = (T::from_f64(self.args.alpha), T::from_f64(self.args.beta));
@@ -480,8 +475,8 @@ impl Job<'_> {
         };
         let (compiled, desc) = self.compiled(op, a, &name)?;
         let mut y = y0.clone();
-        let mut times = Vec::with_capacity(self.args.repeat);
-        for _ in 0..self.args.repeat {
+        let mut times = Vec::with_capacity(self.args.run.repeat);
+        for _ in 0..self.args.run.repeat {
             if beta != T::ZERO {
                 // Each run starts from the same y (beta = 0 overwrites it anyway).
                 y.copy_from_slice(&y0);

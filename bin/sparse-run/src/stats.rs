@@ -30,6 +30,12 @@ pub fn triad_gbps(threads: usize) -> f64 {
     rates.into_iter().fold(0.0, f64::max)
 }
 
+/// The share of the memory bound a run reached, in percent: `bytes` moved in `secs` at
+/// `bandwidth` GB/s (the time the bytes need at that bandwidth over the time taken).
+pub fn share_of_bound(bytes: u64, secs: f64, bandwidth: f64) -> f64 {
+    100.0 * bytes as f64 / secs.max(1e-12) / 1e9 / bandwidth
+}
+
 /// One line per run: the kernel, how it ran, compile time, median time per run, GB/s moved
 /// (padding included: it is moved), GFLOP/s of useful work (stored entries only: padding
 /// is left out), the share of the memory-bandwidth bound, and the share of stored values
@@ -54,7 +60,7 @@ pub fn table(runs: &[Run], bandwidth: f64) -> String {
             format!("{:.3} ms", t * 1e3),
             format!("{gbs:.1}"),
             format!("{:.2}", r.flops as f64 / t / 1e9),
-            format!("{:.0}%", 100.0 * gbs / bandwidth),
+            format!("{:.0}%", share_of_bound(r.bytes, t, bandwidth)),
             padding(r.padding),
         ]);
     }

@@ -187,3 +187,39 @@ fn folders_of_shards_pair_by_name() {
     let (ok, _, err) = run(&["add", s(&da), s(&db)]);
     assert!(!ok && err.contains("p2"), "{err}");
 }
+
+/// `--stats` shows the share of the memory bound: the bytes of A and B read and of C
+/// written, over the bandwidth (given here, else the triad measured in the same run), in
+/// the median time.
+#[test]
+fn stats_show_the_share_of_the_memory_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ap, bp) = (dir.path().join("a.spt"), dir.path().join("b.spt"));
+    let a = matrix(&ap, 3000, 3000, "CSR");
+    let b = matrix(&bp, 3000, 3000, "DCSR");
+    let c = reference::ewise(&a, &b, EwiseOp::Add, &Options::default()).unwrap();
+    let bytes = (a.storage_bytes() + b.storage_bytes() + c.storage_bytes()) as f64;
+    let args = ["add", s(&ap), s(&bp), "--stats", "--bandwidth", "0.5"];
+    let (ok, out, err) = run(&[&args[..], &["--repeat", "3"]].concat());
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("memory bandwidth (triad): 0.5 GB/s") && out.contains("of bound"),
+        "{out}"
+    );
+    let line = out.lines().find(|l| l.starts_with("add ")).expect(&out);
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let ms = words.iter().position(|w| *w == "ms").expect(line);
+    let median: f64 = words[ms - 1].parse().expect(line);
+    let share: f64 = words
+        .last()
+        .unwrap()
+        .trim_end_matches('%')
+        .parse()
+        .expect(line);
+    let want = 100.0 * bytes / (median / 1e3) / 1e9 / 0.5;
+    // The median is printed to the microsecond: allow its rounding.
+    assert!(
+        (share - want).abs() <= 0.05 * want + 1.0,
+        "{line}: want {want:.0}%"
+    );
+}
