@@ -99,6 +99,30 @@ pub(crate) fn union_fill<O: Binary, C: Index>(
         return k;
     }
     let (mut i, mut j, mut n) = (0, 0, 0);
+    if na > 1 && nb > 1 {
+        // The heads live in registers and the next coordinate of each list is loaded
+        // before the compare decides which advances, so a load is not on the path from
+        // one step's compare to the next (`x == a[i]`, `y == b[j]` at the top).
+        let (mut x, mut y) = (a[0], b[0]);
+        while i + 1 < na && j + 1 < nb {
+            // SAFETY: `i + 1 < na` and `j + 1 < nb` (checked just above) are within both
+            // lists and values; `n <= i + j < na + nb`, within the outputs (as below).
+            unsafe {
+                let (xn, yn) = (*a.get_unchecked(i + 1), *b.get_unchecked(j + 1));
+                let (ta, tb) = (x <= y, y <= x);
+                let va = av.get_unchecked(i).keep(ta);
+                let vb = bv.get_unchecked(j).keep(tb);
+                oc.get_unchecked_mut(n)
+                    .write(select_unpredictable(ta, x, y));
+                ov.get_unchecked_mut(n).write(O::both(va, vb));
+                i += usize::from(ta);
+                j += usize::from(tb);
+                x = select_unpredictable(ta, xn, x);
+                y = select_unpredictable(tb, yn, y);
+            }
+            n += 1;
+        }
+    }
     while i < na && j < nb {
         // SAFETY: `i < na <= a.len(), av.len()` and `j < nb <= b.len(), bv.len()`,
         // checked just above; every step advances `i` or `j`, so `n <= i + j < na + nb`,
@@ -174,6 +198,29 @@ pub(crate) fn intersection_fill<O: Binary, C: Index>(
         return k + n;
     }
     let (mut i, mut j) = (0, 0);
+    if na > 1 && nb > 1 {
+        // The next coordinates loaded ahead of the compare, as in `union_fill`.
+        let (mut x, mut y) = (a[0], b[0]);
+        while i + 1 < na && j + 1 < nb {
+            // SAFETY: `i + 1 < na`, `j + 1 < nb` (checked just above), and `n` counts
+            // matches so far, at most `min(na, nb) <= room`; the write happens only
+            // below `room`.
+            unsafe {
+                let (xn, yn) = (*a.get_unchecked(i + 1), *b.get_unchecked(j + 1));
+                let (va, vb) = (*av.get_unchecked(i), *bv.get_unchecked(j));
+                if n < room {
+                    oc.get_unchecked_mut(n).write(x);
+                    ov.get_unchecked_mut(n).write(O::both(va, vb));
+                }
+                let (ta, tb) = (x <= y, y <= x);
+                n += usize::from(x == y);
+                i += usize::from(ta);
+                j += usize::from(tb);
+                x = select_unpredictable(ta, xn, x);
+                y = select_unpredictable(tb, yn, y);
+            }
+        }
+    }
     while i < na && j < nb {
         // SAFETY: `i < na`, `j < nb` (checked just above; `na`, `nb` within both lists
         // and their values), and `n` counts matches so far, at most `min(na, nb) <=
@@ -212,6 +259,23 @@ pub(crate) fn dot_row<V: Arith, C: Index>(
         return acc;
     }
     let (mut i, mut j) = (0, 0);
+    if na > 1 && nb > 1 {
+        // The next coordinates loaded ahead of the compare, as in `union_fill`.
+        let (mut x, mut y) = (a[0], b[0]);
+        while i + 1 < na && j + 1 < nb {
+            // SAFETY: `i + 1 < na`, `j + 1 < nb`, checked just above.
+            unsafe {
+                let (xn, yn) = (*a.get_unchecked(i + 1), *b.get_unchecked(j + 1));
+                let (va, vb) = (*av.get_unchecked(i), *bv.get_unchecked(j));
+                acc = V::add(acc, V::mul(va, vb).keep(x == y));
+                let (ta, tb) = (x <= y, y <= x);
+                i += usize::from(ta);
+                j += usize::from(tb);
+                x = select_unpredictable(ta, xn, x);
+                y = select_unpredictable(tb, yn, y);
+            }
+        }
+    }
     while i < na && j < nb {
         // SAFETY: `i < na`, `j < nb`, checked just above, within both lists and values.
         let (x, y, va, vb) = unsafe {
