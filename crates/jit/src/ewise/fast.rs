@@ -61,8 +61,7 @@ pub(crate) struct Filled<C, V> {
     pub crd: Vec<C>,
     /// C's values.
     pub values: Vec<V>,
-    /// Time of the count phase, the allocation (and first touch, where asked apart), and
-    /// the fill phase.
+    /// Time of the allocation (and first touch, where asked apart) and of the merge.
     pub times: PhaseTimes,
 }
 
@@ -71,10 +70,11 @@ pub(crate) struct Filled<C, V> {
 pub struct PhaseTimes {
     /// Planning the operands (conversions through the planner, widening).
     pub prepare: Duration,
-    /// Counting C's entries.
+    /// Counting C's entries (zero for the one-pass fast path, which counts as it
+    /// merges).
     pub count: Duration,
-    /// Allocating C's arrays, and writing each page once when the first touch is timed
-    /// apart ([`super::Options::first_touch_apart`]).
+    /// Allocating C's arrays, and writing each page of their room once when the first
+    /// touch is timed apart ([`super::Options::first_touch_apart`]).
     pub allocate: Duration,
     /// Writing C's coordinates and values.
     pub fill: Duration,

@@ -95,8 +95,9 @@ pub struct Options {
     /// The most memory a conversion through the planner may hold (`None`: the machine's
     /// default, see [`sptk_tensor::default_memory_limit`]).
     pub memory_limit: Option<u64>,
-    /// Write every page of C's fresh arrays once before the fill phase, so that
-    /// [`PhaseTimes::allocate`] holds the first touch apart from the fill (for `--stats`).
+    /// Write every page of the room for C's arrays once before the merge, so that
+    /// [`PhaseTimes::allocate`] holds the first touch apart from the fill (for `--stats`;
+    /// the room is a bound on C's size, so this touches more memory than C needs).
     pub first_touch_apart: bool,
 }
 
