@@ -22,47 +22,8 @@ use crate::error::{StoreError, StoreErrorKind};
 use crate::open::SptFile;
 
 /// One outer coordinate (a row of CSR, a block row of BSR, a column of CSC) of a stored
-/// tensor: its coordinates and values, borrowed from the file without a copy.
-#[derive(Clone, Debug)]
-pub struct RowSlices {
-    row: u64,
-    positions: Range<u64>,
-    crd: IndexVec,
-    values: ValueVec,
-    block: usize,
-}
-
-impl RowSlices {
-    /// The outer coordinate.
-    pub fn row(&self) -> u64 {
-        self.row
-    }
-    /// `pos[1][row] .. pos[1][row + 1]`: the entries' positions in `crd[1]`.
-    pub fn positions(&self) -> Range<u64> {
-        self.positions.clone()
-    }
-    /// Number of stored entries (blocks, for BSR) in the row.
-    pub fn len(&self) -> usize {
-        self.crd.len()
-    }
-    /// True if the row stores nothing.
-    pub fn is_empty(&self) -> bool {
-        self.crd.is_empty()
-    }
-    /// The row's coordinates (column indices; block columns for BSR), typed at the file's
-    /// width: match on the variant for a `&[u32]` and so on.
-    pub fn crd(&self) -> &IndexVec {
-        &self.crd
-    }
-    /// The row's values: `block` values per entry (1 for CSR, R x C for BSR).
-    pub fn values(&self) -> &ValueVec {
-        &self.values
-    }
-    /// Values per entry.
-    pub fn block(&self) -> usize {
-        self.block
-    }
-}
+/// tensor, as [`SptFile::row`] gives it: a range of one row.
+pub type RowSlices = RowRange;
 
 /// Outer coordinates `a..b` of a stored tensor (rows of CSR, block rows of BSR, columns of
 /// CSC), checked, as windows of the file's arrays without a copy.
@@ -79,6 +40,18 @@ impl RowRange {
     /// The outer coordinates `a..b`.
     pub fn rows(&self) -> Range<u64> {
         self.rows.clone()
+    }
+    /// The first outer coordinate `a` (the row of [`SptFile::row`]).
+    pub fn row(&self) -> u64 {
+        self.rows.start
+    }
+    /// Number of stored entries (blocks, for BSR) in the rows.
+    pub fn len(&self) -> usize {
+        self.crd.len()
+    }
+    /// True if the rows store nothing.
+    pub fn is_empty(&self) -> bool {
+        self.crd.is_empty()
     }
     /// `pos[1][a..=b]` as stored: `b - a + 1` positions into `crd[1]` (the first need not
     /// be 0; subtract it for a stand-alone CSR).
@@ -118,14 +91,7 @@ impl SptFile {
                 message: format!("row {row} is outside the tensor"),
             })
         })?;
-        let r = self.rows(row..end)?;
-        Ok(RowSlices {
-            row,
-            positions: r.positions(),
-            crd: r.crd,
-            values: r.values,
-            block: r.block,
-        })
+        self.rows(row..end)
     }
 
     /// Outer coordinates `rows` (`a..b`), after checking only those: the chunks holding
