@@ -376,17 +376,17 @@ mod spt_csr;
 #[test]
 #[ignore]
 fn bench_generated_against_the_fast_path() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let dir = std::env::var("SPTK_BENCH_DATA").unwrap_or("/root/.cache/sptk-bench".into());
     let quick = std::env::var("SPTK_BENCH_QUICK").is_ok_and(|v| v == "1");
     let reps: usize = std::env::var("SPTK_BENCH_REPS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(7);
-    let isa = match isas().into_iter().filter(|i| *i != Isa::Scalar).max() {
-        Some(i) => i,
-        None => return eprintln!("no AVX2 here"),
-    };
+    let isas: Vec<Isa> = isas().into_iter().filter(|i| *i != Isa::Scalar).collect();
+    if isas.is_empty() {
+        return eprintln!("no AVX2 here");
+    }
     let names = if quick {
         [
             "uniform_200000x200000_2000000",
@@ -402,9 +402,11 @@ fn bench_generated_against_the_fast_path() {
     };
     let median = |mut v: Vec<Duration>| {
         v.sort();
-        v[v.len() / 2]
+        v[v.len() / 2].as_secs_f64() * 1e3
     };
-    println!("case op isa: fast ms / generated ms (count+alloc+fill) -> fast/generated");
+    println!(
+        "case op: fast / generated ms, whole (count+alloc+fill) [count, fill] -> fast/generated"
+    );
     for name in names {
         let path = |s: &str| std::path::Path::new(&dir).join(format!("ewise_{name}.{s}.spt"));
         if !path("a").exists() {
@@ -418,25 +420,35 @@ fn bench_generated_against_the_fast_path() {
                 threads: Some(2),
                 ..Options::default()
             };
-            let (mut fast, mut generated) = (Vec::new(), Vec::new());
+            // [whole, count, fill] per run: the fast path, then each ISA's generated code.
+            let mut runs = vec![[(); 3].map(|_| Vec::new()); 1 + isas.len()];
+            let mut push = |k: usize, t: sptk_jit::ewise::PhaseTimes| {
+                runs[k][0].push(t.count + t.allocate + t.fill);
+                runs[k][1].push(t.count);
+                runs[k][2].push(t.fill);
+            };
             for _ in 0..reps {
-                let start = Instant::now();
-                let r = sptk_jit::ewise::ewise_report(&a, &b, op, &opts).unwrap();
-                let t = r.times;
-                let whole = start.elapsed();
-                drop(r);
-                fast.push(t.count + t.allocate + t.fill);
-                let _ = whole;
-                let t = coiter::ewise_times(&a, &b, op, union, isa, 2).unwrap();
-                generated.push(t.count + t.allocate + t.fill);
+                push(
+                    0,
+                    sptk_jit::ewise::ewise_report(&a, &b, op, &opts)
+                        .unwrap()
+                        .times,
+                );
+                for (k, &isa) in isas.iter().enumerate() {
+                    push(
+                        1 + k,
+                        coiter::ewise_times(&a, &b, op, union, isa, 2).unwrap(),
+                    );
+                }
             }
-            let (f, g) = (median(fast), median(generated));
-            println!(
-                "{name} {op} {isa:?}: {:.2} / {:.2} -> {:.2}x",
-                f.as_secs_f64() * 1e3,
-                g.as_secs_f64() * 1e3,
-                f.as_secs_f64() / g.as_secs_f64()
-            );
+            let m: Vec<[f64; 3]> = runs.into_iter().map(|r| r.map(median)).collect();
+            for (k, isa) in isas.iter().enumerate() {
+                let (f, g) = (m[0], m[1 + k]);
+                println!(
+                    "{name} {op} {isa:?}: {:.1} / {:.1} [count {:.1} / {:.1}, fill {:.1} / {:.1}] -> {:.2}x",
+                    f[0], g[0], f[1], g[1], f[2], g[2], f[0] / g[0]
+                );
+            }
         }
     }
 }

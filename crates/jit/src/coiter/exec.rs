@@ -10,7 +10,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use sptk_tensor::{big_zeroed, Index, IndexVec, IndexWidth, Zeroed};
+use sptk_tensor::{big_zeroed, Index, IndexVec, IndexWidth, Value};
 
 use super::desc::{CoDesc, Operand, Phase};
 use super::emit::arg;
@@ -112,16 +112,9 @@ unsafe impl Send for Levels<'_> {}
 // SAFETY: as above.
 unsafe impl Sync for Levels<'_> {}
 
-/// A value type of generated co-iteration code.
-pub trait CoValue: Copy + Zeroed + Send + Sync + 'static {
-    /// The kernel's value type.
-    const REAL: Real;
-}
-impl CoValue for f32 {
-    const REAL: Real = Real::F32;
-}
-impl CoValue for f64 {
-    const REAL: Real = Real::F64;
+/// The kernel's value type of `V`, if generated code computes in it (f32, f64).
+fn real_of<V: Value>() -> Option<Real> {
+    Real::of(V::TYPE)
 }
 
 impl<'a> Levels<'a> {
@@ -130,7 +123,7 @@ impl<'a> Levels<'a> {
     ///
     /// # Errors
     /// An array the levels need is missing, or the coordinate arrays' widths differ.
-    pub(crate) fn new<V: CoValue>(
+    pub(crate) fn new<V: Value>(
         mut desc: Operand,
         (outer, pos, crd): (Option<Ix<'a>>, Option<Ix<'a>>, Ix<'a>),
         values: &'a [V],
@@ -344,12 +337,14 @@ pub fn kernel(desc: &CoDesc) -> Result<Arc<CoKernel>, KernelError> {
 }
 
 /// C's arrays as the fill phase leaves them: the fields of `ewise/fast.rs`'s `Filled`
-/// (a copy until that type is reachable from here; `offsets` is for `output::build`,
-/// which dispatch calls).
+/// (a copy until that type is reachable from here; `chunks` and `offsets` are for
+/// `output::build`, which dispatch calls).
 #[allow(dead_code)]
 pub(crate) struct Filled<C, V> {
     /// Entries per outer coordinate.
     pub counts: Vec<u64>,
+    /// The ranges of outer coordinates the phases ran in.
+    pub chunks: Vec<Chunk>,
     /// Each chunk's first entry in C, and C's entry count last.
     pub offsets: Vec<u64>,
     /// C's inner coordinates.
@@ -396,15 +391,19 @@ pub(crate) struct Plan {
 /// type `C`) and values, as the fast path's `ewise` returns them.
 ///
 /// # Errors
-/// No kernel for the pair (`EwiseError::Convert`, the fast path should run), memory for
+/// No kernel for the pair or the value type (`EwiseError::Convert`: the fast path should
+/// run), memory for
 /// C, or a kernel refusing a chunk (arrays that contradict their counts).
-pub(crate) fn ewise_levels<C: Index, V: CoValue>(
+pub(crate) fn ewise_levels<C: Index, V: Value>(
     a: &Levels<'_>,
     b: &Levels<'_>,
     plan: Plan,
     (outer, chunks): (usize, &[Chunk]),
 ) -> Result<Filled<C, V>, EwiseError> {
     let no_kernel = |e: KernelError| EwiseError::Convert(format!("generated code: {e}"));
+    let value = real_of::<V>().ok_or_else(|| {
+        EwiseError::Convert(format!("no generated code for {} values", V::TYPE.name()))
+    })?;
     let out_crd = Ix::of_slice::<C>(&[]).width;
     let desc = CoDesc {
         union: plan.union,
@@ -412,7 +411,7 @@ pub(crate) fn ewise_levels<C: Index, V: CoValue>(
         a: a.desc,
         b: b.desc,
         out_crd,
-        value: V::REAL,
+        value,
         isa: plan.isa,
         phase: Phase::Count,
     };
@@ -510,6 +509,7 @@ pub(crate) fn ewise_levels<C: Index, V: CoValue>(
     }
     Ok(Filled {
         counts,
+        chunks: chunks.to_vec(),
         offsets,
         crd,
         values,

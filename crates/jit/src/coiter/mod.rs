@@ -28,11 +28,13 @@ mod emit;
 mod exec;
 
 use sptk_encoding::LevelExpr;
-use sptk_tensor::{Index, IndexVec, IndexWidth, LevelArrays, Tensor, ValueVec};
+use sptk_tensor::{
+    Index, IndexVec, IndexWidth, LevelArrays, Tensor, Value, ValueVec, ValueVecAccess,
+};
 
 pub use desc::{AnyDesc, CoDesc, Level, LevelKind, Operand, Phase};
 pub(crate) use exec::{ewise_levels, Filled, Ix, Levels, Plan};
-pub use exec::{kernel, CoKernel, CoValue};
+pub use exec::{kernel, CoKernel};
 
 use crate::desc::{Format, Isa};
 use crate::ewise::{EwiseError, EwiseOp, PhaseTimes};
@@ -97,7 +99,7 @@ pub fn describe(t: &Tensor) -> Result<(Operand, usize), EwiseError> {
 }
 
 /// `t`'s levels over its arrays, as `describe` names them.
-fn levels_of<'a, V: CoValue>(t: &'a Tensor, values: &'a [V]) -> Result<Levels<'a>, EwiseError> {
+fn levels_of<'a, V: Value>(t: &'a Tensor, values: &'a [V]) -> Result<Levels<'a>, EwiseError> {
     let (op, _) = describe(t)?;
     let ix = |v: Option<&'a IndexVec>| v.and_then(Ix::of_vec);
     let missing = || EwiseError::Convert("an array is missing".into());
@@ -204,7 +206,7 @@ fn run(
     }
 }
 
-fn typed<V: CoValue + sptk_tensor::ValueVecAccess>(
+fn typed<V: ValueVecAccess>(
     a: &Tensor,
     b: &Tensor,
     (av, bv): (&[V], &[V]),
@@ -240,7 +242,7 @@ fn typed<V: CoValue + sptk_tensor::ValueVecAccess>(
     }
 }
 
-fn build<C: Index, V: CoValue + sptk_tensor::ValueVecAccess>(
+fn build<C: Index, V: ValueVecAccess>(
     a: &Levels<'_>,
     b: &Levels<'_>,
     plan: Plan,
@@ -286,31 +288,40 @@ fn build<C: Index, V: CoValue + sptk_tensor::ValueVecAccess>(
     Ok((Some(c), times))
 }
 
+/// One fast-path operand: `(outer, pos, crd, values)` as `ewise::levels::Side` and its
+/// values hold them (`outer` `None` for a dense outer level).
+pub(crate) type PairSide<'a, P, C, V> = (Option<&'a [C]>, &'a [P], &'a [C], &'a [V]);
+
 /// The fast path's operands through generated code: what `ewise/dispatch.rs` calls where
 /// generated code is the default. Each operand is `(outer, pos, crd, values)` as
 /// `levels::Side` holds them (`outer` the compressed outer level's coordinates, `None`
-/// for a dense one), at the widths `P`, `C`; `chunks` cover `0..outer` as the fast path's
-/// do. Returns what `fast::ewise` returns (C's counts, offsets, coordinates, values and the
-/// phase times), for `output::build`.
+/// for a dense one), at the widths `P`, `C`, over the outer coordinates `0..outer` (in
+/// [`ENTRY_CHUNKS`] ranges balanced by nnz(A) + nnz(B)). Returns the fields of
+/// `fast::Filled` (C's counts, the ranges, their offsets, coordinates, values and the phase
+/// times), for `output::build`.
 ///
 /// # Errors
 /// `EwiseError::Convert` where no kernel is generated for the pair or this CPU lacks the
-/// ISA (the caller then runs the fast path); memory for C.
-#[allow(clippy::type_complexity, dead_code)]
-pub(crate) fn ewise_pair<P: Index, C: Index, V: CoValue>(
-    a: (Option<&[C]>, &[P], &[C], &[V]),
-    b: (Option<&[C]>, &[P], &[C], &[V]),
+/// ISA, or `V` is not f32 / f64 (the caller then runs the fast path); memory for C.
+// Called by the tests until dispatch calls it.
+#[allow(dead_code)]
+pub(crate) fn ewise_pair<P: Index, C: Index, V: Value>(
+    a: PairSide<'_, P, C, V>,
+    b: PairSide<'_, P, C, V>,
     plan: Plan,
-    (outer, chunks): (usize, &[Chunk]),
+    outer: usize,
 ) -> Result<Filled<C, V>, EwiseError> {
     let (la, lb) = (pair_side(a)?, pair_side(b)?);
-    ewise_levels::<C, V>(&la, &lb, plan, (outer, chunks))
+    let chunks = chunk_by_weight(0..outer, ENTRY_CHUNKS, |i| {
+        la.entries_before(i).saturating_add(lb.entries_before(i))
+    });
+    ewise_levels::<C, V>(&la, &lb, plan, (outer, &chunks))
 }
 
 /// One fast-path operand as levels: CSR-like (dense outer) or DCSR-like (compressed).
-#[allow(clippy::type_complexity, dead_code)]
-fn pair_side<'a, P: Index, C: Index, V: CoValue>(
-    (o, p, c, v): (Option<&'a [C]>, &'a [P], &'a [C], &'a [V]),
+#[allow(dead_code)]
+fn pair_side<'a, P: Index, C: Index, V: Value>(
+    (o, p, c, v): PairSide<'a, P, C, V>,
 ) -> Result<Levels<'a>, EwiseError> {
     let name = if o.is_some() { "dcsr" } else { "csr" };
     let desc = Operand::named(name, P::WIDTH, C::WIDTH)
@@ -320,4 +331,78 @@ fn pair_side<'a, P: Index, C: Index, V: CoValue>(
         (o.map(Ix::of_slice), Some(Ix::of_slice(p)), Ix::of_slice(c)),
         v,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ewise::{reference, Options};
+    use sptk_tensor::{convert, ConvertOptions, Entries};
+
+    fn matrix(preset: &str, cells: &[(u64, u64, f64)]) -> Tensor {
+        let e = Entries::from_parts(
+            vec![6, 300],
+            vec![
+                cells.iter().map(|c| c.0).collect(),
+                cells.iter().map(|c| c.1).collect(),
+            ],
+            ValueVec::F64(cells.iter().map(|c| c.2).collect::<Vec<_>>().into()),
+        )
+        .unwrap();
+        let target = sptk_encoding::resolve_target(preset, 2)
+            .unwrap()
+            .with_widths(Some(32), Some(16))
+            .unwrap();
+        convert(&e, &target, &ConvertOptions::default())
+            .unwrap()
+            .tensor
+    }
+
+    /// The fast path's operand: (outer, pos, crd, values) slices.
+    fn side(t: &Tensor) -> PairSide<'_, u32, u16, f64> {
+        let (IndexVec::U32(pos), IndexVec::U16(crd), ValueVec::F64(v)) =
+            (t.pos(1).unwrap(), t.crd(1).unwrap(), t.values())
+        else {
+            panic!("widths")
+        };
+        let outer = match t.crd(0) {
+            Some(IndexVec::U16(o)) => Some(&o[..]),
+            _ => None,
+        };
+        (outer, pos, crd, v)
+    }
+
+    #[test]
+    fn the_fast_paths_operands_run_through_generated_code() {
+        let Some(isa) = [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available()) else {
+            return;
+        };
+        let a_cells = [(0, 1, 1.0), (0, 299, 2.0), (2, 5, -3.0), (5, 0, 4.0)];
+        let b_cells = [(0, 1, 10.0), (1, 7, 20.0), (2, 6, 30.0), (5, 0, -4.0)];
+        for (an, bn) in [("CSR", "DCSR"), ("DCSR", "CSR"), ("DCSR", "DCSR")] {
+            let (a, b) = (matrix(an, &a_cells), matrix(bn, &b_cells));
+            for (op, union) in [(EwiseOp::Add, true), (EwiseOp::Mul, false)] {
+                let want = reference::ewise(&a, &b, op, &Options::default()).unwrap();
+                let plan = Plan {
+                    op,
+                    union,
+                    isa,
+                    threads: 2,
+                    first_touch_apart: true,
+                };
+                let got = ewise_pair::<u32, u16, f64>(side(&a), side(&b), plan, 6).unwrap();
+                let mut pos = vec![0];
+                for n in &got.counts {
+                    pos.push(pos.last().unwrap() + n);
+                }
+                assert_eq!(pos, want.pos(1).unwrap().to_u64_vec(), "{an} {bn} {op}");
+                let crd: Vec<u64> = got.crd.iter().map(|&c| u64::from(c)).collect();
+                assert_eq!(crd, want.crd(1).unwrap().to_u64_vec(), "{an} {bn} {op}");
+                assert_eq!(&ValueVec::F64(got.values.into()), want.values());
+                assert_eq!(got.offsets.last(), Some(&(crd.len() as u64)));
+                assert_eq!(got.chunks.first().map(|c| c.0), Some(0));
+                assert_eq!(got.chunks.last().map(|c| c.1), Some(6));
+            }
+        }
+    }
 }
