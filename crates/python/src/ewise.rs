@@ -98,7 +98,7 @@ fn options(d: Option<&Bound<'_, PyDict>>, rank: usize) -> Result<Options> {
         pos_width: widths.0,
         crd_width: widths.1,
         memory_limit: item(d, "memory_limit", "an int")?,
-        first_touch_apart: false,
+        ..Options::default()
     })
 }
 
