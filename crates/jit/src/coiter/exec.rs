@@ -16,7 +16,7 @@ use super::desc::{CoDesc, Operand, Phase};
 use super::emit::arg;
 use crate::code::Code;
 use crate::desc::{Isa, Real};
-use crate::ewise::{EwiseError, EwiseOp, PhaseTimes};
+use crate::ewise::{lock, split, EwiseError, EwiseOp, Filled, PhaseTimes};
 use crate::run::{map_chunks, Chunk};
 use crate::KernelError;
 
@@ -334,41 +334,6 @@ pub fn kernel(desc: &CoDesc) -> Result<Arc<CoKernel>, KernelError> {
         .unwrap_or_else(|p| p.into_inner())
         .insert(*desc, k.clone());
     Ok(k)
-}
-
-/// C's arrays as the fill phase leaves them: the fields of `ewise/fast.rs`'s `Filled`
-/// (a copy until that type is reachable from here; `chunks` and `offsets` are for
-/// `output::build`, which dispatch calls).
-#[allow(dead_code)]
-pub(crate) struct Filled<C, V> {
-    /// Entries per outer coordinate.
-    pub counts: Vec<u64>,
-    /// The ranges of outer coordinates the phases ran in.
-    pub chunks: Vec<Chunk>,
-    /// Each chunk's first entry in C, and C's entry count last.
-    pub offsets: Vec<u64>,
-    /// C's inner coordinates.
-    pub crd: Vec<C>,
-    /// C's values.
-    pub values: Vec<V>,
-    /// Time of each phase.
-    pub times: PhaseTimes,
-}
-
-/// Splits `data` into consecutive pieces of `lens`, each behind a lock (as `fast::split`).
-fn split<T>(mut data: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<Mutex<&mut [T]>> {
-    let mut out = Vec::new();
-    for n in lens {
-        let n = n.min(data.len());
-        let (head, rest) = std::mem::take(&mut data).split_at_mut(n);
-        out.push(Mutex::new(head));
-        data = rest;
-    }
-    out
-}
-
-fn lock<'a, 'b, T>(m: &'a Mutex<&'b mut [T]>) -> std::sync::MutexGuard<'a, &'b mut [T]> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// How a co-iteration runs: the operation, its set, the instruction set, threads.

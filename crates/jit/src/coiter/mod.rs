@@ -32,8 +32,9 @@ use sptk_tensor::{
     Index, IndexVec, IndexWidth, LevelArrays, Tensor, Value, ValueVec, ValueVecAccess,
 };
 
+pub(crate) use crate::ewise::Filled;
 pub use desc::{AnyDesc, CoDesc, Level, LevelKind, Operand, Phase};
-pub(crate) use exec::{ewise_levels, Filled, Ix, Levels, Plan};
+pub(crate) use exec::{ewise_levels, Ix, Levels, Plan};
 pub use exec::{kernel, CoKernel};
 
 use crate::desc::{Format, Isa};

@@ -62,6 +62,9 @@ use sptk_tensor::{AutoWidths, IndexWidth, Tensor, ValueType, ValueVec};
 use crate::run::Chunk;
 use dispatch::{on_type, Kind, OpJob, TypeJob, Width, WidthJob};
 use fast::Pair;
+/// C's arrays as a merge leaves them, and the pieces its threads write: shared with the
+/// generated co-iteration of `coiter`.
+pub(crate) use fast::{lock, split, Filled};
 use levels::Side;
 use operand::{Arrays, Planned};
 use ops::Binary;
