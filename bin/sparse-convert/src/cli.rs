@@ -171,24 +171,9 @@ pub struct TargetArgs {
     pub memory_limit: Option<u64>,
 }
 
-/// An index width on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Width {
-    /// These many bits.
-    Bits(u8),
-    /// The narrowest that holds the data.
-    Auto,
-}
-
-impl Width {
-    /// The bits, unless `auto`.
-    pub fn bits(self) -> Option<u8> {
-        match self {
-            Width::Bits(b) => Some(b),
-            Width::Auto => None,
-        }
-    }
-}
+/// An index width on the command line: the reader seam's, which the Python package's
+/// keywords share.
+pub use sptk_input::Width;
 
 fn parse_relabel(s: &str) -> Result<sptk_input::Relabel, String> {
     match s {

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use crate::cli::{ConvertArgs, InputArgs};
 use crate::progress;
 use indicatif::ProgressBar;
-use sptk_encoding::Target;
 use sptk_input::{
-    Helper, Input, InputError, Isolation, Opened, ReadConverted, ReadOptions, SourceSpec,
+    Helper, Input, InputError, Isolation, Opened, ReadAndConverted, ReadOptions, Request,
+    RouteError,
 };
 use sptk_output::{Compress, Feature, Format};
 use sptk_tensor::{ConvertOptions, Tensor};
@@ -175,18 +175,14 @@ pub fn input_error(e: InputError) -> anyhow::Error {
 
 /// The input named on the command line, opened and matched with its reader.
 pub fn open_input(args: &InputArgs) -> Result<Opened<'static>> {
-    let mut spec = SourceSpec::resolve(&args.inputs).map_err(input_error)?;
-    if let Some(member) = args.dataset.as_ref().or(args.var.as_ref()) {
-        if let Some(named) = &spec.member {
-            if named != member {
-                bail!(
-                    "{spec}: the input names the member `{named}` and --dataset / --var names `{member}`; give one"
-                );
-            }
-        }
-        spec.member = Some(member.clone());
-    }
-    Opened::open(spec, args.from.as_deref()).map_err(input_error)
+    let member = args.dataset.as_ref().or(args.var.as_ref());
+    sptk_input::open_named(
+        &args.inputs,
+        member.map(String::as_str),
+        "--dataset / --var",
+        args.from.as_deref(),
+    )
+    .map_err(input_error)
 }
 
 /// Read options with a progress bar over the input's bytes; the bar is returned to be
@@ -281,22 +277,29 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Reads the input straight into `target` where its reader has a route for that (a
-/// Matrix Market file into CSR-routed targets, with no coordinate list); `Err(opened)`
-/// gives the input back to be read whole.
-pub fn read_converted(
+/// Reads the input and converts it as `request` asks (see [`sptk_input::read_and_convert`]),
+/// with a progress bar over the input's bytes while it is read and a spinner while it is
+/// converted; the read time counts from `started`.
+pub fn read_and_convert(
     args: &InputArgs,
-    mut opened: Opened<'static>,
-    target: &Target,
+    opened: Opened<'static>,
+    request: &Request,
     opts: &ConvertOptions,
-) -> Result<std::result::Result<ReadConverted, Opened<'static>>> {
+    started: std::time::Instant,
+) -> std::result::Result<ReadAndConverted, RouteError> {
     let (ropts, bar) = read_options(args, &opened, opts.memory_limit);
-    let read = opened.read_converted(target, opts, &ropts);
-    progress::finish(bar);
-    match read.map_err(input_error)? {
-        Some(d) => Ok(Ok(d)),
-        None => Ok(Err(opened)),
+    let mut spinner = None;
+    let mut read_done = || {
+        progress::finish(bar.clone());
+        spinner = Some(progress::spinner(args.quiet, "converting"));
+    };
+    let done =
+        sptk_input::read_and_convert(opened, request, opts, &ropts, (started, &mut read_done));
+    if let Some(s) = spinner {
+        progress::finish(s);
     }
+    progress::finish(bar);
+    done
 }
 
 /// Reads the input whole (`metadata_only`: as far as `info` needs, see `ReadOptions`).

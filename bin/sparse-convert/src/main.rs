@@ -187,30 +187,48 @@ fn options(t: &TargetArgs) -> Result<ConvertOptions> {
         dtype,
         slice_values: t.slice_values.clone(),
         memory_limit: t.memory_limit,
-        auto_widths: auto_widths(t),
+        auto_widths: request(t, false).auto_widths(),
     })
 }
 
-/// Which widths follow the data: those asked as `auto`, and those a preset leaves unsaid
-/// (the narrowest that hold the data, as SciPy chooses); encoding text keeps the widths it
-/// declares.
-fn auto_widths(t: &TargetArgs) -> sptk_tensor::AutoWidths {
-    let unsaid =
-        t.to.as_deref()
-            .map(sptk_tensor::AutoWidths::for_target)
-            .unwrap_or_default();
-    let auto = |w: Option<cli::Width>, follows: bool| {
-        w == Some(cli::Width::Auto) || (follows && w.is_none())
-    };
-    sptk_tensor::AutoWidths {
-        pos: auto(t.pos_width, unsaid.pos),
-        crd: auto(t.crd_width, unsaid.crd),
+/// What `--to`, `--pos-width`, `--crd-width` (and `--transpose`) ask, in the reader seam's
+/// terms: without `--to`, a stored tensor keeps its own encoding and any other input is
+/// refused (no default target).
+fn request(t: &TargetArgs, transpose: bool) -> sptk_input::Request {
+    sptk_input::Request {
+        to: t.to.clone(),
+        pos_width: t.pos_width,
+        crd_width: t.crd_width,
+        default_target: false,
+        transpose,
+    }
+}
+
+/// A target refused, in the command line's words.
+fn request_error(e: sptk_input::RequestError, t: &TargetArgs) -> anyhow::Error {
+    use sptk_input::RequestError;
+    match e {
+        RequestError::Missing => anyhow::anyhow!(
+            "--to ENCODING is required (a preset such as CSR or BSR:4x4, or encoding text)"
+        ),
+        RequestError::Widths { stored: true, error } => {
+            anyhow::anyhow!("--pos-width / --crd-width: {error}")
+        }
+        RequestError::Widths { error, .. } => anyhow::anyhow!("--to: {error}"),
+        RequestError::Encoding(e) => {
+            let text = e.render();
+            anyhow::anyhow!("--to: {}", text.strip_prefix("error: ").unwrap_or(&text))
+        }
+        RequestError::PruneNeedsNm => anyhow::anyhow!(
+            "--prune applies to n:m targets (2:4, N:M, or a structured[n, m] level); --to {} has none",
+            t.to.as_deref().unwrap_or("(the input's encoding)")
+        ),
     }
 }
 
 /// Says which widths were chosen from the data.
 fn widths_note(tensor: &sptk_tensor::Tensor, t: &TargetArgs, quiet: bool) {
-    let auto = auto_widths(t);
+    let auto = request(t, false).auto_widths();
     if quiet || !(auto.pos || auto.crd) {
         return;
     }
@@ -229,40 +247,6 @@ fn widths_note(tensor: &sptk_tensor::Tensor, t: &TargetArgs, quiet: bool) {
     );
 }
 
-fn target(t: &TargetArgs, rank: usize) -> Result<sptk_encoding::Target> {
-    let Some(text) = &t.to else {
-        bail!("--to ENCODING is required (a preset such as CSR or BSR:4x4, or encoding text)");
-    };
-    let target = sptk_encoding::resolve_target(text, rank).map_err(|e| {
-        let text = e.render();
-        anyhow::anyhow!("--to: {}", text.strip_prefix("error: ").unwrap_or(&text))
-    })?;
-    let target = target
-        .with_widths(
-            t.pos_width.and_then(cli::Width::bits),
-            t.crd_width.and_then(cli::Width::bits),
-        )
-        .map_err(|e| anyhow::anyhow!("--to: {e}"))?;
-    check_flags(&target, t)?;
-    Ok(target)
-}
-
-/// Refuses flags that would do nothing for this target.
-fn check_flags(target: &sptk_encoding::Target, t: &TargetArgs) -> Result<()> {
-    let structured = target.encoding().is_some_and(|e| {
-        e.levels
-            .iter()
-            .any(|l| matches!(l.format, sptk_encoding::LevelFormat::Structured { .. }))
-    });
-    if t.prune && !structured {
-        bail!(
-            "--prune applies to n:m targets (2:4, N:M, or a structured[n, m] level); --to {} has none",
-            t.to.as_deref().unwrap_or("(the input's encoding)")
-        );
-    }
-    Ok(())
-}
-
 /// Says how many nonzeros `--prune` dropped.
 fn prune_note(converted: &Converted, t: &TargetArgs, quiet: bool) {
     if t.prune && !quiet {
@@ -277,19 +261,9 @@ fn prune_note(converted: &Converted, t: &TargetArgs, quiet: bool) {
 /// The target of `--to` for this input; without `--to`, a stored tensor keeps its own
 /// encoding (to write it as text, say).
 fn resolved_target(input: &Input, t: &TargetArgs) -> Result<sptk_encoding::Target> {
-    match (&t.to, input.encoding()) {
-        (None, Some(encoding)) => {
-            let target = sptk_encoding::Target::Fixed(encoding.clone())
-                .with_widths(
-                    t.pos_width.and_then(cli::Width::bits),
-                    t.crd_width.and_then(cli::Width::bits),
-                )
-                .map_err(|e| anyhow::anyhow!("--pos-width / --crd-width: {e}"))?;
-            check_flags(&target, t)?;
-            Ok(target)
-        }
-        _ => target(t, input.dim_sizes().len()),
-    }
+    request(t, false)
+        .target(input.dim_sizes().len(), input.encoding(), &options(t)?)
+        .map_err(|e| request_error(e, t))
 }
 
 /// What the planner says of converting `input` into `t`'s target: the route and why.
@@ -300,35 +274,27 @@ fn plan_of(input: &Input, t: &TargetArgs) -> Result<sptk_tensor::Plan> {
         .map_err(files::input_error)
 }
 
-/// Converts the input into the target; returns the result and the time of the
-/// conversion (for a `.spt` input, validation included).
-/// Converts the input; `owned`: its level arrays may move into the result (the input then
-/// keeps only what reports need).
-fn do_convert(
-    input: &mut Input,
-    t: &TargetArgs,
-    quiet: bool,
-    owned: bool,
-) -> Result<(Converted, std::time::Duration)> {
+/// Converts the input into the target (for `info --to`), printing what the conversion
+/// chose and pruned.
+fn do_convert(input: &Input, t: &TargetArgs, quiet: bool) -> Result<Converted> {
     let target = resolved_target(input, t)?;
     let opts = options(t)?;
     let bar = progress::spinner(quiet, "converting");
-    let start = Instant::now();
-    let converted = if owned {
-        input.convert_owned(&target, &opts)
-    } else {
-        input.convert(&target, &opts)
-    }
-    .map_err(files::input_error)?;
-    let elapsed = start.elapsed();
+    let converted = input.convert(&target, &opts).map_err(files::input_error);
     progress::finish(bar);
-    prune_note(&converted, t, quiet);
+    let converted = converted?;
+    conversion_notes(&converted, t, quiet);
+    Ok(converted)
+}
+
+/// What `--prune` dropped and which encoding the conversion chose, where it chose.
+fn conversion_notes(converted: &Converted, t: &TargetArgs, quiet: bool) {
+    prune_note(converted, t, quiet);
     if let Some(choice) = &converted.choice {
         if !quiet {
             eprintln!("{}", report::choice_note(choice, &converted.tensor));
         }
     }
-    Ok((converted, elapsed))
 }
 
 fn convert(args: ConvertArgs) -> Result<()> {
@@ -350,33 +316,24 @@ fn convert(args: ConvertArgs) -> Result<()> {
     if let Some(path) = &args.output {
         files::check_not_input(path, &opened, &args)?;
     }
-    // Matrix Market into CSR / CSC (and through CSR into BSR, ELL, n:m): parsed without a
-    // coordinate list when it can be. A target or option that does not resolve here takes
-    // the ordinary path, which reports it.
-    let direct = match (target(&args.target, 2), options(&args.target)) {
-        (Ok(t), Ok(opts)) if !args.input.transpose => {
-            files::read_converted(&args.input, opened, &t, &opts)?
-        }
-        _ => Err(opened),
-    };
-    let (input, converted, read_time, convert_time) = match direct {
-        Ok(d) => {
-            let read_time = read_start.elapsed() - d.convert_time.unwrap_or_default();
-            if let Some(choice) = &d.converted.choice {
-                if !quiet {
-                    eprintln!("{}", report::choice_note(choice, &d.converted.tensor));
-                }
+    // Straight into the target where the reader has a route (Matrix Market, tables into
+    // CSR / CSC and what is reached from them), else read whole and converted.
+    let opts = options(&args.target)?;
+    let request = request(&args.target, args.input.transpose);
+    let done =
+        files::read_and_convert(&args.input, opened, &request, &opts, read_start).map_err(|e| {
+            match e {
+                sptk_input::RouteError::Target(e) => request_error(e, &args.target),
+                sptk_input::RouteError::Input(e) => files::input_error(e),
             }
-            prune_note(&d.converted, &args.target, quiet);
-            (d.input, d.converted, read_time, d.convert_time)
-        }
-        Err(opened) => {
-            let mut input = files::read_input(&args.input, opened, false)?;
-            let read_time = read_start.elapsed();
-            let (converted, convert_time) = do_convert(&mut input, &args.target, quiet, true)?;
-            (input, converted, read_time, Some(convert_time))
-        }
-    };
+        })?;
+    conversion_notes(&done.converted, &args.target, quiet);
+    let (input, converted, read_time, convert_time) = (
+        done.input,
+        done.converted,
+        done.read_time,
+        done.convert_time,
+    );
     if !quiet {
         for note in &input.notes {
             eprintln!("note: {note}");
@@ -422,7 +379,7 @@ fn info(args: InfoArgs) -> Result<()> {
     }
     // Without --to, an HDF5 matrix is described from its metadata, its arrays unread.
     let metadata_only = args.target.to.is_none() && !args.input.transpose;
-    let mut input = match files::read_input(&args.input, opened, metadata_only) {
+    let input = match files::read_input(&args.input, opened, metadata_only) {
         Ok(input) => input,
         Err(e) if members.as_ref().is_some_and(|m| !m.is_empty()) => {
             let why = error_text(&e);
@@ -438,7 +395,7 @@ fn info(args: InfoArgs) -> Result<()> {
         report::emit("\n")?;
     }
     let converted = match &args.target.to {
-        Some(_) => Some(do_convert(&mut input, &args.target, args.input.quiet, false)?.0),
+        Some(_) => Some(do_convert(&input, &args.target, args.input.quiet)?),
         None => None,
     };
     // A `.spt` input without --to is described from its header alone: instant.

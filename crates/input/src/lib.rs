@@ -25,6 +25,7 @@ mod input;
 pub mod isolate;
 mod probe;
 mod reader;
+mod route;
 mod source;
 mod spec;
 
@@ -34,6 +35,10 @@ pub use input::{ColumnOptions, Content, Input, Progress, ReadConverted, ReadOpti
 pub use isolate::{Helper, Isolation};
 pub use probe::{known_kind, Match, Probe, HEAD_LEN};
 pub use reader::{choose, readers, Accepts, Member, Reader};
+pub use route::{
+    has_nm_level, open_named, read_and_convert, ReadAndConverted, Request, RequestError,
+    RouteError, Width,
+};
 pub use source::Source;
 pub use spec::{Origin, SourceSpec};
 

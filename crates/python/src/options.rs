@@ -7,8 +7,11 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use sptk_encoding::Target;
-use sptk_input::{ColumnOptions, Helper, Isolation, ReadOptions, Relabel};
-use sptk_tensor::{AutoWidths, ConvertOptions, ValueType};
+use sptk_input::{
+    ColumnOptions, Helper, Isolation, ReadOptions, Relabel, Request, RequestError, RouteError,
+    Width,
+};
+use sptk_tensor::{ConvertOptions, ValueType};
 
 use crate::error::{Failure, Result};
 
@@ -43,20 +46,13 @@ const READ_KEYS: &[&str] = &[
     "isolate_helper",
 ];
 
-/// A width keyword: bits, or `"auto"` (the narrowest that holds the data).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Width {
-    Bits(u8),
-    Auto,
-}
-
 /// What a conversion was asked for.
 #[derive(Clone, Debug, Default)]
 pub struct Conversion {
-    /// `to`: a preset or encoding text; None keeps a stored encoding.
-    pub to: Option<String>,
-    pos_width: Option<Width>,
-    crd_width: Option<Width>,
+    /// `to`, `pos_width`, `crd_width` (and for `sptk.read`, `transpose`), as the reader
+    /// seam takes them; without `to`, a stored encoding is kept, else CSR for a matrix and
+    /// COO for any other rank.
+    pub request: Request,
     /// The library's options.
     pub options: ConvertOptions,
 }
@@ -68,8 +64,6 @@ pub struct Reading {
     pub format: Option<String>,
     /// `dataset`: the matrix inside a container.
     pub dataset: Option<String>,
-    /// `transpose`.
-    pub transpose: bool,
     /// The library's read options.
     pub options: ReadOptions,
 }
@@ -155,81 +149,65 @@ impl Conversion {
             ),
             None => None,
         };
-        let mut c = Conversion {
+        let request = Request {
             to: item(d, "to")?,
             pos_width: width(d, "pos_width")?,
             crd_width: width(d, "crd_width")?,
-            options: ConvertOptions {
-                drop_zeros: item(d, "drop_zeros")?.unwrap_or(false),
-                keep_duplicates: item(d, "keep_duplicates")?.unwrap_or(false),
-                prune: item(d, "prune")?.unwrap_or(false),
-                dtype,
-                slice_values: item(d, "slice_values")?.unwrap_or_default(),
-                memory_limit: item(d, "memory_limit")?,
-                ..ConvertOptions::default()
-            },
+            default_target: true,
+            transpose: item(d, "transpose")?.unwrap_or(false),
         };
-        c.options.auto_widths = c.auto_widths();
-        Ok(c)
-    }
-
-    /// Which widths follow the data: those asked as `"auto"`, and those a preset leaves
-    /// unsaid (`AutoWidths::for_target`, the command line's rule).
-    fn auto_widths(&self) -> AutoWidths {
-        let preset = self
-            .to
-            .as_deref()
-            .map(AutoWidths::for_target)
-            .unwrap_or_default();
-        let auto = |w: Option<Width>, p: bool| w == Some(Width::Auto) || (p && w.is_none());
-        AutoWidths {
-            pos: auto(self.pos_width, preset.pos),
-            crd: auto(self.crd_width, preset.crd),
-        }
-    }
-
-    fn bits(w: Option<Width>) -> Option<u8> {
-        match w {
-            Some(Width::Bits(b)) => Some(b),
-            _ => None,
-        }
+        let options = ConvertOptions {
+            drop_zeros: item(d, "drop_zeros")?.unwrap_or(false),
+            keep_duplicates: item(d, "keep_duplicates")?.unwrap_or(false),
+            prune: item(d, "prune")?.unwrap_or(false),
+            dtype,
+            slice_values: item(d, "slice_values")?.unwrap_or_default(),
+            memory_limit: item(d, "memory_limit")?,
+            auto_widths: request.auto_widths(),
+        };
+        Ok(Conversion { request, options })
     }
 
     /// The target for a tensor of `rank` dimensions whose encoding, if it has one, is
-    /// `stored`: `to` resolved, else the stored encoding, else CSR for a matrix and COO
-    /// for any other rank.
+    /// `stored` (see [`Request::target`]).
     pub fn target(&self, rank: usize, stored: Option<&sptk_encoding::Encoding>) -> Result<Target> {
-        let target = match (&self.to, stored) {
-            (Some(text), _) => sptk_encoding::resolve_target(text, rank)?,
-            (None, Some(e)) => Target::Fixed(e.clone()),
-            (None, None) if rank == 2 => sptk_encoding::resolve_target("CSR", rank)?,
-            (None, None) => sptk_encoding::resolve_target("COO", rank)?,
-        };
-        let target = target
-            .with_widths(Self::bits(self.pos_width), Self::bits(self.crd_width))
-            .map_err(|e| Failure::argument(format!("pos_width / crd_width: {e}")))?;
-        let structured = target.encoding().is_some_and(|e| {
-            e.levels
-                .iter()
-                .any(|l| matches!(l.format, sptk_encoding::LevelFormat::Structured { .. }))
-        });
-        if self.options.prune && !structured {
-            return Err(Failure::argument(
-                "prune=True applies to n:m targets (to=\"2:4\", \"N:M\", or a structured[n, m] level)",
-            ));
-        }
-        Ok(target)
+        self.request
+            .target(rank, stored, &self.options)
+            .map_err(request_error)
     }
 
     /// Whether `to` was left out without widths: the caller may then keep a tensor as it
     /// is.
     pub fn keeps_as_is(&self) -> bool {
-        self.to.is_none()
-            && self.pos_width.is_none()
-            && self.crd_width.is_none()
+        self.request.to.is_none()
+            && self.request.pos_width.is_none()
+            && self.request.crd_width.is_none()
             && self.options.dtype.is_none()
             && !self.options.drop_zeros
             && self.options.slice_values.is_empty()
+    }
+}
+
+/// A target refused, in the keywords' words.
+pub fn request_error(e: RequestError) -> Failure {
+    match e {
+        RequestError::Encoding(e) => e.into(),
+        RequestError::Widths { error, .. } => {
+            Failure::argument(format!("pos_width / crd_width: {error}"))
+        }
+        RequestError::PruneNeedsNm => Failure::argument(
+            "prune=True applies to n:m targets (to=\"2:4\", \"N:M\", or a structured[n, m] level)",
+        ),
+        RequestError::Missing => Failure::argument("to: no target encoding"),
+    }
+}
+
+/// A read or its conversion failed: the input's errors as the library words them, the
+/// target's in the keywords' words.
+pub fn route_error(e: RouteError) -> Failure {
+    match e {
+        RouteError::Input(e) => e.into(),
+        RouteError::Target(e) => request_error(e),
     }
 }
 
@@ -270,7 +248,6 @@ impl Reading {
         Ok(Reading {
             format: item(d, "format")?,
             dataset: item(d, "dataset")?,
-            transpose: item(d, "transpose")?.unwrap_or(false),
             options: ReadOptions {
                 threads: item(d, "threads")?.unwrap_or(0),
                 memory_limit,

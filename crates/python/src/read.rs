@@ -7,11 +7,10 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use sptk_input::{Opened, SourceSpec};
 use sptk_store::SptFile;
 
 use crate::error::{detached, Failure, Result};
-use crate::options::{check_keys, Conversion, Reading};
+use crate::options::{check_keys, route_error, Conversion, Reading};
 use crate::tensor::PyTensor;
 
 /// Reads `sources` (one input: a file, `FILE:MEMBER`, a folder, several files of one
@@ -33,33 +32,21 @@ fn read_detached(
     c: &Conversion,
     r: Reading,
 ) -> Result<(PyTensor, Vec<String>)> {
-    let mut spec = SourceSpec::resolve(sources)?;
-    if let Some(member) = r.dataset {
-        if spec.member.as_ref().is_some_and(|named| *named != member) {
-            return Err(Failure::argument(format!(
-                "{spec}: the input names a member and dataset= names `{member}`; give one"
-            )));
-        }
-        spec.member = Some(member);
-    }
-    let mut opened = Opened::open(spec, r.format.as_deref())?;
-    // Straight into the target where the reader has a route (a Matrix Market file into
-    // CSR, a table into CSR / CSC), as `sparse-convert` reads; a target that does not
-    // resolve for a matrix takes the ordinary path, which reports it.
-    if c.to.is_some() && !r.transpose {
-        if let Ok(target) = c.target(2, None) {
-            if let Some(d) = opened.read_converted(&target, &c.options, &r.options)? {
-                return Ok((PyTensor::built(d.converted.tensor), d.input.notes));
-            }
-        }
-    }
-    let mut input = opened.read(&r.options)?;
-    if r.transpose {
-        input = input.transposed()?;
-    }
-    let target = c.target(input.dim_sizes().len(), input.encoding())?;
-    let converted = input.convert_owned(&target, &c.options)?;
-    Ok((PyTensor::built(converted.tensor), input.notes))
+    let opened = sptk_input::open_named(
+        sources,
+        r.dataset.as_deref(),
+        "dataset=",
+        r.format.as_deref(),
+    )?;
+    let done = sptk_input::read_and_convert(
+        opened,
+        &c.request,
+        &c.options,
+        &r.options,
+        (std::time::Instant::now(), &mut || {}),
+    )
+    .map_err(route_error)?;
+    Ok((PyTensor::built(done.converted.tensor), done.input.notes))
 }
 
 /// Opens a `.spt` file: header and directory checked (O(header)); `verify`: every
