@@ -1,15 +1,44 @@
 //! Executable memory. Each kernel's code is copied into fresh pages while they are
 //! writable, then the pages are made read + execute once and never writable again (W^X):
-//! no thread can run code that is being written.
+//! no thread can run code that is being written. On AArch64, whose instruction cache does
+//! not snoop data writes, the copied range is cleaned to the point of unification and the
+//! instruction cache invalidated before the code is handed out (dynasmrt's
+//! `cache_control`), and each call is preceded by an `isb` on the calling thread
+//! (`kernel/args.rs`).
+//!
+//! Code can also be run by something other than this CPU ([`Executor`]): the AArch64
+//! tests record each call and run them all under user-mode emulation (`a64::emulate`).
 
 use std::io;
+use std::sync::Arc;
 
 use memmap2::{Mmap, MmapMut};
 
-/// Machine code in read + execute pages.
-pub(crate) struct Code {
-    map: Mmap,
-    len: usize,
+/// Runs generated code other than by calling it on this CPU: the emulation harness records
+/// each call's argument struct, runs the calls elsewhere, and hands the outputs back.
+pub(crate) trait Executor: Send + Sync {
+    /// One call of the code with the argument struct whose bytes are `args` (`SpmvArgs`,
+    /// laid out as `x86::at` says).
+    fn call(&self, args: &[u8]);
+}
+
+/// A kernel's code, and what runs it.
+pub(crate) enum Code {
+    /// Machine code in read + execute pages of this process.
+    Mapped { map: Mmap, len: usize },
+    /// Machine code for another CPU, whose calls `exec` runs.
+    Recorded {
+        bytes: Vec<u8>,
+        exec: Arc<dyn Executor>,
+    },
+}
+
+/// How a call of a kernel's code is made.
+pub(crate) enum Runner<'a> {
+    /// Call the machine code at this address.
+    Native(*const u8),
+    /// Hand the argument struct to the executor.
+    Recorded(&'a dyn Executor),
 }
 
 impl Code {
@@ -17,19 +46,43 @@ impl Code {
     pub(crate) fn new(bytes: &[u8]) -> io::Result<Code> {
         let mut map = MmapMut::map_anon(bytes.len().max(1))?;
         map[..bytes.len()].copy_from_slice(bytes);
-        Ok(Code {
-            map: map.make_exec()?,
+        let map = map.make_exec()?;
+        #[cfg(target_arch = "aarch64")]
+        dynasmrt::cache_control::synchronize_icache(&map[..bytes.len()]);
+        Ok(Code::Mapped {
+            map,
             len: bytes.len(),
         })
     }
 
-    /// The code's bytes.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.map[..self.len]
+    /// Code run by `exec` instead of this CPU.
+    pub(crate) fn recorded(bytes: Vec<u8>, exec: Arc<dyn Executor>) -> Code {
+        Code::Recorded { bytes, exec }
     }
 
-    /// The address of the first instruction.
+    /// The code's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Code::Mapped { map, len } => &map[..*len],
+            Code::Recorded { bytes, .. } => bytes,
+        }
+    }
+
+    /// The address of the first instruction of mapped code; null for recorded code, which
+    /// is never called on this CPU.
     pub(crate) fn entry(&self) -> *const u8 {
-        self.map.as_ptr()
+        match self {
+            Code::Mapped { map, .. } => map.as_ptr(),
+            Code::Recorded { .. } => std::ptr::null(),
+        }
+    }
+
+    /// How a call of the code is made: the address of its first instruction, or the
+    /// executor.
+    pub(crate) fn runner(&self) -> Runner<'_> {
+        match self {
+            Code::Mapped { map, .. } => Runner::Native(map.as_ptr()),
+            Code::Recorded { exec, .. } => Runner::Recorded(exec.as_ref()),
+        }
     }
 }

@@ -14,16 +14,18 @@ mod spmm;
 mod spmv;
 mod walk;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sptk_tensor::Tensor;
 
-use crate::code::Code;
+use crate::code::{Code, Executor};
 use crate::desc::{Desc, Real};
 use crate::reference::{matrix, RealValue};
 use crate::run::{combine, run_chunks, scatter_sum, zeroed_partials, Chunk, SendPtr};
 use crate::KernelError;
 
+pub(crate) use args::index_ptr;
 pub use cache::kernel;
 pub use generate::{generate, Generated};
 
@@ -69,6 +71,16 @@ impl Kernel {
             code,
             compile_time: start.elapsed(),
         })
+    }
+
+    /// A kernel whose calls `exec` runs instead of this CPU (the emulation harness), for
+    /// the code `generated`, of any instruction set.
+    pub(crate) fn recorded(generated: &Generated, exec: Arc<dyn Executor>) -> Kernel {
+        Kernel {
+            desc: *generated.desc(),
+            code: Code::recorded(generated.code().to_vec(), exec),
+            compile_time: Duration::ZERO,
+        }
     }
 
     /// The description the kernel was generated for.
@@ -188,7 +200,6 @@ mod top_of_width_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[test]
     fn kernels_are_shared_between_threads() {

@@ -36,6 +36,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod a64;
 mod code;
 pub mod coiter;
 mod dense;
@@ -49,6 +50,8 @@ pub mod run;
 pub mod widen;
 mod x86;
 
+#[doc(hidden)]
+pub use a64::emulate;
 pub use dense::{Dense, DenseMut, Order};
 pub use desc::{Desc, Format, Half, Isa, Op, Real};
 pub use error::KernelError;

@@ -12,7 +12,9 @@ use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
 use sptk_encoding::resolve_target;
 mod common;
 
-use common::{cases, isas, matrix, typed_matrix, Rng, WIDTHS};
+use common::{
+    cases, check_inf_nan, check_spmv, inf_nan_case, isas, matrix, random_matrix, Rng, WIDTHS,
+};
 use sptk_jit::reference::{self, RealValue};
 use sptk_jit::{kernel, Desc, Isa, Kernel, Op};
 use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
@@ -20,86 +22,6 @@ use sptk_tensor::{convert, ConvertOptions, Entries, Tensor, ValueVec};
 /// A random CSR matrix whose arrays fit `pos` / `crd` bits.
 fn random_csr(rng: &mut Rng, f64s: bool, pos: u8, crd: u8) -> Tensor {
     random_matrix(rng, f64s, pos, crd, "CSR")
-}
-
-/// A random matrix in `format` whose arrays fit `pos` / `crd` bits.
-fn random_matrix(rng: &mut Rng, f64s: bool, pos: u8, crd: u8, format: &str) -> Tensor {
-    let max_cols = if crd == 8 { 256 } else { 700 };
-    let max_nnz = if pos == 8 { 255 } else { 5000 };
-    // Coordinates of both levels (rows too, in DCSR and CSC) must fit `crd` bits.
-    let max_rows = if crd == 8 { 256 } else { 300 };
-    let (rows, cols) = (1 + rng.below(max_rows), 1 + rng.below(max_cols));
-    let n = rng.below(max_nnz.min(rows * cols / 2 + 3));
-    let mut e: Vec<(u64, u64, f64)> = (0..n)
-        .map(|_| (rng.below(rows), rng.below(cols), rng.value()))
-        .collect();
-    if rng.below(3) == 0 {
-        let r = rng.below(rows);
-        let long = (max_nnz - n).min(cols).min(200);
-        e.extend((0..long).map(|j| (r, j, rng.value())));
-    }
-    typed_matrix((rows, cols), &e, f64s, (pos, crd), format)
-}
-
-/// Checks `got` against the reference within the summation error bound
-/// |y - y_ref| <= |alpha| 2 gamma_n sum_j |a_ij x_j| (n the entries of the output element),
-/// plus the rounding of alpha and beta; bit for bit when `exact`.
-fn check<T: RealValue + Into<f64>>(
-    a: &Tensor,
-    x: &[T],
-    y0: &[T],
-    got: &[T],
-    (alpha, beta, transpose): (T, T, bool),
-    exact: bool,
-    what: &str,
-) {
-    let mut want = y0.to_vec();
-    reference::spmv(a, x, &mut want, transpose, (alpha, beta)).unwrap();
-    let u = if std::mem::size_of::<T>() == 8 {
-        f64::EPSILON / 2.0
-    } else {
-        f32::EPSILON as f64 / 2.0
-    };
-    // Per output element: its entries and the sum of |a x| over them.
-    let (mut n, mut s) = (vec![0.0f64; got.len()], vec![0.0f64; got.len()]);
-    let vals = T::slice(a.values()).unwrap();
-    let mut dc = [0u64; 2];
-    a.for_each_stored(|lvl, q| {
-        a.dim_coords(lvl, &mut dc);
-        let (o, k) = if transpose {
-            (dc[1], dc[0])
-        } else {
-            (dc[0], dc[1])
-        };
-        if o as usize >= got.len() || k as usize >= x.len() {
-            return; // padding past the matrix's edge
-        }
-        let v: f64 = vals[q].into();
-        let xk: f64 = x[k as usize].into();
-        n[o as usize] += 1.0;
-        s[o as usize] += (v * xk).abs();
-    });
-    for i in 0..got.len() {
-        let (g, w): (f64, f64) = (got[i].into(), want[i].into());
-        if exact || g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()) {
-            assert!(
-                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
-                "{what}: element {i}: {g} != {w}"
-            );
-            continue;
-        }
-        let gamma = n[i] * u / (1.0 - n[i] * u);
-        let (al, be): (f64, f64) = (alpha.into(), beta.into());
-        let y0i: f64 = y0[i].into();
-        let tol = al.abs() * 2.0 * gamma * s[i] * (1.0 + 4.0 * u)
-            + 4.0 * u * (w.abs() + (be * y0i).abs())
-            + f64::MIN_POSITIVE;
-        assert!(
-            (g - w).abs() <= tol,
-            "{what}: element {i}: {g} vs {w}, off by {} > {tol}",
-            (g - w).abs()
-        );
-    }
 }
 
 fn run_case<T: RealValue + Into<f64> + From<f32>>(
@@ -142,7 +64,7 @@ fn run_case<T: RealValue + Into<f64> + From<f32>>(
             // Block kernels keep the reference's order and rounding on every ISA.
             let exact =
                 (isa == Isa::Scalar && gathers) || blocks || (rows_kernel && op == Op::Spmv);
-            check(
+            check_spmv(
                 &a,
                 &x,
                 &y0,
@@ -195,24 +117,12 @@ fn spmv_and_transposed_spmv_match_the_reference() {
 
 #[test]
 fn inf_and_nan_in_x_reach_exactly_the_rows_that_use_them() {
-    // Row 1 uses column 2 (Inf), row 2 uses column 3 (NaN), row 3 is empty.
-    let e = [
-        (0u64, 0u64, 1.0f64),
-        (0, 1, 2.0),
-        (1, 2, 3.0),
-        (1, 0, 1.0),
-        (2, 3, 1.0),
-    ];
-    let a = matrix(4, 5, &e, "CSR");
-    let x = [1.0, 1.0, f64::INFINITY, f64::NAN, 7.0];
+    let (a, x) = inf_nan_case("CSR");
     for isa in isas() {
         let k = kernel(&Desc::for_tensor(Op::Spmv, &a, isa).unwrap()).unwrap();
         let mut y = [f64::NAN; 4];
         k.spmv(&a, &x, &mut y, (1.0, 0.0), 2).unwrap();
-        assert_eq!(y[0], 3.0, "{isa:?}");
-        assert_eq!(y[1], f64::INFINITY, "{isa:?}");
-        assert!(y[2].is_nan(), "{isa:?}");
-        assert_eq!(y[3], 0.0, "{isa:?}: beta = 0 overwrites the NaN");
+        check_inf_nan(&y, &format!("{isa:?}"));
     }
 }
 
@@ -344,6 +254,7 @@ fn disassembly_shows_the_instructions_each_kernel_needs() {
                         "{d}: scalar uses no ymm"
                     );
                 }
+                Isa::Neon => unreachable!("isas() gives x86-64 instruction sets only"),
                 Isa::Avx2 | Isa::Avx512 => {
                     let fma = if f64s {
                         Mnemonic::Vfmadd231pd

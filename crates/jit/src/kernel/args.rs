@@ -4,7 +4,11 @@
 
 use sptk_tensor::IndexVec;
 
+use std::marker::PhantomData;
+use std::mem::size_of;
+
 use super::Kernel;
+use crate::code::{Executor, Runner};
 use crate::reference::RealValue;
 use crate::run::{run_chunks, Chunk};
 
@@ -129,25 +133,45 @@ const _: () = {
 /// System V calling convention, whatever the host's default.
 #[cfg(target_arch = "x86_64")]
 type EntryFn<A> = unsafe extern "sysv64" fn(*const A);
-/// Never called: off x86-64 no instruction set is available, so
-/// [`Kernel::compile`](crate::Kernel::compile) refuses before any code is mapped.
+/// Generated code, entered with the address of its argument struct `A` in `x0` (AAPCS64):
+/// on AArch64, NEON kernels; elsewhere never called, since no instruction set is available
+/// and [`Kernel::compile`](crate::Kernel::compile) refuses before any code is mapped.
 #[cfg(not(target_arch = "x86_64"))]
 type EntryFn<A> = unsafe extern "C" fn(*const A);
 
 /// A kernel's code as a function of its argument struct `A` ([`SpmvArgs`] or
-/// [`SpmmArgs`]).
-#[derive(Clone, Copy)]
-pub(super) struct Entry<A>(EntryFn<A>);
+/// [`SpmmArgs`]), or the executor that runs its calls instead of this CPU.
+pub(super) enum Entry<'k, A> {
+    /// Called on this CPU.
+    Native(EntryFn<A>),
+    /// Handed to an executor (the emulation harness), as the bytes of `A`.
+    Recorded(&'k dyn Executor, PhantomData<fn(*const A)>),
+}
 
-impl<A> Entry<A> {
+impl<A> Clone for Entry<'_, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for Entry<'_, A> {}
+
+impl<'k, A> Entry<'k, A> {
     /// The entry of `kernel`'s code.
     ///
     /// # Safety
     /// The code was generated for the signature taking `A`: an SpMV description for
     /// [`SpmvArgs`], an SpMM one for [`SpmmArgs`].
-    pub(super) unsafe fn of(kernel: &Kernel) -> Entry<A> {
-        // SAFETY: the caller's assertion: the code at `entry()` takes a pointer to `A`.
-        Entry(unsafe { std::mem::transmute::<*const u8, EntryFn<A>>(kernel.code.entry()) })
+    pub(super) unsafe fn of(kernel: &'k Kernel) -> Entry<'k, A> {
+        match kernel.code.runner() {
+            Runner::Native(p) => {
+                // SAFETY: the caller's assertion: the code at this address takes a pointer
+                // to `A`; it was mapped executable by `Kernel::compile` on a CPU that runs
+                // it.
+                Entry::Native(unsafe { std::mem::transmute::<*const u8, EntryFn<A>>(p) })
+            }
+            Runner::Recorded(exec) => Entry::Recorded(exec, PhantomData),
+        }
     }
 
     /// One call of the code.
@@ -157,8 +181,23 @@ impl<A> Entry<A> {
     /// the kernel's description, dense operands of the lengths the code reads at the
     /// tensor's coordinates, and outputs no other thread writes at the same places.
     pub(super) unsafe fn call(&self, args: &A) {
-        // SAFETY: the caller's assertion.
-        unsafe { (self.0)(args) }
+        match self {
+            Entry::Native(f) => {
+                // Instructions fetched after the code was written (code.rs).
+                #[cfg(target_arch = "aarch64")]
+                dynasmrt::cache_control::prepare_for_execution(&[]);
+                // SAFETY: the caller's assertion.
+                unsafe { f(args) }
+            }
+            Entry::Recorded(exec, _) => {
+                // SAFETY: `A` is SpmvArgs or SpmmArgs, repr(C) structs of 8-byte fields
+                // with no padding (their sizes are checked above): plain bytes.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts((args as *const A).cast::<u8>(), size_of::<A>())
+                };
+                exec.call(bytes);
+            }
+        }
     }
 
     /// One call per chunk of `bounds` (the outer positions it runs), on `threads` threads,
@@ -193,7 +232,7 @@ pub(super) fn bits<T: RealValue>(v: T) -> u64 {
 }
 
 /// The first byte of an index array, whatever its width.
-pub(super) fn index_ptr(v: &IndexVec) -> *const u8 {
+pub(crate) fn index_ptr(v: &IndexVec) -> *const u8 {
     match v {
         IndexVec::Packed2 { bytes, .. } | IndexVec::U8(bytes) => bytes.as_ptr(),
         IndexVec::U16(b) => b.as_ptr().cast(),

@@ -54,15 +54,19 @@ pub fn generate(desc: &Desc) -> Result<Generated, KernelError> {
 }
 
 /// `code`, generated for `desc`, as text, one instruction per line with its offset (Intel
-/// syntax for x86-64).
+/// syntax for x86-64, the Arm syntax for AArch64).
 pub(super) fn disassemble(desc: &Desc, code: &[u8]) -> String {
     match desc.isa {
         Isa::Scalar | Isa::Avx2 | Isa::Avx512 => crate::x86::disassemble(code),
+        Isa::Neon => crate::a64::disassemble(code),
     }
 }
 
 /// The machine code of `desc` for its instruction set, on any host.
 fn emit(desc: &Desc) -> Result<Vec<u8>, KernelError> {
+    if desc.isa == Isa::Neon {
+        return neon(desc);
+    }
     crate::half::check(desc)?;
     let bytes = match walk(desc) {
         _ if desc.op == Op::Spmm => match mm_walk(desc) {
@@ -100,4 +104,18 @@ fn emit(desc: &Desc) -> Result<Vec<u8>, KernelError> {
         }
     };
     Ok(bytes)
+}
+
+/// The AArch64 code of `desc`: SpMV dot products, scatters and COO for now.
+fn neon(desc: &Desc) -> Result<Vec<u8>, KernelError> {
+    match (walk(desc), desc.half) {
+        (Some(Walk::Gather(outer)), None) => crate::a64::spmv_gather(desc, outer),
+        (Some(Walk::Scatter(outer)), None) => crate::a64::spmv_scatter(desc, outer),
+        (Some(Walk::Entries(soa)), None) => crate::a64::spmv_coo(desc, soa, desc.op == Op::SpmvT),
+        _ => Err(KernelError::Unsupported(format!(
+            "no generated kernel for {desc} yet: NEON kernels cover SpMV of f32 / f64 on \
+             CSR, CSC, DCSR, DCSC and COO; the reference kernels (sptk_jit::reference) \
+             compute the rest"
+        ))),
+    }
 }

@@ -113,6 +113,7 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
             a.ins(C::VEX_Vxorpd_ymm_ymm_ymmm256, &[R(YMM0), R(YMM0), R(YMM0)])?;
             vector_row(&mut a, d)?;
         }
+        Isa::Neon => return Err(KernelError::Unsupported(format!("{d}: not x86-64"))),
     }
     // y[i] = alpha * sum (+ beta * y[i]), each product rounded on its own; i is the
     // position (dense outer level) or the coordinate stored there (compressed).
@@ -329,6 +330,7 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
             a.ins(fma, &[R(YMM0), R(YMM1), vals])?;
         }
         Isa::Scalar => {}
+        Isa::Neon => return Err(KernelError::Unsupported(format!("{d}: not x86-64"))),
     }
     dynasm!(a.ops ; .arch x64 ; add rax, n ; jmp =>step ; =>done);
     if d.isa == Isa::Avx512 {
