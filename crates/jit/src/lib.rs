@@ -47,6 +47,7 @@ mod half;
 mod kernel;
 pub mod reference;
 pub mod run;
+pub mod spgemm;
 pub mod widen;
 mod x86;
 

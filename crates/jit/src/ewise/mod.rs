@@ -65,6 +65,7 @@ use fast::Pair;
 /// C's arrays as a merge leaves them, and the pieces its threads write: shared with the
 /// generated co-iteration of `coiter`.
 pub(crate) use fast::{lock, split, Filled};
+pub(crate) use self::{operand::plan, output::build as build_output};
 use levels::Side;
 use operand::{Arrays, Planned};
 use ops::Binary;

@@ -1,0 +1,288 @@
+//! Gustavson's row-by-row product: row `i` of C is the `(+)`-sum of the rows `k` of B
+//! scaled by `a_ik`, taken in increasing `k` (A's row order), gathered in an accumulator
+//! indexed by C's column. Two accumulators, chosen per row by the symbolic pass:
+//!
+//! - [`Dense`]: one slot per column of C and a mark per slot. A mark is a stamp: row `i`
+//!   owns the stamps `s` (set on the mask's columns) and `s + 1` (set where a product
+//!   landed), so nothing is cleared between rows; the array is cleared only when the
+//!   stamps wrap (every 2^31 rows). Touching columns costs a cache miss each when C is
+//!   wide and the row's products few and scattered.
+//! - [`Hash`]: an open-addressing table of twice the row's bound on entries (power of two,
+//!   linear probing), cleared through the list of slots it used. It stays in cache for
+//!   rows whose products are few against C's column count.
+//!
+//! Each runs a row twice: to count its entries (marks only, no values), then to fill C's
+//! coordinates (ascending: the dense accumulator sorts the columns it touched, or scans
+//! its slots when they are many; the hash table sorts its pairs) and values.
+//!
+//! With a mask, `Keep` admits only the mask's columns of row `i` (structural mask) and
+//! `Skip` admits every other column (complemented mask).
+
+use sptk_tensor::big_zeroed;
+
+use super::operand::{Coord, Rows};
+use super::semiring::Ring;
+
+/// What the mask does to row `i`'s columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MaskMode {
+    /// No mask: every column the products reach.
+    None,
+    /// Only the mask's columns (`C<M>`, structural).
+    Keep,
+    /// Every column but the mask's (`C<!M>`, structural complement).
+    Skip,
+}
+
+/// The operands of one product, typed.
+pub(crate) struct Product<'a, C, R: Ring> {
+    /// A by rows.
+    pub a: Rows<'a, C, R::In>,
+    /// B by rows.
+    pub b: Rows<'a, C, R::In>,
+    /// B by columns, for the dot form.
+    pub b_cols: Option<Rows<'a, C, R::In>>,
+    /// The mask's rows (values not read).
+    pub mask: Option<Rows<'a, C, ()>>,
+    /// What the mask does.
+    pub mode: MaskMode,
+    /// C's column count.
+    pub cols: usize,
+}
+
+/// Where a row's entries go in the fill pass: exactly as many as the count pass found.
+pub(crate) struct Out<'o, C, V> {
+    /// C's coordinates for the row.
+    pub crd: &'o mut [C],
+    /// C's values for the row.
+    pub val: &'o mut [V],
+}
+
+/// The dense accumulator of one thread: a mark and a value per column of C.
+pub(crate) struct Dense<V> {
+    marks: Vec<u32>,
+    values: Vec<V>,
+    stamp: u32,
+    touched: Vec<usize>,
+}
+
+/// Above this share of C's columns (1 / SCAN_SHARE), the fill pass scans the marks in
+/// column order instead of sorting the touched columns.
+const SCAN_SHARE: usize = 16;
+
+impl<V: sptk_tensor::Value> Dense<V> {
+    /// An accumulator for `cols` columns, its pages touched only where rows reach.
+    pub fn new(cols: usize) -> Option<Dense<V>> {
+        Some(Dense {
+            marks: big_zeroed(cols).ok()?,
+            values: big_zeroed(cols).ok()?,
+            stamp: 0,
+            touched: Vec::new(),
+        })
+    }
+
+    /// The next row's first stamp (the marks cleared when they wrap).
+    fn begin(&mut self) -> u32 {
+        if self.stamp >= u32::MAX - 4 {
+            self.marks.fill(0);
+            self.stamp = 0;
+        }
+        self.stamp += 2;
+        self.stamp - 1
+    }
+
+    /// Row `i` of C: its entry count, and with `out` its entries written there.
+    #[inline(never)]
+    pub fn row<C: Coord, R: Ring<Out = V>>(
+        &mut self,
+        p: &Product<'_, C, R>,
+        i: usize,
+        mut out: Option<Out<'_, C, V>>,
+    ) -> usize {
+        let s = self.begin();
+        let hit = s + 1;
+        if let Some(m) = &p.mask {
+            for &j in m.row(i).0 {
+                if let Some(x) = self.marks.get_mut(j.to_u64() as usize) {
+                    *x = s;
+                }
+            }
+        }
+        let fill = out.is_some();
+        let mut n = 0usize;
+        let (ak, av) = p.a.row(i);
+        for (&k, &a) in ak.iter().zip(av) {
+            let (bj, bv) = p.b.row(k.to_u64() as usize);
+            for (&j, &b) in bj.iter().zip(bv) {
+                let j = j.to_u64() as usize;
+                let (Some(mark), Some(val)) = (self.marks.get_mut(j), self.values.get_mut(j))
+                else {
+                    continue;
+                };
+                let m = *mark;
+                if m == hit {
+                    if fill {
+                        *val = R::plus(*val, R::times(a, b));
+                    }
+                    continue;
+                }
+                let admit = match p.mode {
+                    MaskMode::None => true,
+                    MaskMode::Keep => m == s,
+                    MaskMode::Skip => m != s,
+                };
+                if admit {
+                    *mark = hit;
+                    n += 1;
+                    if fill {
+                        *val = R::times(a, b);
+                        self.touched.push(j);
+                    }
+                }
+            }
+        }
+        if let Some(out) = out.as_mut() {
+            self.write(hit, out);
+        }
+        n
+    }
+
+    /// Writes the row's entries in column order and forgets the touched columns.
+    fn write<C: Coord>(&mut self, hit: u32, out: &mut Out<'_, C, V>) {
+        let mut slots = out.crd.iter_mut().zip(out.val.iter_mut());
+        if self.touched.len() > self.marks.len() / SCAN_SHARE {
+            for (j, (&m, &v)) in self.marks.iter().zip(&self.values).enumerate() {
+                if m == hit {
+                    let Some((c, x)) = slots.next() else { break };
+                    *c = C::from_u64_unchecked(j as u64);
+                    *x = v;
+                }
+            }
+        } else {
+            self.touched.sort_unstable();
+            for &j in &self.touched {
+                let (Some(&v), Some((c, x))) = (self.values.get(j), slots.next()) else {
+                    break;
+                };
+                *c = C::from_u64_unchecked(j as u64);
+                *x = v;
+            }
+        }
+        self.touched.clear();
+    }
+}
+
+/// An empty slot of the hash table.
+const EMPTY: u64 = u64::MAX;
+/// A mask's column that no product has reached yet (the key's high bit).
+const MASKED: u64 = 1 << 63;
+
+/// The hash accumulator of one thread: keys (C's columns) and values, grown to the
+/// largest row it has held.
+#[derive(Default)]
+pub(crate) struct Hash<V> {
+    keys: Vec<u64>,
+    values: Vec<V>,
+    used: Vec<usize>,
+    pairs: Vec<(u64, V)>,
+}
+
+impl<V: sptk_tensor::Value> Hash<V> {
+    /// Row `i` of C through a table sized for `bound` distinct columns (the row's
+    /// products, plus the mask's columns for a complemented mask, at most C's columns):
+    /// its entry count, and with `out` its entries written there.
+    #[inline(never)]
+    pub fn row<C: Coord, R: Ring<Out = V>>(
+        &mut self,
+        p: &Product<'_, C, R>,
+        i: usize,
+        bound: usize,
+        mut out: Option<Out<'_, C, V>>,
+    ) -> usize {
+        let cap = (bound.max(8) * 2).next_power_of_two();
+        if self.keys.len() < cap {
+            self.keys.resize(cap, EMPTY);
+            self.values.resize(cap, V::default());
+        }
+        let wrap = cap - 1;
+        let shift = 64 - cap.trailing_zeros();
+        let home = |j: u64| (j.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+        // The slot of `j`, or the empty slot where it would go (the table is at most half
+        // full, so a probe always ends).
+        let find = |keys: &[u64], j: u64| {
+            let mut h = home(j);
+            loop {
+                let key = keys[h & wrap];
+                if key == EMPTY || key & !MASKED == j {
+                    return h & wrap;
+                }
+                h += 1;
+            }
+        };
+        if let Some(m) = &p.mask {
+            for &j in m.row(i).0 {
+                let j = j.to_u64();
+                let h = find(&self.keys, j);
+                if self.keys[h] == EMPTY {
+                    self.keys[h] = j | MASKED;
+                    self.used.push(h);
+                }
+            }
+        }
+        let fill = out.is_some();
+        let cols = p.cols as u64;
+        let mut n = 0usize;
+        let (ak, av) = p.a.row(i);
+        for (&k, &a) in ak.iter().zip(av) {
+            let (bj, bv) = p.b.row(k.to_u64() as usize);
+            for (&j, &b) in bj.iter().zip(bv) {
+                let j = j.to_u64();
+                if j >= cols {
+                    continue;
+                }
+                let h = find(&self.keys, j);
+                let key = self.keys[h];
+                if key == j {
+                    if fill {
+                        self.values[h] = R::plus(self.values[h], R::times(a, b));
+                    }
+                    continue;
+                }
+                let admit = match p.mode {
+                    MaskMode::None => true,
+                    MaskMode::Keep => key != EMPTY,
+                    MaskMode::Skip => key == EMPTY,
+                };
+                if admit {
+                    if key == EMPTY {
+                        self.used.push(h);
+                    }
+                    self.keys[h] = j;
+                    n += 1;
+                    if fill {
+                        self.values[h] = R::times(a, b);
+                    }
+                }
+            }
+        }
+        if let Some(out) = out.as_mut() {
+            for &h in &self.used {
+                let key = self.keys[h];
+                if key & MASKED == 0 {
+                    self.pairs.push((key, self.values[h]));
+                }
+            }
+            self.pairs.sort_unstable_by_key(|&(j, _)| j);
+            for ((c, x), &(j, v)) in out.crd.iter_mut().zip(out.val.iter_mut()).zip(&self.pairs) {
+                *c = C::from_u64_unchecked(j);
+                *x = v;
+            }
+            self.pairs.clear();
+        }
+        for &h in &self.used {
+            self.keys[h] = EMPTY;
+        }
+        self.used.clear();
+        n
+    }
+}

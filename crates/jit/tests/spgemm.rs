@@ -1,0 +1,298 @@
+//! Sparse products against their reference (`sptk_jit::spgemm::reference`) on random
+//! operands: operands in CSR, CSC, DCSR, DCSC, COO and BSR at a sample of widths, f32 and
+//! f64, each semiring, unmasked, masked and complemented, B transposed or not, every
+//! accumulator and masked form (forced and chosen per row), empty rows and columns, a
+//! row whose flops exceed the dense accumulator's threshold, a power-law row; C must be
+//! the reference's arrays bit for bit on 1, 2 and 3 threads.
+//!
+//! `SPTK_SPGEMM_SCALE=N` runs N times as many random cases (1 by default, for CI).
+
+mod common;
+
+use common::{typed_matrix, Rng};
+use sptk_jit::spgemm::{
+    reference, spgemm, spgemm_report, Accumulator, Mask, MaskedForm, Options, Semiring,
+};
+use sptk_tensor::{Tensor, ValueVec};
+
+fn scale() -> usize {
+    std::env::var("SPTK_SPGEMM_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+const FORMATS: [&str; 6] = ["CSR", "CSC", "DCSR", "DCSC", "COO", "BSR:2x2"];
+const WIDTHS: [(u8, u8); 4] = [(32, 32), (64, 64), (16, 8), (64, 16)];
+
+/// C's arrays as comparable numbers: positions, coordinates, value bits.
+fn arrays(c: &Tensor) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
+    let bits: Vec<u64> = match c.values() {
+        ValueVec::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+        ValueVec::F32(v) => v.iter().map(|x| u64::from(x.to_bits())).collect(),
+        ValueVec::I64(v) => v.iter().map(|&x| x as u64).collect(),
+        ValueVec::Bool(v) => v.iter().map(|&x| u64::from(x)).collect(),
+        other => panic!("C holds {:?}", other.value_type()),
+    };
+    (
+        c.pos(1).expect("CSR").to_u64_vec(),
+        c.crd(1).expect("CSR").to_u64_vec(),
+        bits,
+    )
+}
+
+/// Random entries of a `rows x cols` matrix: each row empty, sparse, or (rarely) long;
+/// values small integers and halves (sums exact or not, cancellations possible).
+fn entries(rng: &mut Rng, (rows, cols): (u64, u64), density: u64) -> Vec<(u64, u64, f64)> {
+    let mut e = Vec::new();
+    for r in 0..rows {
+        let per_row = match rng.below(10) {
+            0 | 1 => 0,
+            2 => cols,
+            _ => rng.below(density + 1),
+        };
+        for _ in 0..per_row {
+            let c = rng.below(cols);
+            let v = (rng.below(9) as f64 - 4.0) * if rng.below(4) == 0 { 0.5 } else { 1.0 };
+            e.push((r, c, v));
+        }
+    }
+    e
+}
+
+/// A power-law row: row `row` of a `rows x cols` matrix whose columns are drawn with
+/// weight about 1 / rank, so a few columns repeat often (duplicates summed).
+fn power_law_row(rng: &mut Rng, row: u64, cols: u64, n: u64) -> Vec<(u64, u64, f64)> {
+    (0..n)
+        .map(|_| {
+            let u = (rng.below(1 << 20) + 1) as f64 / (1u64 << 20) as f64;
+            let c = ((cols as f64).powf(u) as u64)
+                .saturating_sub(1)
+                .min(cols - 1);
+            (row, c, 1.0 + rng.below(3) as f64)
+        })
+        .collect()
+}
+
+fn pick<T: Copy>(rng: &mut Rng, from: &[T]) -> T {
+    from[rng.below(from.len() as u64) as usize]
+}
+
+/// One product checked against the reference on 1, 2 and 3 threads; returns the stats
+/// of the last run.
+fn check(
+    what: &str,
+    (a, b): (&Tensor, &Tensor),
+    semiring: Semiring,
+    mask: Option<Mask<'_>>,
+    opts: &Options,
+) -> sptk_jit::spgemm::Stats {
+    let want = reference::spgemm(a, b, semiring, mask, opts)
+        .unwrap_or_else(|e| panic!("{what}: reference: {e}"));
+    let want = arrays(&want);
+    let mut last = None;
+    for threads in [1, 2, 3] {
+        let mut o = opts.clone();
+        o.common.threads = Some(threads);
+        let got = spgemm_report(a, b, semiring, mask, &o)
+            .unwrap_or_else(|e| panic!("{what}, {threads} threads: {e}"));
+        assert_eq!(
+            arrays(&got.tensor),
+            want,
+            "{what}, {threads} threads ({})",
+            got.stats.kernel
+        );
+        last = Some(got.stats);
+    }
+    last.expect("ran")
+}
+
+#[test]
+fn random_products_match_the_reference_bit_for_bit() {
+    let mut rng = Rng(0x5eed_5eed_1234_5678);
+    let (mut dense_rows, mut hash_rows, mut dot_rows) = (0, 0, 0);
+    for case in 0..150 * scale() {
+        let (m, k, n) = (1 + rng.below(30), 1 + rng.below(30), 1 + rng.below(40));
+        let transpose_b = rng.below(3) == 0;
+        let b_shape = if transpose_b { (n, k) } else { (k, n) };
+        let f64s = rng.below(3) != 0;
+        let (fa, fb) = (pick(&mut rng, &FORMATS), pick(&mut rng, &FORMATS));
+        let (wa, wb) = (pick(&mut rng, &WIDTHS), pick(&mut rng, &WIDTHS));
+        let ea = entries(&mut rng, (m, k), 6);
+        let eb = entries(&mut rng, b_shape, 6);
+        let a = typed_matrix((m, k), &ea, f64s, wa, fa);
+        let b = typed_matrix(b_shape, &eb, rng.below(4) != 0 || f64s, wb, fb);
+        let semiring = pick(&mut rng, &Semiring::ALL);
+        let em = entries(&mut rng, (m, n), 8);
+        let fm = pick(&mut rng, &FORMATS);
+        let mt = typed_matrix((m, n), &em, true, (32, 32), fm);
+        let mask = match rng.below(3) {
+            0 => None,
+            c => Some(Mask {
+                tensor: &mt,
+                complement: c == 2,
+            }),
+        };
+        let mut opts = Options {
+            transpose_b,
+            accumulator: pick(
+                &mut rng,
+                &[Accumulator::Auto, Accumulator::Dense, Accumulator::Hash],
+            ),
+            masked_form: pick(
+                &mut rng,
+                &[MaskedForm::Auto, MaskedForm::Gustavson, MaskedForm::Dot],
+            ),
+            ..Options::default()
+        };
+        opts.common.drop_zeros = rng.below(4) == 0;
+        let what = format!(
+            "case {case}: {semiring} {fa} {wa:?} x {fb} {wb:?} ({m}x{k}x{n}, B^T {transpose_b}, \
+             mask {:?}, {opts:?})",
+            mask.map(|x| (fm, x.complement))
+        );
+        let stats = check(&what, (&a, &b), semiring, mask, &opts);
+        dense_rows += stats.rows_by_form[0];
+        hash_rows += stats.rows_by_form[1];
+        dot_rows += stats.rows_by_form[2];
+    }
+    // Every form ran somewhere (a test that cannot reach one says nothing of it).
+    assert!(dense_rows > 0 && hash_rows > 0 && dot_rows > 0);
+}
+
+/// Rows chosen per row: a row whose flops exceed the dense accumulator's threshold (dense),
+/// a power-law row, and many sparse rows (hash), in one product.
+#[test]
+fn heavy_and_power_law_rows_take_their_own_accumulator() {
+    let mut rng = Rng(0xfeed_beef_0000_0001);
+    for round in 0..4 * scale() {
+        let (m, k, n) = (60u64, 50u64, 2000u64);
+        let mut ea: Vec<(u64, u64, f64)> = (0..k).map(|c| (0, c, 1.0 + c as f64)).collect();
+        ea.extend(power_law_row(&mut rng, 1, k, 200));
+        for r in 2..m {
+            ea.push((r, rng.below(k), 2.0));
+        }
+        let mut eb = Vec::new();
+        for r in 0..k {
+            for _ in 0..(1 + rng.below(30)) {
+                eb.push((r, rng.below(n), (rng.below(7) as f64 - 3.0) * 0.25));
+            }
+        }
+        let em = entries(&mut rng, (m, n), 300);
+        let a = typed_matrix((m, k), &ea, true, (32, 32), "CSR");
+        let b = typed_matrix((k, n), &eb, true, (32, 16), "CSR");
+        let mt = typed_matrix((m, n), &em, true, (32, 32), "CSR");
+        for semiring in Semiring::ALL {
+            for mask in [
+                None,
+                Some(Mask {
+                    tensor: &mt,
+                    complement: false,
+                }),
+                Some(Mask {
+                    tensor: &mt,
+                    complement: true,
+                }),
+            ] {
+                let what = format!(
+                    "round {round}: {semiring}, mask {:?}",
+                    mask.map(|x| x.complement)
+                );
+                let stats = check(&what, (&a, &b), semiring, mask, &Options::default());
+                if mask.is_none() {
+                    assert!(
+                        stats.rows_by_form[0] >= 1 && stats.rows_by_form[1] >= 40,
+                        "{what}: {}",
+                        stats.kernel
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The dot form chosen by cost where the mask is much sparser than the product (a
+/// triangle count: `C<L> = L L` over plus_pair, L strictly lower triangular).
+#[test]
+fn a_sparse_mask_takes_the_dot_form_and_counts_triangles() {
+    let mut rng = Rng(0x7121_a9e1_0000_0003);
+    let n = 300u64;
+    let mut e = Vec::new();
+    for i in 0..n {
+        for _ in 0..8 {
+            let j = rng.below(n);
+            if j < i {
+                e.push((i, j, 1.0));
+            }
+        }
+    }
+    // Hubs: rows 200..210 hold every column below 200, and every later row holds the
+    // hubs, so those rows' products (through the hubs) dwarf their masks.
+    for h in 200..210 {
+        for j in 0..200 {
+            e.push((h, j, 1.0));
+        }
+    }
+    for i in 210..n {
+        for h in 200..210 {
+            e.push((i, h, 1.0));
+        }
+    }
+    let l = typed_matrix((n, n), &e, true, (32, 32), "CSR");
+    let mask = Some(Mask {
+        tensor: &l,
+        complement: false,
+    });
+    let stats = check(
+        "triangles",
+        (&l, &l),
+        Semiring::PlusPair,
+        mask,
+        &Options::default(),
+    );
+    assert!(stats.rows_by_form[2] > 0, "{}", stats.kernel);
+    let c = spgemm(&l, &l, Semiring::PlusPair, mask, &Options::default()).unwrap();
+    let ValueVec::I64(counts) = c.values() else {
+        panic!("plus_pair gives i64");
+    };
+    // The count by brute force over the pattern.
+    let set: std::collections::BTreeSet<(u64, u64)> = e.iter().map(|t| (t.0, t.1)).collect();
+    let brute = set
+        .iter()
+        .flat_map(|&(i, k)| set.range((k, 0)..(k + 1, 0)).map(move |&(_, j)| (i, j)))
+        .filter(|p| set.contains(p))
+        .count() as i64;
+    assert_eq!(counts.iter().sum::<i64>(), brute);
+}
+
+#[test]
+fn shapes_and_value_types_that_do_not_meet_are_errors() {
+    let a = typed_matrix((3, 4), &[(0, 1, 1.0)], true, (32, 32), "CSR");
+    let b = typed_matrix((3, 4), &[(1, 1, 1.0)], true, (32, 32), "CSR");
+    assert!(spgemm(&a, &b, Semiring::PlusTimes, None, &Options::default()).is_err());
+    let bt = Options {
+        transpose_b: true,
+        ..Options::default()
+    };
+    let c = spgemm(&a, &b, Semiring::PlusTimes, None, &bt).unwrap();
+    assert_eq!(c.dim_sizes(), [3, 3]);
+    let mask = Mask {
+        tensor: &a,
+        complement: false,
+    };
+    assert!(spgemm(&a, &b, Semiring::PlusTimes, Some(mask), &bt).is_err());
+    let ints = sptk_tensor::Entries::from_parts(
+        vec![3, 4],
+        vec![vec![0], vec![1]],
+        ValueVec::I32(vec![1].into()),
+    )
+    .unwrap();
+    let csr = sptk_encoding::resolve_target("CSR", 2).unwrap();
+    let ai = sptk_tensor::convert(&ints, &csr, &Default::default())
+        .unwrap()
+        .tensor;
+    assert!(spgemm(&ai, &b, Semiring::PlusTimes, None, &bt).is_err());
+    // The pattern semirings take any values.
+    let c = spgemm(&ai, &b, Semiring::PlusPair, None, &bt).unwrap();
+    assert_eq!(c.values(), &ValueVec::I64(vec![1].into()));
+}
