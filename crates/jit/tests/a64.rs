@@ -54,33 +54,34 @@ impl<T: RealValue> Case<T> {
     }
 }
 
-/// Random cases of every format, width pair and operation.
-fn random_cases<T: RealValue + From<f32>>(rng: &mut Rng, f64s: bool) -> Vec<Case<T>> {
+/// Random cases of `format` at the widths `(pos, crd)`, both operations.
+fn random_cases<T: RealValue + From<f32>>(
+    rng: &mut Rng,
+    f64s: bool,
+    format: &str,
+    (pos, crd): (u8, u8),
+) -> Vec<Case<T>> {
     let mut out = Vec::new();
-    for format in FORMATS {
-        for (pos, crd) in WIDTHS {
-            for _ in 0..cases().div_ceil(32) {
-                let a = random_matrix(rng, f64s, pos, crd, format);
-                let dims = a.dim_sizes();
-                let (rows, cols) = (dims[0] as usize, dims[1] as usize);
-                for op in OPS {
-                    let (xn, yn) = if op == Op::SpmvT {
-                        (rows, cols)
-                    } else {
-                        (cols, rows)
-                    };
-                    let x: Vec<T> = (0..xn).map(|_| T::from(rng.value() as f32)).collect();
-                    let y0: Vec<T> = (0..yn).map(|_| T::from(rng.value() as f32)).collect();
-                    for (alpha, beta) in [(1.0f32, 0.0f32), (-1.5, 0.5)] {
-                        out.push(Case {
-                            a: a.clone(),
-                            x: x.clone(),
-                            y0: y0.clone(),
-                            op,
-                            ab: (T::from(alpha), T::from(beta)),
-                        });
-                    }
-                }
+    for _ in 0..cases().div_ceil(32) {
+        let a = random_matrix(rng, f64s, pos, crd, format);
+        let dims = a.dim_sizes();
+        let (rows, cols) = (dims[0] as usize, dims[1] as usize);
+        for op in OPS {
+            let (xn, yn) = if op == Op::SpmvT {
+                (rows, cols)
+            } else {
+                (cols, rows)
+            };
+            let x: Vec<T> = (0..xn).map(|_| T::from(rng.value() as f32)).collect();
+            let y0: Vec<T> = (0..yn).map(|_| T::from(rng.value() as f32)).collect();
+            for (alpha, beta) in [(1.0f32, 0.0f32), (-1.5, 0.5)] {
+                out.push(Case {
+                    a: a.clone(),
+                    x: x.clone(),
+                    y0: y0.clone(),
+                    op,
+                    ab: (T::from(alpha), T::from(beta)),
+                });
             }
         }
     }
@@ -145,28 +146,35 @@ fn neon_spmv_matches_the_reference_under_emulation() {
         return;
     }
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let c64 = random_cases::<f64>(&mut rng, true);
-    let c32 = random_cases::<f32>(&mut rng, false);
     let start = Instant::now();
-    let mut batch = Batch::new();
-    let h64 = add(&mut batch, &c64);
-    let h32 = add(&mut batch, &c32);
-    let recorded = start.elapsed();
-    let r = batch.run().unwrap_or_else(|e| panic!("{e}"));
-    let exact = verify(&c64, &h64, &r) + verify(&c32, &h32, &r);
+    let (mut n, mut exact, mut calls, mut runs) = (0, 0, 0, 0);
+    let (mut emulated, mut recording) = (0.0, 0.0);
+    // One batch per format and width pair (memory stays small at any SPTK_JIT_CASES).
+    for format in FORMATS {
+        for widths in WIDTHS {
+            let c64 = random_cases::<f64>(&mut rng, true, format, widths);
+            let c32 = random_cases::<f32>(&mut rng, false, format, widths);
+            let begin = Instant::now();
+            let mut batch = Batch::new();
+            let h64 = add(&mut batch, &c64);
+            let h32 = add(&mut batch, &c32);
+            recording += begin.elapsed().as_secs_f64();
+            let r = batch.run().unwrap_or_else(|e| panic!("{e}"));
+            exact += verify(&c64, &h64, &r) + verify(&c32, &h32, &r);
+            n += c64.len() + c32.len();
+            assert!(
+                r.calls >= c64.len() + c32.len(),
+                "every case calls its kernel"
+            );
+            (calls, runs) = (calls + r.calls, runs + r.runs);
+            emulated += r.emulated.as_secs_f64();
+        }
+    }
     eprintln!(
-        "NEON SpMV under qemu: {} cases ({exact} also bit for bit against x86 scalar), {} \
-         kernel calls in {} emulated run(s): {:.2} s emulated, {:.2} s recording, {:.2} s in all",
-        c64.len() + c32.len(),
-        r.calls,
-        r.runs,
-        r.emulated.as_secs_f64(),
-        recorded.as_secs_f64(),
+        "NEON SpMV under qemu: {n} cases ({exact} also bit for bit against x86 scalar), \
+         {calls} kernel calls in {runs} emulated runs: {emulated:.2} s emulated, \
+         {recording:.2} s recording, {:.2} s in all",
         start.elapsed().as_secs_f64()
-    );
-    assert!(
-        r.calls >= c64.len() + c32.len(),
-        "every case calls its kernel"
     );
 }
 
@@ -302,4 +310,142 @@ fn neon_code_is_neon_calls_nothing_and_branches_inside_itself() {
         let err = generate(&text.parse().unwrap()).unwrap_err().to_string();
         assert!(err.contains("no generated kernel for"), "{text}: {err}");
     }
+}
+
+/// An innermost loop of a kernel: its instructions per iteration and entries per
+/// iteration (the step of the entry counter: `rax` on x86-64, `x14` on AArch64).
+struct Loop {
+    instructions: usize,
+    entries: u64,
+}
+
+/// The innermost loops of x86-64 code, in code order.
+fn x86_loops(code: &[u8]) -> Vec<Loop> {
+    use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
+    let ins: Vec<_> = Decoder::with_ip(64, code, 0, DecoderOptions::NONE)
+        .iter()
+        .collect();
+    let loops: Vec<(usize, usize)> = ins
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.op0_kind() == OpKind::NearBranch64 && i.near_branch64() <= i.ip())
+        .map(|(b, i)| {
+            (
+                ins.iter()
+                    .position(|j| j.ip() == i.near_branch64())
+                    .unwrap(),
+                b,
+            )
+        })
+        .collect();
+    innermost(&loops)
+        .into_iter()
+        .map(|(s, e)| {
+            let body = &ins[s..=e];
+            let entries = body.iter().find_map(|i| {
+                let rax = i.op_count() > 0
+                    && i.op0_kind() == OpKind::Register
+                    && i.op0_register() == Register::RAX;
+                match i.mnemonic() {
+                    Mnemonic::Inc if rax => Some(1),
+                    Mnemonic::Add if rax && i.op1_kind() != OpKind::Register => {
+                        Some(i.immediate(1))
+                    }
+                    _ => None,
+                }
+            });
+            Loop {
+                instructions: body.len(),
+                entries: entries.unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+/// The loops of `loops` (first and last index) that hold no other.
+fn innermost(loops: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    loops
+        .iter()
+        .copied()
+        .filter(|&(s, e)| {
+            !loops
+                .iter()
+                .any(|&(s2, e2)| (s2, e2) != (s, e) && s <= s2 && e2 <= e)
+        })
+        .collect()
+}
+
+/// The innermost loops of AArch64 code, in code order.
+fn a64_loops(d: &Desc, code: &[u8]) -> Vec<Loop> {
+    let ins = decode(d, code);
+    inner_loops(&ins)
+        .into_iter()
+        .map(|(s, e)| {
+            let body = &ins[s..=e];
+            let entries = body.iter().find_map(|(_, i)| {
+                let t = i.to_string();
+                let imm = t
+                    .strip_prefix("sub x14, x14, #0x")
+                    .or_else(|| t.strip_prefix("subs x14, x14, #0x"))?;
+                u64::from_str_radix(imm, 16).ok()
+            });
+            Loop {
+                instructions: body.len(),
+                entries: entries.unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+/// The table of instructions per stored entry in the inner loops, AVX2 against NEON, from
+/// the generated code (`cargo test -p sptk-jit --test a64 instructions_per_entry --
+/// --nocapture` prints it). Each kernel's loops are found by their backward branches and
+/// their entries by the step of the entry counter.
+#[test]
+fn instructions_per_entry_in_the_inner_loops_avx2_against_neon() {
+    let mut table = String::from(
+        "kernel (pos32 crd32)   ISA    loop                 instructions  entries  per entry\n",
+    );
+    for kernel in [
+        "spmv csr f64",
+        "spmv csr f32",
+        "spmvt csr f64",
+        "spmv coo f64",
+    ] {
+        let mut per_isa = Vec::new();
+        for isa in ["avx2", "neon"] {
+            let d: Desc = format!("{kernel} pos32 crd32 {isa}").parse().unwrap();
+            let code = generate(&d).unwrap();
+            let loops = if isa == "neon" {
+                a64_loops(&d, code.code())
+            } else {
+                x86_loops(code.code())
+            };
+            assert!(!loops.is_empty(), "{d}: no inner loop");
+            for (n, l) in loops.iter().enumerate() {
+                assert!(l.entries > 0, "{d}: loop {n} has no entry counter step");
+                let what = match (loops.len(), n) {
+                    (1, _) => "one entry at a time",
+                    (_, 0) => "vector step",
+                    _ => "rest, one at a time",
+                };
+                table.push_str(&format!(
+                    "{kernel:<22} {isa:<6} {what:<20} {:>12} {:>8} {:>10.2}\n",
+                    l.instructions,
+                    l.entries,
+                    l.instructions as f64 / l.entries as f64
+                ));
+            }
+            per_isa.push(loops);
+        }
+        // Where a kernel has vector steps, they cost fewer instructions per entry than
+        // its one-at-a-time rest.
+        for loops in &per_isa {
+            if let [vector, rest] = loops.as_slice() {
+                let per = |l: &Loop| l.instructions as f64 / l.entries as f64;
+                assert!(per(vector) < per(rest), "{kernel}: vector steps cost more");
+            }
+        }
+    }
+    eprintln!("{table}");
 }
