@@ -224,6 +224,12 @@ fn asm_prints_a_kernels_instructions() {
     let (ok, out, err) = run(&["asm", "spmv csr f64 pos32 crd32 avx512"]);
     assert!(ok, "{err}");
     assert!(out.contains("zmm") && out.contains("vgatherqpd"), "{out}");
+    // AArch64 NEON code too, in the Arm syntax.
+    let (ok, out, err) = run(&["asm", "spmv csr f64 pos32 crd32 neon"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("fmla v0.2d") && out.contains("ret"), "{out}");
+    let (ok, _, err) = run(&["asm", "spmv csr f16 pos32 crd32 neon"]);
+    assert!(!ok && err.contains("no generated kernel"), "{err}");
     let (ok, _, err) = run(&["asm", "spmv csr f64 pos32"]);
     assert!(!ok && err.contains("six words"), "{err}");
 }

@@ -234,15 +234,7 @@ fn inner_loops(ins: &[(usize, Instruction)]) -> Vec<(usize, usize)> {
             (t <= *at as i64).then(|| (ins.iter().position(|(o, _)| *o as i64 == t).unwrap(), b))
         })
         .collect();
-    loops
-        .iter()
-        .copied()
-        .filter(|&(s, e)| {
-            !loops
-                .iter()
-                .any(|&(s2, e2)| (s2, e2) != (s, e) && s <= s2 && e2 <= e)
-        })
-        .collect()
+    innermost(&loops)
 }
 
 #[test]
