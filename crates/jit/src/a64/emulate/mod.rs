@@ -316,8 +316,7 @@ fn image(
             code.resize(code.len().next_multiple_of(16), 0);
         }
     }
-    let code_len = code.len();
-    let code_at = img.add(code, Access::Exec);
+    let code_at = img.add(code.clone(), Access::Exec);
     let mut args = Vec::new();
     let mut call_table = Vec::new();
     let mut output_table = Vec::new();
@@ -366,21 +365,11 @@ fn image(
         .flat_map(u64::to_le_bytes)
         .collect();
     let outs_at = img.add(outs, Access::Read);
-    let mut code = elf::stub((calls_at, n_calls), (outs_at, output_table.len()))?;
-    code.resize(stub_len, 0);
-    let mut all = code;
-    for &n in group {
-        let k = cases[n].kernel.code();
-        let at = kernel_at[k];
-        if all.len() < at {
-            all.resize(at, 0);
-        }
-        if all.len() == at {
-            all.extend_from_slice(k);
-        }
-    }
-    all.resize(code_len, 0);
-    img.patch(0, all);
+    let stub = elf::stub((calls_at, n_calls), (outs_at, output_table.len()))?;
+    code.get_mut(..stub.len())
+        .ok_or("the start stub outgrew its place")?
+        .copy_from_slice(&stub);
+    img.patch(0, code);
     Ok((img.write(code_at), lens))
 }
 
