@@ -440,3 +440,54 @@ fn instructions_per_entry_in_the_inner_loops_avx2_against_neon() {
     }
     eprintln!("{table}");
 }
+
+/// Where binutils' AArch64 objdump is installed (Debian's `binutils-aarch64-linux-gnu`; not
+/// in CI), it reads NEON kernels as yaxpeax-arm does: the same mnemonic at every offset.
+#[test]
+fn objdump_agrees_with_the_disassembler_where_installed() {
+    let objdump = "aarch64-linux-gnu-objdump";
+    if std::process::Command::new(objdump)
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("no {objdump}: the disassembly is not cross-checked here");
+        return;
+    }
+    let dir = std::env::temp_dir();
+    for text in [
+        "spmv csr f64 pos32 crd32 neon",
+        "spmv dcsr f32 pos16 crd8 neon",
+        "spmvt csr f64 pos64 crd64 neon",
+        "spmv coo:soa f32 pos32 crd16 neon",
+    ] {
+        let d: Desc = text.parse().unwrap();
+        let g = generate(&d).unwrap();
+        let path = dir.join(format!("sptk-a64-objdump-{}.bin", std::process::id()));
+        std::fs::write(&path, g.code()).unwrap();
+        let out = std::process::Command::new(objdump)
+            .args(["-D", "-b", "binary", "-m", "aarch64"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&path);
+        let theirs: Vec<(usize, String)> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (at, rest) = l.trim().split_once(":\t")?;
+                let mnemonic = match rest.split('\t').nth(1)?.split_whitespace().next()? {
+                    // binutils names these conditions by the carry flag.
+                    "b.cs" => "b.hs",
+                    "b.cc" => "b.lo",
+                    m => m,
+                };
+                Some((usize::from_str_radix(at, 16).ok()?, mnemonic.to_string()))
+            })
+            .collect();
+        let ours: Vec<(usize, String)> = decode(&d, g.code())
+            .iter()
+            .map(|(at, i)| (*at, i.to_string().split(' ').next().unwrap().to_string()))
+            .collect();
+        assert_eq!(ours, theirs, "{text}");
+    }
+}
