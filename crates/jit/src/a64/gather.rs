@@ -156,8 +156,8 @@ fn one_at_a_time(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
     let (entry, row_done) = (a.new_dynamic_label(), a.new_dynamic_label());
     dynasm!(a
         ; .arch aarch64
-        ; =>entry
         ; cbz x14, =>row_done
+        ; =>entry
     );
     next_index(a, d.crd, 15, 12)?;
     fp.load_next(a, 3, 13);
@@ -166,8 +166,8 @@ fn one_at_a_time(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
     fp.add(a, 0, 0, 2);
     dynasm!(a
         ; .arch aarch64
-        ; sub x14, x14, #1
-        ; b =>entry
+        ; subs x14, x14, #1
+        ; b.ne =>entry
         ; =>row_done
     );
     Ok(())

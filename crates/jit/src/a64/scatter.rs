@@ -31,7 +31,7 @@ pub(crate) fn spmv_scatter(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError
     };
     fp.load(&mut a, 2, 4, j);
     asm::row_entries(&mut a, d)?;
-    dynasm!(a ; .arch aarch64 ; =>entry ; cbz x14, =>next);
+    dynasm!(a ; .arch aarch64 ; cbz x14, =>next ; =>entry);
     next_index(&mut a, d.crd, 15, 12)?;
     fp.load_next(&mut a, 3, 13);
     fp.mul(&mut a, 3, 3, 2);
@@ -40,8 +40,8 @@ pub(crate) fn spmv_scatter(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError
     fp.store(&mut a, 1, 5, 15);
     dynasm!(a
         ; .arch aarch64
-        ; sub x14, x14, #1
-        ; b =>entry
+        ; subs x14, x14, #1
+        ; b.ne =>entry
         ; =>next
     );
     asm::next_outer(&mut a, rows);
