@@ -108,10 +108,15 @@ fn verify<T: RealValue + Into<f64> + 'static>(
     hs: &[Handle<T>],
     r: &Results,
 ) -> usize {
+    let ys: Vec<&[T]> = hs.iter().map(|h| r.y(h)).collect();
+    verify_ys(cases, &ys)
+}
+
+/// [`verify`] for the results `ys` of `cases`, however computed.
+fn verify_ys<T: RealValue + Into<f64> + 'static>(cases: &[Case<T>], ys: &[&[T]]) -> usize {
     let mut exact = 0;
-    for (c, h) in cases.iter().zip(hs) {
+    for (c, &got) in cases.iter().zip(ys) {
         let d = c.desc(Isa::Neon);
-        let got = r.y(h);
         assert_eq!(got.len(), c.y0.len(), "{d}: y");
         let (alpha, beta) = c.ab;
         check_spmv(
@@ -176,6 +181,40 @@ fn neon_spmv_matches_the_reference_under_emulation() {
          {recording:.2} s recording, {:.2} s in all",
         start.elapsed().as_secs_f64()
     );
+}
+
+/// On an AArch64 CPU (never in this project's CI), the same cases through the native path:
+/// `Kernel::compile` maps the code, flushes the instruction cache and calls it.
+#[test]
+fn neon_spmv_matches_the_reference_natively_where_the_cpu_runs_it() {
+    if !Isa::Neon.available() {
+        eprintln!("not an AArch64 CPU: the native NEON path is not run here");
+        return;
+    }
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for format in FORMATS {
+        for widths in WIDTHS {
+            let c64 = random_cases::<f64>(&mut rng, true, format, widths);
+            let c32 = random_cases::<f32>(&mut rng, false, format, widths);
+            let y64 = native(&c64);
+            let y32 = native(&c32);
+            verify_ys(&c64, &y64.iter().map(Vec::as_slice).collect::<Vec<_>>());
+            verify_ys(&c32, &y32.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        }
+    }
+}
+
+/// Each case's y by the compiled NEON kernel on this CPU, on 3 threads.
+fn native<T: RealValue>(cases: &[Case<T>]) -> Vec<Vec<T>> {
+    cases
+        .iter()
+        .map(|c| {
+            let k = sptk_jit::kernel(&c.desc(Isa::Neon)).unwrap();
+            let mut y = c.y0.clone();
+            k.spmv(&c.a, &c.x, &mut y, c.ab, 3).unwrap();
+            y
+        })
+        .collect()
 }
 
 /// Inf and NaN in x reach exactly the rows that use them; beta = 0 overwrites a NaN in y.
