@@ -116,8 +116,8 @@ fn engine(name: Option<&str>, quiet: bool) -> Result<Option<Isa>> {
             let best = Isa::best();
             if best.is_none() && !quiet {
                 eprintln!(
-                    "sparse-run: note: no generated kernels for this CPU (x86-64 only); \
-                     running the reference kernels (one thread)"
+                    "sparse-run: note: no generated kernels for this CPU (x86-64 and \
+                     AArch64 only); running the reference kernels (one thread)"
                 );
             }
             Ok(best)
