@@ -41,6 +41,8 @@ pub enum Command {
     Rowdot(crate::ewise::EwiseArgs),
     /// Reduce one operand over its stored entries: sum|min|max|count --axis row|col|all.
     Reduce(crate::ewise::ReduceArgs),
+    /// C = A (+).(x) B over a semiring (plus_times, plus_pair, min_plus, max_times, lor_land), optionally masked.
+    Spgemm(crate::spgemm::SpgemmArgs),
     /// Print the machine code of a kernel for any instruction set, whatever this CPU runs,
     /// e.g. `sparse-run asm "spmv csr f64 pos32 crd32 avx512"`.
     Asm {

@@ -6,6 +6,7 @@ mod ewise;
 mod load;
 mod operands;
 mod plot;
+mod spgemm;
 mod stats;
 
 use std::path::{Path, PathBuf};
@@ -61,6 +62,7 @@ fn run(cli: Cli) -> Result<()> {
         cmd @ (Command::Add(_) | Command::Sub(_) | Command::Mul(_) | Command::Div(_))
         | cmd @ (Command::Min(_) | Command::Max(_) | Command::First(_) | Command::Second(_))
         | cmd @ (Command::Dot(_) | Command::Rowdot(_) | Command::Reduce(_)) => ewise::run(&cmd),
+        Command::Spgemm(args) => spgemm::run(&args),
         #[cfg(feature = "hdf5")]
         Command::IsolatedHdf5 { args } => {
             sptk_input::isolate::serve(&args).map_err(anyhow::Error::msg)
