@@ -160,6 +160,16 @@ def case_arrow(X, runs):
 
     (ours, a), (p, b) = alternate([lambda: sptk.from_arrow(table, to="CSR", shape=list(shape)), peer], runs)
     row("`sptk.from_arrow(table, to='CSR')` vs `coo_matrix(...).tocsr()` from pyarrow", ours, p, "<= 0.5x", check(a.to_scipy()), check(b))
+    # Without shape=: the sizes are the largest coordinates + 1, found by a pass over the
+    # coordinate columns (the peer infers them too).
+    def peer_inferred():
+        r = table.column("row").to_numpy()
+        k = table.column("col").to_numpy()
+        v = table.column("value").to_numpy()
+        return sp.coo_matrix((v, (r, k))).tocsr()
+
+    (ours, a), (p, b) = alternate([lambda: sptk.from_arrow(table, to="CSR"), peer_inferred], runs)
+    row("the same without `shape=` (largest coordinates + 1)", ours, p, "<= 0.5x", check(a.to_scipy()), check(b))
 
 
 def case_rows(h5ad, spt, runs):
@@ -237,6 +247,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="small files (2M entries) instead of 10M")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--cases", default="rows,h5ad,mtx,arrow,overhead", help="which cases, comma-separated (overhead needs mtx)")
     ap.add_argument("--rows-runs", type=int, default=200)
     ap.add_argument("--bin", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release", "sparse-convert"))
     args = ap.parse_args()
@@ -249,11 +260,17 @@ def main():
     print(f"# {X.shape[0]} x {X.shape[1]}, {X.nnz} entries (h5ad, spt, arrow); mtx {os.path.basename(mtx)}")
     print("| case | ours | peer | ratio | target | check (ours / peer) |")
     print("|---|---|---|---|---|---|")
-    case_rows(h5ad, spt, args.rows_runs)
-    case_h5ad(h5ad, args.runs)
-    ours_mtx = case_mtx(mtx, args.runs)
-    case_arrow(X, args.runs)
-    case_overhead(mtx, args.runs, args.bin, ours_mtx)
+    cases = set(args.cases.split(","))
+    if "rows" in cases:
+        case_rows(h5ad, spt, args.rows_runs)
+    if "h5ad" in cases:
+        case_h5ad(h5ad, args.runs)
+    if "mtx" in cases:
+        ours_mtx = case_mtx(mtx, args.runs)
+        if "overhead" in cases:
+            case_overhead(mtx, args.runs, args.bin, ours_mtx)
+    if "arrow" in cases:
+        case_arrow(X, args.runs)
 
 
 if __name__ == "__main__":

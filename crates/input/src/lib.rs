@@ -31,10 +31,14 @@ mod spec;
 
 pub use error::InputError;
 pub use formats::mex::read_mex_labels;
+#[cfg(feature = "table")]
+pub use formats::table::{table_options, TableInput};
 pub use input::{ColumnOptions, Content, Input, Progress, ReadConverted, ReadOptions, Relabel};
 pub use isolate::{Helper, Isolation};
 pub use probe::{known_kind, Match, Probe, HEAD_LEN};
 pub use reader::{choose, readers, Accepts, Member, Reader};
+#[cfg(feature = "table")]
+pub use route::read_table_and_convert;
 pub use route::{
     has_nm_level, open_named, read_and_convert, ReadAndConverted, Request, RequestError,
     RouteError, Width,

@@ -21,7 +21,7 @@ use sptk_encoding::{Encoding, LevelFormat, Target};
 use sptk_tensor::{AutoWidths, ConvertOptions, Converted};
 
 use crate::error::InputError;
-use crate::input::{Input, ReadOptions};
+use crate::input::{Input, ReadConverted, ReadOptions};
 use crate::spec::SourceSpec;
 use crate::Opened;
 
@@ -218,6 +218,44 @@ pub struct ReadAndConverted {
     pub convert_time: Option<Duration>,
 }
 
+/// An input that can be read straight into a target where its format has a route, or
+/// whole.
+trait Readable {
+    fn direct(
+        &mut self,
+        target: &Target,
+        convert: &ConvertOptions,
+        opts: &ReadOptions,
+    ) -> Result<Option<ReadConverted>, InputError>;
+    fn whole(self, opts: &ReadOptions) -> Result<Input, InputError>;
+}
+
+/// [`Readable`] for a type whose own `read_converted` and `read` are the two ways.
+macro_rules! readable {
+    ($($(#[$m:meta])* $t:ty),*) => {$(
+        $(#[$m])*
+        impl Readable for $t {
+            fn direct(
+                &mut self,
+                target: &Target,
+                convert: &ConvertOptions,
+                opts: &ReadOptions,
+            ) -> Result<Option<ReadConverted>, InputError> {
+                self.read_converted(target, convert, opts)
+            }
+
+            fn whole(self, opts: &ReadOptions) -> Result<Input, InputError> {
+                self.read(opts)
+            }
+        }
+    )*};
+}
+readable!(
+    Opened<'static>,
+    #[cfg(feature = "table")]
+    crate::TableInput
+);
+
 /// Reads `opened` and converts it as `request` and `convert` ask: straight into the
 /// target where `to` is given, the input is not transposed and its reader has a route (see
 /// [`Opened::read_converted`]), else read whole, transposed if asked, and converted into
@@ -229,7 +267,33 @@ pub struct ReadAndConverted {
 /// # Errors
 /// The input's errors ([`RouteError::Input`]), the target's ([`RouteError::Target`]).
 pub fn read_and_convert(
-    mut opened: Opened<'static>,
+    opened: Opened<'static>,
+    request: &Request,
+    convert: &ConvertOptions,
+    opts: &ReadOptions,
+    hooks: (Instant, &mut dyn FnMut()),
+) -> Result<ReadAndConverted, RouteError> {
+    route(opened, request, convert, opts, hooks)
+}
+
+/// [`read_and_convert`] for a table already opened, such as record batches held in memory
+/// ([`sptk_table::Table::from_batches`]): the same two ways, the same column rules (see
+/// [`crate::table_options`]).
+///
+/// # Errors
+/// As for [`read_and_convert`].
+#[cfg(feature = "table")]
+pub fn read_table_and_convert(
+    table: crate::TableInput,
+    request: &Request,
+    convert: &ConvertOptions,
+    opts: &ReadOptions,
+) -> Result<ReadAndConverted, RouteError> {
+    route(table, request, convert, opts, (Instant::now(), &mut || {}))
+}
+
+fn route<R: Readable>(
+    mut input: R,
     request: &Request,
     convert: &ConvertOptions,
     opts: &ReadOptions,
@@ -237,7 +301,7 @@ pub fn read_and_convert(
 ) -> Result<ReadAndConverted, RouteError> {
     if request.to.is_some() && !request.transpose {
         if let Ok(target) = request.target(2, None, convert) {
-            let direct = opened.read_converted(&target, convert, opts);
+            let direct = input.direct(&target, convert, opts);
             read_done();
             if let Some(d) = direct? {
                 return Ok(ReadAndConverted {
@@ -249,7 +313,7 @@ pub fn read_and_convert(
             }
         }
     }
-    let read = opened.read(opts);
+    let read = input.whole(opts);
     read_done();
     let mut input = read?;
     if request.transpose {

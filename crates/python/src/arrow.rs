@@ -2,24 +2,27 @@
 //! (`__arrow_c_stream__`: pyarrow tables and readers, Polars, DuckDB, pandas through
 //! pyarrow), read with arrow-rs's C stream reader (the workspace's arrow-rs).
 //!
-//! The table reader of `sptk_input` (the command line's, with its column rules,
-//! relabelling and checks) reads files and byte streams, not record batches: so the
-//! batches are written once into an Arrow IPC stream in memory, uncompressed, and read
-//! from there as `sparse-convert` reads a stream on standard input. No file is made; the
-//! cost is one copy of the table (see the crate's README: `sptk_table` lacks a reader of
-//! record batches).
+//! The batches are taken as they come, without a copy, by `sptk_table::Table::from_batches`
+//! (the column rules, relabelling and checks of the Parquet and IPC readers), and read by
+//! the command line's route (`sptk_input::read_table_and_convert`): straight into CSR /
+//! CSC and what is reached from them, where the nonzeros exist once, in the output, else
+//! into a coordinate list, then converted.
 
 use std::ffi::CString;
-use std::io::Cursor;
+use std::path::Path;
 
-use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
+use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
 use arrow_array::RecordBatchReader;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict};
-use sptk_input::{Opened, Source};
+use sptk_input::TableInput;
+use sptk_table::Table;
 
-use crate::error::{detached, Failure, Kind, Result};
-use crate::options::{check_keys, Conversion, Reading};
+use crate::error::{detached, Failure, Kind};
+use crate::options::{check_keys, route_error, Conversion, Reading};
+
+/// The table's name in messages.
+const NAME: &str = "the Arrow stream";
 use crate::tensor::PyTensor;
 
 /// Reads the table `obj` exports (`__arrow_c_stream__`) as `sptk.read` reads a table file.
@@ -49,35 +52,18 @@ pub fn from_arrow(
     // skips, as the interface prescribes for a consumer.
     let stream = unsafe { FFI_ArrowArrayStream::from_raw(pointer.as_ptr().cast()) };
     detached(py, move || {
-        let bytes = to_ipc_stream(stream, r.options.memory_limit)?;
-        let source = Source::from_stream(Box::new(Cursor::new(bytes)));
-        let opened = Opened::with_readers(source, Some("arrows"), sptk_input::readers())?;
-        let input = opened.read(&r.options)?;
-        let target = c.target(input.dim_sizes().len(), input.encoding())?;
-        let converted = input.convert(&target, &c.options)?;
-        Ok((PyTensor::built(converted.tensor), input.notes))
+        let reader = RecordBatchStreamReader::try_new(stream)
+            .map_err(|e| Failure::new(Kind::Format, format!("from_arrow: {e}")))?;
+        let schema = reader.schema();
+        let options = sptk_input::table_options(&r.options);
+        let table = Table::from_batches(Path::new(NAME), schema, reader, &options)?;
+        let input = TableInput {
+            name: NAME.to_string(),
+            format: "Arrow record batches",
+            table,
+        };
+        let done = sptk_input::read_table_and_convert(input, &c.request, &c.options, &r.options)
+            .map_err(route_error)?;
+        Ok((PyTensor::built(done.converted.tensor), done.input.notes))
     })
-}
-
-/// The stream's record batches as one Arrow IPC stream, within the memory limit.
-fn to_ipc_stream(stream: FFI_ArrowArrayStream, memory_limit: Option<u64>) -> Result<Vec<u8>> {
-    let arrow =
-        |e: arrow_schema::ArrowError| Failure::new(Kind::Format, format!("from_arrow: {e}"));
-    let reader = RecordBatchStreamReader::try_new(stream).map_err(arrow)?;
-    let limit = memory_limit.unwrap_or_else(sptk_tensor::default_memory_limit);
-    let schema = reader.schema();
-    let mut writer =
-        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).map_err(arrow)?;
-    for batch in reader {
-        let batch = batch.map_err(arrow)?;
-        writer.write(&batch).map_err(arrow)?;
-        if writer.get_ref().len() as u64 > limit {
-            return Err(Failure::new(
-                Kind::Memory,
-                format!("from_arrow: the table passes the memory limit of {limit} bytes"),
-            ));
-        }
-    }
-    writer.finish().map_err(arrow)?;
-    writer.into_inner().map_err(arrow)
 }

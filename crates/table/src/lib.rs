@@ -6,8 +6,11 @@
 //! record batches, the `shape` metadata key, and row-group statistics. Rows are then read
 //! part by part (a Parquet row group, an IPC record batch) in parallel, a window at a
 //! time: into a coordinate list ([`Table::read_entries`]), or straight into CSR / CSC
-//! ([`Table::read_converted`]), where the nonzeros exist once, in the output.
+//! ([`Table::read_converted`]), where the nonzeros exist once, in the output. Record
+//! batches already in memory (an Arrow C stream) are read the same way
+//! ([`Table::from_batches`]).
 
+mod batches;
 mod columns;
 mod direct;
 mod error;

@@ -66,9 +66,21 @@ impl TableKind {
 }
 
 /// Where a table file's bytes are.
-enum Data {
+pub(crate) enum Data {
     Path,
     Buffered(Bytes),
+    /// Record batches already in memory (an Arrow C stream, see `crate::batches`), one per
+    /// part: read by slicing, never decoded.
+    Batches(Vec<RecordBatch>),
+}
+
+/// The refusal of a file-format read of record batches held in memory (a bug if met:
+/// [`TableFile::each_batch`] serves them first).
+fn not_a_file(path: &Path) -> TableError {
+    TableError::invalid(
+        path,
+        "record batches held in memory have no file format to decode",
+    )
 }
 
 /// One table file, opened: its schema and its parts.
@@ -77,16 +89,16 @@ pub(crate) struct TableFile {
     pub path: PathBuf,
     /// Its kind.
     pub kind: TableKind,
-    data: Data,
+    pub(crate) data: Data,
     /// Its schema, with the metadata the writer put there.
     pub schema: SchemaRef,
-    parquet: Option<ArrowReaderMetadata>,
+    pub(crate) parquet: Option<ArrowReaderMetadata>,
     /// Rows of each part (empty for a stream, which has none).
     pub parts: Vec<u64>,
     /// Partition keys from `key=value` folders on the way to the file.
     pub hive: HashMap<String, String>,
     /// The memory budget sizes read from the file are checked against.
-    limit: u64,
+    pub(crate) limit: u64,
 }
 
 fn format_err(path: &Path) -> impl Fn(&dyn std::fmt::Display) -> TableError + '_ {
@@ -145,6 +157,7 @@ impl TableFile {
         let err = format_err(path);
         let mut parquet = None;
         let (schema, parts) = match (kind, &data) {
+            (_, Data::Batches(_)) => return Err(not_a_file(path)),
             (TableKind::Parquet, _) => {
                 let opts = ArrowReaderOptions::new();
                 let (meta, len) = match (&data, &file) {
@@ -159,6 +172,7 @@ impl TableFile {
                     (Data::Path, None) => {
                         return Err(TableError::invalid(path, "a path source without its file"))
                     }
+                    (Data::Batches(_), _) => return Err(not_a_file(path)),
                 };
                 let meta = meta.map_err(|e| {
                     TableError::format(
@@ -207,6 +221,7 @@ impl TableFile {
                     (Data::Path, None) => {
                         return Err(TableError::invalid(path, "a path source without its file"))
                     }
+                    (Data::Batches(_), _) => return Err(not_a_file(path)),
                 };
                 (schema, Vec::new())
             }
@@ -255,6 +270,9 @@ impl TableFile {
         each: &mut dyn FnMut(RecordBatch) -> Result<(), TableError>,
     ) -> Result<(), TableError> {
         let path = &self.path;
+        if let Data::Batches(batches) = &self.data {
+            return crate::batches::each_window(batches, part, projection, window, path, each);
+        }
         let err = format_err(path);
         match self.kind {
             TableKind::Parquet => {
@@ -295,6 +313,7 @@ impl TableFile {
                 match &self.data {
                     Data::Path => run!(File::open(path).map_err(|e| TableError::io(path, e))?),
                     Data::Buffered(b) => run!(b.clone()),
+                    Data::Batches(_) => return Err(not_a_file(path)),
                 }
             }
             TableKind::ArrowFile => {
@@ -319,6 +338,7 @@ impl TableFile {
                         File::open(path).map_err(|e| TableError::io(path, e))?
                     )),
                     Data::Buffered(b) => run!(std::io::Cursor::new(b.clone())),
+                    Data::Batches(_) => return Err(not_a_file(path)),
                 }
             }
             TableKind::ArrowStream => {
@@ -363,6 +383,7 @@ impl TableFile {
                 File::open(path).map_err(|e| TableError::io(path, e))?
             )),
             Data::Buffered(b) => run!(std::io::Cursor::new(b.clone())),
+            Data::Batches(_) => return Err(not_a_file(path)),
         }
         Ok(())
     }

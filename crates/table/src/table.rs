@@ -166,7 +166,10 @@ impl Table {
         )
     }
 
-    fn from_files(files: Vec<TableFile>, opts: &TableOptions) -> Result<Table, TableError> {
+    pub(crate) fn from_files(
+        files: Vec<TableFile>,
+        opts: &TableOptions,
+    ) -> Result<Table, TableError> {
         let first = files
             .first()
             .ok_or_else(|| TableError::invalid(Path::new("-"), "no table files"))?;
@@ -259,7 +262,9 @@ impl Table {
         table.shape = table.declared_shape()?;
         table.declared = table.shape.is_some();
         if table.shape.is_none() && !table.relabels() {
-            table.shape = table.shape_from_statistics();
+            table.shape = table
+                .shape_from_statistics()
+                .or_else(|| table.shape_from_batches());
         }
         table.stored_labels = table.labels_from_metadata();
         Ok(table)

@@ -24,30 +24,32 @@ pub struct Tables(pub TableKind);
 const SPARSE_IDS: &str = "the dimension sizes are the largest coordinates + 1: if the \
      coordinates are ids rather than indices, --relabel numbers them densely (or give --shape)";
 
-impl Tables {
-    fn options(opts: &ReadOptions) -> TableOptions {
-        let c = &opts.columns;
-        TableOptions {
-            columns: c.coordinates.clone(),
-            value_column: match c.value.as_deref() {
-                None => ValueColumn::Auto,
-                Some(v) if v.eq_ignore_ascii_case("none") => ValueColumn::Pattern,
-                Some(v) => ValueColumn::Named(v.to_string()),
-            },
-            shape: c.shape.clone(),
-            index_base: c.index_base,
-            relabel: match c.relabel {
-                crate::Relabel::Text => sptk_table::Relabel::Text,
-                crate::Relabel::Shared => sptk_table::Relabel::Shared,
-                crate::Relabel::Separate => sptk_table::Relabel::Separate,
-            },
-            memory_limit: opts.memory_limit,
-            ..TableOptions::default()
-        }
+/// The table options the read options ask for (columns, value column, shape, index base,
+/// relabelling, memory limit): the same for files and for record batches in memory.
+pub fn table_options(opts: &ReadOptions) -> TableOptions {
+    let c = &opts.columns;
+    TableOptions {
+        columns: c.coordinates.clone(),
+        value_column: match c.value.as_deref() {
+            None => ValueColumn::Auto,
+            Some(v) if v.eq_ignore_ascii_case("none") => ValueColumn::Pattern,
+            Some(v) => ValueColumn::Named(v.to_string()),
+        },
+        shape: c.shape.clone(),
+        index_base: c.index_base,
+        relabel: match c.relabel {
+            crate::Relabel::Text => sptk_table::Relabel::Text,
+            crate::Relabel::Shared => sptk_table::Relabel::Shared,
+            crate::Relabel::Separate => sptk_table::Relabel::Separate,
+        },
+        memory_limit: opts.memory_limit,
+        ..TableOptions::default()
     }
+}
 
+impl Tables {
     fn open(&self, source: &mut Source, opts: &ReadOptions) -> Result<Table, InputError> {
-        let topts = Self::options(opts);
+        let topts = table_options(opts);
         let name = PathBuf::from(source.spec().to_string());
         let table = match &source.spec().origin {
             Origin::Stdin => {
@@ -148,23 +150,12 @@ impl Reader for Tables {
 
     fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
         let table = self.open(source, opts)?;
-        let header = Self::header(&table);
-        let name = PathBuf::from(source.spec().to_string());
-        let read = contained(&name, || table.read_entries())?;
-        let memory_hint = table.sizes_from_ids().then_some(SPARSE_IDS);
-        Ok(Input {
+        TableInput {
             name: source.spec().to_string(),
             format: self.name(),
-            header,
-            field: None,
-            one_based: opts.columns.index_base == 1,
-            content: Content::Entries {
-                entries: read.entries,
-                labels: read.labels,
-            },
-            notes: read.notes,
-            memory_hint,
-        })
+            table,
+        }
+        .read(opts)
     }
 
     fn read_converted(
@@ -178,7 +169,65 @@ impl Reader for Tables {
             return Ok(None);
         }
         let table = self.open(source, opts)?;
-        let name = PathBuf::from(source.spec().to_string());
+        TableInput {
+            name: source.spec().to_string(),
+            format: self.name(),
+            table,
+        }
+        .read_converted(target, convert, opts)
+    }
+}
+
+/// A table opened (from files, or record batches in memory: [`Table::from_batches`]),
+/// with its name and format for reports.
+pub struct TableInput {
+    /// The input as named.
+    pub name: String,
+    /// The format's name in reports.
+    pub format: &'static str,
+    /// The table.
+    pub table: Table,
+}
+
+impl TableInput {
+    /// Reads the table whole, as a coordinate list with its labels.
+    ///
+    /// # Errors
+    /// The table's errors, naming the input, column and row.
+    pub fn read(self, opts: &ReadOptions) -> Result<Input, InputError> {
+        let table = &self.table;
+        let header = Tables::header(table);
+        let name = PathBuf::from(&self.name);
+        let read = contained(&name, || table.read_entries())?;
+        let memory_hint = table.sizes_from_ids().then_some(SPARSE_IDS);
+        Ok(Input {
+            name: self.name,
+            format: self.format,
+            header,
+            field: None,
+            one_based: opts.columns.index_base == 1,
+            content: Content::Entries {
+                entries: read.entries,
+                labels: read.labels,
+            },
+            notes: read.notes,
+            memory_hint,
+        })
+    }
+
+    /// Reads the table straight into `target` where it has a route (see
+    /// [`Table::read_converted`]); None otherwise.
+    ///
+    /// # Errors
+    /// The table's and the conversion's errors.
+    pub fn read_converted(
+        &mut self,
+        target: &Target,
+        convert: &ConvertOptions,
+        opts: &ReadOptions,
+    ) -> Result<Option<ReadConverted>, InputError> {
+        let table = &self.table;
+        let name = PathBuf::from(&self.name);
         let read = contained(&name, || table.read_converted(target, convert));
         let Some(d) = read.map_err(|e| match e {
             InputError::Convert {
@@ -199,13 +248,14 @@ impl Reader for Tables {
         };
         let mut converted = d.converted;
         let labels = table.stored_labels().to_vec();
-        super::attach_labels(&mut converted.tensor, &labels, source, false)?;
+        sptk_tensor::attach_labels(&mut converted.tensor, &labels)
+            .map_err(|error| InputError::convert(&self.name, false, error))?;
         let t = &converted.tensor;
         Ok(Some(ReadConverted {
             input: Input {
-                name: source.spec().to_string(),
-                format: self.name(),
-                header: Self::header(&table),
+                name: self.name.clone(),
+                format: self.format,
+                header: Tables::header(table),
                 field: None,
                 one_based: opts.columns.index_base == 1,
                 content: Content::Streamed {

@@ -188,8 +188,10 @@ def from_arrow(table, to=None, **options):
     (a pyarrow Table or RecordBatchReader, a Polars DataFrame, a DuckDB result, pandas
     through ``pyarrow.Table.from_pandas``), read with the same column rules as a Parquet
     file (``columns``, ``value_column``, ``shape``, ``index_base``, ``relabel``: see
-    :func:`read`). No file is written; the batches are copied once into an Arrow IPC
-    stream in memory, then read without the GIL.
+    :func:`read`). No file is written and the batches are not copied: they are read
+    where the producer holds them, without the GIL, straight into CSR / CSC where ``to``
+    asks for them (the nonzeros then exist once more, in the result). Without ``shape``
+    (argument or schema metadata) the sizes are the largest coordinates + 1.
     """
     options["to"] = to
     t, notes = _sptk.from_arrow(table, options)

@@ -89,6 +89,38 @@ class FromArrowTest(unittest.TestCase):
         with self.assertRaises(sptk.ArgumentError):
             sptk.from_arrow([1, 2, 3])
 
+    def test_large_table_equals_scipy(self):
+        # One batch larger than a part (cut and read in parallel), duplicates summed, the
+        # shape from the largest coordinates; the same in batches of a reader.
+        pa = self.pa
+        rng = np.random.default_rng(5)
+        n = 700_000
+        r = rng.integers(0, 3000, n)
+        c = rng.integers(0, 800, n)
+        v = rng.standard_normal(n)
+        table = pa.table({"row": r, "col": c, "value": v})
+        expected = sp.coo_array((v, (r, c))).tocsr()
+        for source in (table, pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=100_000))):
+            got = sptk.from_arrow(source, to="CSR").to_scipy()
+            self.assertEqual(got.shape, expected.shape)
+            np.testing.assert_array_equal(got.indptr, expected.indptr)
+            np.testing.assert_array_equal(got.indices, expected.indices)
+            np.testing.assert_allclose(got.data, expected.data, rtol=1e-12)
+        t = sptk.from_arrow(table, to="CSR", shape=[5000, 1000])
+        self.assertEqual(t.shape, (5000, 1000))
+
+    def test_bad_coordinates_raise_with_column_and_row(self):
+        pa = self.pa
+        nulls = pa.table({"row": pa.array([0, None, 2], pa.int64()), "col": [0, 1, 2], "value": [1.0, 2.0, 3.0]})
+        with self.assertRaisesRegex(sptk.FormatError, r"column `row`, row 1: null value"):
+            sptk.from_arrow(nulls, to="CSR")
+        negative = pa.table({"row": [0, 1, 2], "col": [0, -1, 2], "value": [1.0, 2.0, 3.0]})
+        with self.assertRaisesRegex(sptk.FormatError, r"column `col`, row 1: negative coordinate -1"):
+            sptk.from_arrow(negative, to="CSR")
+        past = pa.table({"row": [0, 1, 9], "col": [0, 1, 2], "value": [1.0, 2.0, 3.0]})
+        with self.assertRaisesRegex(sptk.FormatError, r"past the dimension size 5"):
+            sptk.from_arrow(past, to="CSR", shape=[5, 5])
+
 
 def _optional(test, name):
     """Imports an optional peer: skipped without it, unless CI asks for every peer
