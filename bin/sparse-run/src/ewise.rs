@@ -79,6 +79,22 @@ pub struct EwiseFlags {
     /// Print each operand's route through the planner and the loops that ran.
     #[arg(long)]
     pub explain: bool,
+    /// Which loops merge C = op(A, B): generated code where it was measured at least as
+    /// fast (auto), the monomorphized loops always, or generated code wherever a kernel
+    /// exists (f32 / f64 values on AVX2 or AVX-512).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "monomorphized", "generated"])]
+    pub kernels: String,
+}
+
+impl EwiseFlags {
+    /// `--kernels` as the library's choice.
+    fn kernels(&self) -> ewise::Kernels {
+        match self.kernels.as_str() {
+            "monomorphized" => ewise::Kernels::Monomorphized,
+            "generated" => ewise::Kernels::Generated,
+            _ => ewise::Kernels::Auto,
+        }
+    }
 }
 
 /// What a two-operand command computes.
@@ -236,6 +252,7 @@ pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
         let mut opts = options(run, args.to.as_deref(), a.dim_sizes().len(), widths)?;
         opts.intersect = args.intersect;
         opts.drop_zeros = args.drop_zeros;
+        opts.kernels = args.flags.kernels();
         let what = format!("{} {} {}", kind.name(), ap.display(), bp.display());
         let mut timing = Timing::default();
         let mut result = None;
@@ -265,12 +282,17 @@ pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
         if args.flags.explain {
             match &explain {
                 Some(e) => eprintln!(
-                    "sparse-run: explain: A {}: {}\nsparse-run: explain: B {}: {}\nsparse-run: explain: {}",
+                    "sparse-run: explain: A {}: {}\nsparse-run: explain: B {}: {}\nsparse-run: explain: {} ({})",
                     ap.display(),
                     e.a,
                     bp.display(),
                     e.b,
-                    e.kernel
+                    e.kernel,
+                    if e.generated {
+                        "generated code"
+                    } else {
+                        "monomorphized loops"
+                    }
                 ),
                 None => eprintln!(
                     "sparse-run: explain: {} of A {} and B {}: operands through the planner as for \

@@ -1,7 +1,8 @@
 //! Generated co-iteration code (`sptk_jit::coiter`, issue 30):
 //! - every listed operand pair x operation x phase x ISA x value type generates, on any
 //!   host, and its code makes no call and jumps only inside itself;
-//! - the kernels against `ewise::reference` on random operands in CSR, CSC, DCSR, DCSC,
+//! - the kernels (the one-pass fill, and the count phase against C's row lengths) against
+//!   `ewise::reference` on random operands in CSR, CSC, DCSR, DCSC,
 //!   COO (AoS, SoA) and sparse vectors, each operand at its own widths, with empty rows,
 //!   identical and disjoint structures, one operand empty, NaN, infinities and signed
 //!   zeros, coordinates at the top of their width, on 1 and 3 threads, with every array
@@ -343,7 +344,13 @@ fn generated_kernels_equal_the_reference() {
                             );
                             let got = coiter::ewise(&a, &b, op, union, isa, threads)
                                 .unwrap_or_else(|e| panic!("{what}: {e}"));
+                            let (pos, ..) = arrays(&want);
                             assert_eq!(arrays(&got), arrays(&want), "{what}");
+                            // The count kernel of the same description: C's row lengths.
+                            let counts = coiter::counts(&a, &b, (op, union), (isa, threads))
+                                .unwrap_or_else(|e| panic!("{what}: count: {e}"));
+                            let rows: Vec<u64> = pos.windows(2).map(|w| w[1] - w[0]).collect();
+                            assert_eq!(counts, rows, "{what}: count kernel");
                             ran += 1;
                             entries += got.values().len();
                         }
@@ -368,31 +375,23 @@ fn refusals_are_errors() {
 #[path = "common/spt_csr.rs"]
 mod spt_csr;
 
-/// Generated code against the fast path on the benchmark pairs of `benches/peers_ewise.py`
-/// (`$SPTK_BENCH_DATA`, else `/root/.cache/sptk-bench`; `SPTK_BENCH_QUICK=1` for the 10x
-/// smaller files): count + allocation + fill of each, medians of `SPTK_BENCH_REPS` (7)
-/// alternating runs on 2 threads, and fast / generated (above 1: generated is faster).
+/// Generated code against the monomorphized loops on the benchmark pairs of
+/// `benches/peers_ewise.py` (`$SPTK_BENCH_DATA`, else `/root/.cache/sptk-bench`;
+/// `SPTK_BENCH_QUICK=1` for the 10x smaller files), both through `ewise_report` (the same
+/// one-pass pipeline, `Options::kernels` forced each way): allocation + merge of each,
+/// medians of `SPTK_BENCH_REPS` (7) runs alternating the two, on 2 threads, and
+/// monomorphized / generated (above 1: generated is faster).
 /// Run: `cargo test --release -p sptk-jit --test coiter -- --ignored --nocapture bench`.
-///
-/// Measured (full data, 5 runs, 2 shared cores, against the one-pass fast path of 9244e83),
-/// fast / generated, AVX2 and AVX-512: add uniform 1.70x / 1.66x, banded 0.81x / 0.87x,
-/// longrow 1.94x / 2.02x; mul uniform 0.57x / 0.56x, banded 0.73x / 0.73x, longrow 0.48x /
-/// 0.48x. Generated fill alone is about the fast path's one pass for an intersection; its
-/// count pass is the difference.
 #[test]
 #[ignore]
 fn bench_generated_against_the_fast_path() {
-    use std::time::Duration;
+    use sptk_jit::ewise::{Kernels, PhaseTimes};
     let dir = std::env::var("SPTK_BENCH_DATA").unwrap_or("/root/.cache/sptk-bench".into());
     let quick = std::env::var("SPTK_BENCH_QUICK").is_ok_and(|v| v == "1");
     let reps: usize = std::env::var("SPTK_BENCH_REPS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(7);
-    let isas: Vec<Isa> = isas().into_iter().filter(|i| *i != Isa::Scalar).collect();
-    if isas.is_empty() {
-        return eprintln!("no AVX2 here");
-    }
     let names = if quick {
         [
             "uniform_200000x200000_2000000",
@@ -406,13 +405,11 @@ fn bench_generated_against_the_fast_path() {
             "longrow_20000x2000000_20000000",
         ]
     };
-    let median = |mut v: Vec<Duration>| {
-        v.sort();
-        v[v.len() / 2].as_secs_f64() * 1e3
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
     };
-    println!(
-        "case op: fast / generated ms, whole (count+alloc+fill) [count, fill] -> fast/generated"
-    );
+    println!("case op: monomorphized / generated ms (allocation + merge) -> ratio [kernel]");
     for name in names {
         let path = |s: &str| std::path::Path::new(&dir).join(format!("ewise_{name}.{s}.spt"));
         if !path("a").exists() {
@@ -421,40 +418,34 @@ fn bench_generated_against_the_fast_path() {
         }
         let (a, b) = (spt_csr::read_csr(&path("a")), spt_csr::read_csr(&path("b")));
         for op in [EwiseOp::Add, EwiseOp::Mul] {
-            let union = op.is_union();
-            let opts = Options {
-                threads: Some(2),
-                ..Options::default()
+            let run = |kernels| {
+                let opts = Options {
+                    threads: Some(2),
+                    kernels,
+                    ..Options::default()
+                };
+                let r = sptk_jit::ewise::ewise_report(&a, &b, op, &opts).unwrap();
+                let t: PhaseTimes = r.times;
+                (
+                    (t.count + t.allocate + t.fill).as_secs_f64() * 1e3,
+                    r.explain.kernel,
+                )
             };
-            // [whole, count, fill] per run: the fast path, then each ISA's generated code.
-            let mut runs = vec![[(); 3].map(|_| Vec::new()); 1 + isas.len()];
-            let mut push = |k: usize, t: sptk_jit::ewise::PhaseTimes| {
-                runs[k][0].push(t.count + t.allocate + t.fill);
-                runs[k][1].push(t.count);
-                runs[k][2].push(t.fill);
-            };
-            for _ in 0..reps {
-                push(
-                    0,
-                    sptk_jit::ewise::ewise_report(&a, &b, op, &opts)
-                        .unwrap()
-                        .times,
-                );
-                for (k, &isa) in isas.iter().enumerate() {
-                    push(
-                        1 + k,
-                        coiter::ewise_times(&a, &b, op, union, isa, 2).unwrap(),
-                    );
+            let (mut mono, mut generated, mut kernel) = (Vec::new(), Vec::new(), String::new());
+            for rep in 0..reps {
+                // Alternate which goes first.
+                for k in if rep % 2 == 0 { [0, 1] } else { [1, 0] } {
+                    if k == 0 {
+                        mono.push(run(Kernels::Monomorphized).0);
+                    } else {
+                        let (t, name) = run(Kernels::Generated);
+                        generated.push(t);
+                        kernel = name;
+                    }
                 }
             }
-            let m: Vec<[f64; 3]> = runs.into_iter().map(|r| r.map(median)).collect();
-            for (k, isa) in isas.iter().enumerate() {
-                let (f, g) = (m[0], m[1 + k]);
-                println!(
-                    "{name} {op} {isa:?}: {:.1} / {:.1} [count {:.1} / {:.1}, fill {:.1} / {:.1}] -> {:.2}x",
-                    f[0], g[0], f[1], g[1], f[2], g[2], f[0] / g[0]
-                );
-            }
+            let (m, g) = (median(mono), median(generated));
+            println!("{name} {op}: {m:.1} / {g:.1} -> {:.2}x [{kernel}]", m / g);
         }
     }
 }

@@ -3,7 +3,8 @@
 //! duplicates), BSR and ELL (padding), and SparseVector with itself, x every operation,
 //! at a sample of index widths, with empty rows, identical and disjoint structures, one
 //! operand empty, NaN, infinities and signed zeros; C must be the reference's arrays bit
-//! for bit, and the same for 1 and 3 threads.
+//! for bit, and the same for 1 and 3 threads, by the monomorphized loops and by generated
+//! code alike (`Options::kernels`).
 //!
 //! Operands whose every array ends against a guard page (`common::guard`) check that no
 //! path reads one element past an array.
@@ -14,7 +15,7 @@ mod common;
 
 use common::guard::guarded_tensor;
 use sptk_encoding::resolve_target;
-use sptk_jit::ewise::{self, reference, Axis, EwiseOp, Options, ReduceOp};
+use sptk_jit::ewise::{self, reference, Axis, EwiseOp, Kernels, Options, ReduceOp};
 use sptk_tensor::{convert, ConvertOptions, Entries, Scalar, Tensor, ValueType, ValueVec};
 
 /// SplitMix64: a small seeded generator (no dependency), good enough to pick shapes.
@@ -213,7 +214,12 @@ fn widths(rng: &mut Rng) -> (Option<u8>, Option<u8>) {
     (pick(rng), pick(rng))
 }
 
-/// Checks every operation, dot, rowdot and the reductions on one pair.
+/// Both merges of `C = op(A, B)`: the monomorphized loops and generated code (where a
+/// kernel exists: f32 / f64 on AVX2 or AVX-512).
+const KERNELS: [Kernels; 2] = [Kernels::Monomorphized, Kernels::Generated];
+
+/// Checks every operation (by both [`KERNELS`]), dot, rowdot and the reductions on one
+/// pair.
 fn check_pair(a: &Tensor, b: &Tensor, what: &str) {
     let one = Options {
         threads: Some(1),
@@ -230,13 +236,18 @@ fn check_pair(a: &Tensor, b: &Tensor, what: &str) {
             &[false]
         };
         for &intersect in intersects {
-            for drop_zeros in [false, true] {
+            for (drop_zeros, kernels) in [false, true]
+                .into_iter()
+                .flat_map(|d| KERNELS.map(|k| (d, k)))
+            {
                 let opts = Options {
                     intersect,
                     drop_zeros,
+                    kernels,
                     ..one.clone()
                 };
-                let what = format!("{what} {op} intersect={intersect} drop={drop_zeros}");
+                let what =
+                    format!("{what} {op} intersect={intersect} drop={drop_zeros} {kernels:?}");
                 let want = reference::ewise(a, b, op, &opts);
                 let got = ewise::ewise(a, b, op, &opts);
                 match (got, want) {
@@ -538,6 +549,44 @@ fn operands_ending_against_guard_pages_match_the_reference() {
         }
     }
     eprintln!("{pairs} guarded operand pairs");
+}
+
+/// `Options::kernels` picks the loops, and the report names them: generated code's
+/// description (its ISA and phase) where a kernel exists, `fast` for the monomorphized
+/// loops and for values generated code does not take.
+#[test]
+fn the_report_names_the_loops_that_ran() {
+    let e = Entries::from_parts(
+        vec![3, 5],
+        vec![vec![0, 0, 2], vec![1, 4, 3]],
+        ValueVec::F64(vec![1.0, 2.0, 3.0].into()),
+    )
+    .unwrap();
+    let a = stored(&e, "CSR", (None, None));
+    let ints = stored(
+        &Entries::from_parts(
+            vec![3, 5],
+            vec![vec![1], vec![2]],
+            ValueVec::I64(vec![7].into()),
+        )
+        .unwrap(),
+        "CSR",
+        (None, None),
+    );
+    let avx = sptk_jit::Isa::Avx2.available();
+    for op in [EwiseOp::Add, EwiseOp::Mul] {
+        let run = |x: &Tensor, kernels| {
+            let opts = Options {
+                kernels,
+                ..Options::default()
+            };
+            ewise::ewise_report(x, x, op, &opts).unwrap().explain.kernel
+        };
+        let generated = run(&a, Kernels::Generated);
+        assert_eq!(generated.ends_with(" fill"), avx, "{op}: {generated}");
+        assert!(run(&a, Kernels::Monomorphized).ends_with(" fast"), "{op}");
+        assert!(run(&ints, Kernels::Generated).ends_with(" fast"), "{op}");
+    }
 }
 
 /// Shapes that differ are refused by both, and `--intersect` with `add` too.

@@ -408,8 +408,8 @@ mod tests {
                 "'i32'",
             ),
             (
-                "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 neon fill",
-                "'neon'",
+                "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 mmx fill",
+                "'mmx'",
             ),
             (
                 "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 avx2 both",

@@ -14,7 +14,9 @@
 //!   `|a| + |b| - matches`. The count goes to `counts[row - lo]`.
 //! - fill: the union writes `min(x, y)` and `op(a or 0, b or 0)` each step without a branch
 //!   on the data (the absent value selected to zero by `cmov`), then the rest of the longer
-//!   list; the intersection writes every step at `k` and moves `k` on a match.
+//!   list; the intersection writes every step at `k` and moves `k` on a match. The row's
+//!   count (entries written) goes to `counts[row - lo]`: the fill is one pass, run per
+//!   range of `ewise::one_pass` into room for the range's bound.
 //!
 //! Blocks: a merge step moves `i` or `j` (or both) by one and `k` by at most one, so
 //! `m = min(a_end - i, b_end - j, k_end - k)` steps need no bound test; each merge runs
@@ -22,9 +24,10 @@
 //!
 //! Bounds: outer positions run in `q0..q1`, which the caller computed inside the arrays;
 //! each segment is clamped to `n`, the stored entries (so `pos` that do not ascend read
-//! nothing outside); a count is written only where `row - lo < hi - lo`; the fill reads
-//! the row's count `c`, refuses the chunk if `k + c > cap`, and every write step is bounded
-//! by `k < k + c`. An error returns `u64::MAX`.
+//! nothing outside); a count is written only where `row - lo < hi - lo`; the fill takes
+//! the row's bound `c` (union: both segments' lengths; intersection: the shorter's),
+//! refuses the chunk if `k + c > cap`, and every write step is bounded by `k < k + c`. An
+//! error returns `u64::MAX`.
 //!
 //! Registers (System V: `rdi` the arguments, kept): `r8` / `r9` A's and B's inner
 //! coordinates, `r10` / `r11` their values, `r12` / `r13` C's coordinates and values,
@@ -96,7 +99,9 @@ pub(super) mod slot {
     pub const K_END: i32 = 56;
     /// Zero, for `cmov` to select.
     pub const ZERO: i32 = 64;
-    pub const FRAME: i32 = 72;
+    /// C's position at the start of the row (fill).
+    pub const K_ROW: i32 = 72;
+    pub const FRAME: i32 = 80;
 }
 
 const SAVED: [u8; 6] = [gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15];
@@ -310,13 +315,10 @@ fn count_row(a: &mut Asm, d: &CoDesc, (sa, sb): (&Side, &Side)) -> Result<(), Ke
         ; jnz =>body
         ; jmp =>lp
         ; =>end
-        ; mov rax, QWORD [rsp + slot::I]
-        ; sub rax, QWORD [rdi + arg::LO]
-        ; mov rdx, QWORD [rdi + arg::HI]
-        ; sub rdx, QWORD [rdi + arg::LO]
-        ; cmp rax, rdx
-        ; jae =>skip
-        ; mov rdx, QWORD [rdi + arg::COUNTS]
+    );
+    count_slot(a, skip);
+    dynasm!(a.ops
+        ; .arch x64
         ; mov QWORD [rdx + rax * 8], rbx
         ; =>skip
         ; add r14, rbx
@@ -324,15 +326,10 @@ fn count_row(a: &mut Asm, d: &CoDesc, (sa, sb): (&Side, &Side)) -> Result<(), Ke
     Ok(())
 }
 
-/// The fill body: the row's entries at C's position `r14`, no more than its count.
+/// `rax = row - lo` and `rdx = counts`, where the row (slot `I`) lies inside the chunk
+/// `lo..hi`; else jumps to `outside`.
 #[allow(clippy::useless_conversion)]
-fn fill_row(
-    a: &mut Asm,
-    d: &CoDesc,
-    (sa, sb): (&Side, &Side),
-    fail: dynasmrt::DynamicLabel,
-) -> Result<(), KernelError> {
-    // k_end = k + counts[row - lo], inside the chunk's room.
+fn count_slot(a: &mut Asm, outside: dynasmrt::DynamicLabel) {
     dynasm!(a.ops
         ; .arch x64
         ; mov rax, QWORD [rsp + slot::I]
@@ -340,14 +337,43 @@ fn fill_row(
         ; mov rdx, QWORD [rdi + arg::HI]
         ; sub rdx, QWORD [rdi + arg::LO]
         ; cmp rax, rdx
-        ; jae =>fail
+        ; jae =>outside
         ; mov rdx, QWORD [rdi + arg::COUNTS]
-        ; mov rbx, QWORD [rdx + rax * 8]
+    );
+}
+
+/// The fill body: the row's entries at C's position `r14`, no more than its bound (union:
+/// both segments' lengths; intersection: the shorter one's), which must end inside the
+/// room (`cap`); then the row's count into `counts[row - lo]`.
+#[allow(clippy::useless_conversion)]
+fn fill_row(
+    a: &mut Asm,
+    d: &CoDesc,
+    (sa, sb): (&Side, &Side),
+    fail: dynasmrt::DynamicLabel,
+) -> Result<(), KernelError> {
+    // k_end = k + the row's bound, inside the room (segments never start past their ends:
+    // `Side::segment` clamps them).
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov rbx, QWORD [rsp + slot::A_END]
+        ; sub rbx, rsi
+        ; mov rax, QWORD [rsp + slot::B_END]
+        ; sub rax, rbp
+    );
+    if d.union {
+        dynasm!(a.ops ; .arch x64 ; add rbx, rax ; jc =>fail);
+    } else {
+        dynasm!(a.ops ; .arch x64 ; cmp rax, rbx ; cmovb rbx, rax);
+    }
+    dynasm!(a.ops
+        ; .arch x64
         ; add rbx, r14
         ; jc =>fail
         ; cmp rbx, QWORD [rdi + arg::CAP]
         ; ja =>fail
         ; mov QWORD [rsp + slot::K_END], rbx
+        ; mov QWORD [rsp + slot::K_ROW], r14
     );
     let v = Values::new(d.value);
     let (lp, rest) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
@@ -448,12 +474,14 @@ fn fill_row(
             ; =>rest
         );
     }
-    // A union must have written exactly the count; an intersection stops at it or at
-    // the end of a list, which is the same place.
+    // The row's count, where the row lies inside the chunk (always, for positions
+    // computed from `lo..hi`).
+    count_slot(a, fail);
     dynasm!(a.ops
         ; .arch x64
-        ; cmp r14, QWORD [rsp + slot::K_END]
-        ; jne =>fail
+        ; mov rcx, r14
+        ; sub rcx, QWORD [rsp + slot::K_ROW]
+        ; mov QWORD [rdx + rax * 8], rcx
     );
     Ok(())
 }

@@ -1,14 +1,13 @@
 //! Running generated co-iteration code: operands as levels over their arrays (any widths,
-//! either operand's own), the argument struct the code reads, the kernel cache, and the
-//! count and fill phases over `crate::run`'s chunks, which write C exactly as the fast path
-//! (`ewise/fast.rs`) does: counts per outer coordinate, each chunk's offset, C's
-//! coordinates and values allocated once and filled chunk by chunk.
+//! either operand's own), the argument struct the code reads, the kernel cache, the fill
+//! kernel run per range inside the fast path's one-pass pipeline (`ewise::one_pass`: each
+//! range merged into a thread's buffer and copied into C in range order), and the count
+//! kernel run on its own (its counts checked against the fill's by the tests).
 
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
 
 use sptk_tensor::{big_zeroed, Index, IndexVec, IndexWidth, Value};
 
@@ -16,7 +15,7 @@ use super::desc::{CoDesc, Operand, Phase};
 use super::emit::arg;
 use crate::code::Code;
 use crate::desc::{Isa, Real};
-use crate::ewise::{lock, split, EwiseError, EwiseOp, Filled, PhaseTimes};
+use crate::ewise::{lock, one_pass, split, EwiseError, EwiseOp, Filled, Room};
 use crate::run::{map_chunks, Chunk};
 use crate::KernelError;
 
@@ -351,46 +350,48 @@ pub(crate) struct Plan {
     pub first_touch_apart: bool,
 }
 
-/// `op` over the union or intersection of `a` and `b` by generated code, in `chunks`
-/// (outer-coordinate ranges covering `0..outer`): C's counts, offsets, coordinates (of
-/// type `C`) and values, as the fast path's `ewise` returns them.
+/// The kernel of `plan`'s operation on `a` and `b` in `phase`, with C's coordinates of
+/// type `C` and values of type `V`, as a callable entry.
 ///
 /// # Errors
 /// No kernel for the pair or the value type (`EwiseError::Convert`: the fast path should
-/// run), memory for
-/// C, or a kernel refusing a chunk (arrays that contradict their counts).
-pub(crate) fn ewise_levels<C: Index, V: Value>(
+/// run).
+fn entry<C: Index, V: Value>(
     a: &Levels<'_>,
     b: &Levels<'_>,
     plan: Plan,
-    (outer, chunks): (usize, &[Chunk]),
-) -> Result<Filled<C, V>, EwiseError> {
-    let no_kernel = |e: KernelError| EwiseError::Convert(format!("generated code: {e}"));
+    phase: Phase,
+) -> Result<(Arc<CoKernel>, Entry), EwiseError> {
     let value = real_of::<V>().ok_or_else(|| {
         EwiseError::Convert(format!("no generated code for {} values", V::TYPE.name()))
     })?;
-    let out_crd = Ix::of_slice::<C>(&[]).width;
     let desc = CoDesc {
         union: plan.union,
         op: plan.op,
         a: a.desc,
         b: b.desc,
-        out_crd,
+        out_crd: Ix::of_slice::<C>(&[]).width,
         value,
         isa: plan.isa,
-        phase: Phase::Count,
+        phase,
     };
-    let count_k = kernel(&desc).map_err(no_kernel)?;
-    let fill_k = kernel(&desc.with_phase(Phase::Fill)).map_err(no_kernel)?;
-    // SAFETY: both were generated for `Entry`'s signature (emit.rs: System V, `rdi` the
-    // arguments, the result in `rax`) and mapped executable on a CPU with their ISA.
-    let (count, fill): (Entry, Entry) = unsafe {
-        (
-            std::mem::transmute::<*const u8, Entry>(count_k.code.entry()),
-            std::mem::transmute::<*const u8, Entry>(fill_k.code.entry()),
-        )
-    };
-    let args = |range: Chunk, counts: *mut u64, out: (*mut u8, *mut u8), cap: usize| CoArgs {
+    let k = kernel(&desc).map_err(|e| EwiseError::Convert(format!("generated code: {e}")))?;
+    // SAFETY: the code was generated for `Entry`'s signature (emit.rs: System V, `rdi` the
+    // arguments, the result in `rax`) and mapped executable on a CPU with its ISA
+    // (`kernel` checks `Isa::available`).
+    let f = unsafe { std::mem::transmute::<*const u8, Entry>(k.code.entry()) };
+    Ok((k, f))
+}
+
+/// The arguments of one call over the outer coordinates `range`.
+fn call_args(
+    (a, b): (&Levels<'_>, &Levels<'_>),
+    range: Chunk,
+    counts: *mut u64,
+    out: (*mut u8, *mut u8),
+    cap: usize,
+) -> CoArgs {
+    CoArgs {
         a: a.args(range),
         b: b.args(range),
         lo: range.0 as u64,
@@ -399,11 +400,64 @@ pub(crate) fn ewise_levels<C: Index, V: Value>(
         out_crd: out.0,
         out_val: out.1,
         cap: cap as u64,
-    };
-    let alloc = |e: sptk_tensor::ConvertError| EwiseError::Alloc(e.to_string());
-    let mut times = PhaseTimes::default();
-    let start = Instant::now();
-    let mut counts: Vec<u64> = big_zeroed(outer).map_err(alloc)?;
+    }
+}
+
+/// `op` over the union or intersection of `a` and `b` by generated code, over the outer
+/// coordinates `0..outer`, in one pass: the fill kernel merges each range of the fast
+/// path's pipeline (`ewise::one_pass`) into room for its bound, storing each outer
+/// coordinate's count. Returns C's counts, ranges, offsets, coordinates (of type `C`) and
+/// values, as the fast path does; the kernel's description comes back with them.
+///
+/// # Errors
+/// No kernel for the pair or the value type (`EwiseError::Convert`: the fast path should
+/// run), memory for C, or a kernel refusing a range (arrays that contradict their counts).
+pub(crate) fn ewise_levels<C: Index, V: Value>(
+    a: &Levels<'_>,
+    b: &Levels<'_>,
+    plan: Plan,
+    outer: usize,
+) -> Result<(Filled<C, V>, CoDesc), EwiseError> {
+    let (k, fill) = entry::<C, V>(a, b, plan, Phase::Fill)?;
+    let filled = one_pass(
+        |i| (a.entries_before(i), b.entries_before(i)),
+        (plan.union, outer),
+        (plan.threads, plan.first_touch_apart),
+        |range, counts: &mut [u64], (oc, ov): Room<'_, C, V>| {
+            let cap = oc.len().min(ov.len());
+            if counts.len() != range.1.checked_sub(range.0)? {
+                return None;
+            }
+            let out = (oc.as_mut_ptr().cast::<u8>(), ov.as_mut_ptr().cast::<u8>());
+            let x = call_args((a, b), range, counts.as_mut_ptr(), out, cap);
+            // SAFETY: the code reads A's and B's arrays at outer positions `q0..q1`
+            // (computed inside them by `Levels::positions`) and inner positions clamped to
+            // `n` (the stored entries, within the coordinate and value arrays:
+            // `Levels::entries`). It writes `counts[row - lo]` only for `row - lo < hi -
+            // lo`, the slice's length (checked above), and C's coordinates and values at
+            // `k` only while `k < k_end`, where `k_end`, the row's start plus the row's
+            // bound, is checked against `cap` (both rooms' length) before the row
+            // (emit.rs). `Levels` views immutable slices alive for this call.
+            let k = unsafe { fill(&x) };
+            usize::try_from(k).ok().filter(|&k| k <= cap)
+        },
+    )?;
+    Ok((filled, k.desc))
+}
+
+/// The count kernel's entries per outer coordinate `0..outer` (the count phase of the
+/// same description as the fill, run over `chunks`).
+///
+/// # Errors
+/// As [`ewise_levels`]; a kernel refusing a chunk.
+pub(crate) fn count_levels<V: Value>(
+    a: &Levels<'_>,
+    b: &Levels<'_>,
+    plan: Plan,
+    (outer, chunks): (usize, &[Chunk]),
+) -> Result<Vec<u64>, EwiseError> {
+    let (_k, count) = entry::<u64, V>(a, b, plan, Phase::Count)?;
+    let mut counts: Vec<u64> = big_zeroed(outer).map_err(|e| EwiseError::Alloc(e.to_string()))?;
     let count_pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));
     let totals = map_chunks(chunks, plan.threads, |c, range| {
         let mut piece = lock(&count_pieces[c]);
@@ -411,12 +465,9 @@ pub(crate) fn ewise_levels<C: Index, V: Value>(
             return u64::MAX;
         }
         let none = std::ptr::null_mut();
-        let x = args(range, piece.as_mut_ptr(), (none, none), 0);
-        // SAFETY: the code reads A's and B's arrays at outer positions `q0..q1` (computed
-        // inside them by `Levels::positions`) and inner positions clamped to `n` (the
-        // stored entries, within the coordinate and value arrays: `Levels::entries`); it
-        // writes `counts[row - lo]` only for `row - lo < hi - lo`, the piece's length
-        // (checked above). `Levels` views immutable slices alive for this call.
+        let x = call_args((a, b), range, piece.as_mut_ptr(), (none, none), 0);
+        // SAFETY: reads as in the fill ([`ewise_levels`]); writes `counts[row - lo]` only
+        // for `row - lo < hi - lo`, the piece's length (checked above), and nothing of C.
         unsafe { count(&x) }
     });
     drop(count_pieces);
@@ -425,59 +476,5 @@ pub(crate) fn ewise_levels<C: Index, V: Value>(
             "generated code refused a chunk in the count phase".into(),
         ));
     }
-    let mut offsets = Vec::with_capacity(totals.len() + 1);
-    let mut nnz = 0u64;
-    for t in &totals {
-        offsets.push(nnz);
-        nnz = nnz.saturating_add(*t);
-    }
-    offsets.push(nnz);
-    times.count = start.elapsed();
-
-    let start = Instant::now();
-    let n = usize::try_from(nnz).map_err(|_| EwiseError::Alloc(format!("{nnz} entries")))?;
-    let mut crd: Vec<C> = big_zeroed(n).map_err(alloc)?;
-    let mut values: Vec<V> = big_zeroed(n).map_err(alloc)?;
-    if plan.first_touch_apart {
-        crd.iter_mut().for_each(|x| *x = C::default());
-        values.iter_mut().for_each(|x| *x = V::default());
-    }
-    times.allocate = start.elapsed();
-
-    let start = Instant::now();
-    let lens = || totals.iter().map(|&t| t as usize);
-    let crd_pieces = split(&mut crd, lens());
-    let value_pieces = split(&mut values, lens());
-    let counts_ref = &counts;
-    let written = map_chunks(chunks, plan.threads, |c, range| {
-        let (mut oc, mut ov) = (lock(&crd_pieces[c]), lock(&value_pieces[c]));
-        let cap = oc.len().min(ov.len());
-        let Some(row_counts) = counts_ref.get(range.0..range.1) else {
-            return false;
-        };
-        let out = (oc.as_mut_ptr().cast::<u8>(), ov.as_mut_ptr().cast::<u8>());
-        // The code only reads the counts in the fill phase.
-        let x = args(range, row_counts.as_ptr().cast_mut(), out, cap);
-        // SAFETY: reads as in the count phase (and `counts[row - lo]`, `row - lo < hi -
-        // lo`, the slice's length); writes C's coordinates and values at `k` only while
-        // `k < k + counts[row - lo] <= cap`, checked per row (emit.rs), `cap` both pieces'
-        // length. The counts are not written.
-        let k = unsafe { fill(&x) };
-        k == cap as u64 && cap == oc.len()
-    });
-    drop((crd_pieces, value_pieces));
-    times.fill = start.elapsed();
-    if written.iter().any(|ok| !ok) {
-        return Err(EwiseError::Alloc(
-            "the generated fill phase wrote another count than the count phase".into(),
-        ));
-    }
-    Ok(Filled {
-        counts,
-        chunks: chunks.to_vec(),
-        offsets,
-        crd,
-        values,
-        times,
-    })
+    Ok(counts)
 }

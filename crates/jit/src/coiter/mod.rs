@@ -11,14 +11,18 @@ pair of operands, generated from their levels, never from their format names.
   positions), end test, coordinate read, segment and step, and for dense levels locate.
 - `emit.rs`: one co-iteration routine over two cursors (union: the dense range walked,
   the smaller coordinate taken; intersection: the side behind advances, locating in a
-  dense level), one branchless inner merge, in a count body and a fill body.
+  dense level), one branchless inner merge, in a count body and a one-pass fill body
+  (each row's entries and its count, into room for the range's bound).
 - `exec.rs`: operands as [`Levels`](exec::Levels) over their arrays, the argument struct,
-  the kernel cache ([`kernel`]), and the count and fill phases over `crate::run`'s chunks,
-  returning C's counts, offsets, coordinates and values as the fast path does.
+  the kernel cache ([`kernel`]), the fill run per range inside the fast path's one-pass
+  pipeline (`ewise::one_pass`), returning C's counts, offsets, coordinates and values as
+  the monomorphized loops do, and the count phase on its own.
 
 Entry points: [`ewise`] on two stored tensors as they are (CSR, CSC, DCSR, DCSC, COO AoS
-and SoA, sparse vectors, each at its own widths, no planner); `ewise_pair` for the fast
-path's operands (see its text); [`generate`] for the bytes of any description on any host.
+and SoA, sparse vectors, each at its own widths, no planner); [`counts`], the count
+phase alone; `ewise_pair` for the fast path's operands, which `ewise::ewise` runs where
+[`Kernels`](crate::ewise::Kernels) picks generated code; [`generate`] for the bytes of any
+description on any host.
 */
 
 mod asm;
@@ -34,12 +38,12 @@ use sptk_tensor::{
 
 pub(crate) use crate::ewise::Filled;
 pub use desc::{AnyDesc, CoDesc, Level, LevelKind, Operand, Phase};
-pub(crate) use exec::{ewise_levels, Ix, Levels, Plan};
+pub(crate) use exec::{count_levels, ewise_levels, Ix, Levels, Plan};
 pub use exec::{kernel, CoKernel};
 
 use crate::desc::{Format, Isa};
-use crate::ewise::{EwiseError, EwiseOp, PhaseTimes};
-use crate::run::{chunk_by_weight, Chunk, ENTRY_CHUNKS};
+use crate::ewise::{EwiseError, EwiseOp};
+use crate::run::{chunk_by_weight, ENTRY_CHUNKS};
 use crate::KernelError;
 
 /// The machine code of `desc`, on any host (nothing is mapped or run).
@@ -162,34 +166,46 @@ pub fn ewise(
     isa: Isa,
     threads: usize,
 ) -> Result<Tensor, EwiseError> {
-    let (c, _) = run(a, b, (op, union), (isa, threads), true)?;
-    c.ok_or_else(|| EwiseError::Convert("C was not built".into()))
+    match run(a, b, (op, union), (isa, threads), false)? {
+        Ran::C(c) => Ok(*c),
+        Ran::Counts(_) => Err(EwiseError::Convert("C was not built".into())),
+    }
 }
 
-/// [`ewise`]'s count, allocation and fill phases alone (C's arrays dropped, no tensor
-/// built): what the benchmarks compare with the fast path's [`PhaseTimes`].
+/// The count kernel's entries per outer coordinate of `op(A, B)` over the union
+/// (`union`) or the intersection, operands as [`ewise`] takes them: what the one-pass
+/// fill stores as C's row lengths, by the count phase of the same description, run over
+/// [`ENTRY_CHUNKS`] ranges on `threads` threads.
 ///
 /// # Errors
 /// As [`ewise`].
-pub fn ewise_times(
+pub fn counts(
     a: &Tensor,
     b: &Tensor,
-    op: EwiseOp,
-    union: bool,
-    isa: Isa,
-    threads: usize,
-) -> Result<PhaseTimes, EwiseError> {
-    Ok(run(a, b, (op, union), (isa, threads), false)?.1)
+    (op, union): (EwiseOp, bool),
+    (isa, threads): (Isa, usize),
+) -> Result<Vec<u64>, EwiseError> {
+    match run(a, b, (op, union), (isa, threads), true)? {
+        Ran::Counts(c) => Ok(c),
+        Ran::C(_) => Err(EwiseError::Convert("no counts".into())),
+    }
 }
 
-type Ran = (Option<Tensor>, PhaseTimes);
+/// What [`run`] gives back.
+enum Ran {
+    /// C (the fill).
+    C(Box<Tensor>),
+    /// Entries per outer coordinate (the count phase alone).
+    Counts(Vec<u64>),
+}
 
+/// C by the fill, or with `count` the count phase's counts alone.
 fn run(
     a: &Tensor,
     b: &Tensor,
     (op, union): (EwiseOp, bool),
     (isa, threads): (Isa, usize),
-    keep: bool,
+    count: bool,
 ) -> Result<Ran, EwiseError> {
     let plan = Plan {
         op,
@@ -199,8 +215,8 @@ fn run(
         first_touch_apart: false,
     };
     match (a.values(), b.values()) {
-        (ValueVec::F64(x), ValueVec::F64(y)) => typed::<f64>(a, b, (x, y), plan, keep),
-        (ValueVec::F32(x), ValueVec::F32(y)) => typed::<f32>(a, b, (x, y), plan, keep),
+        (ValueVec::F64(x), ValueVec::F64(y)) => typed::<f64>(a, b, (x, y), plan, count),
+        (ValueVec::F32(x), ValueVec::F32(y)) => typed::<f32>(a, b, (x, y), plan, count),
         _ => Err(EwiseError::ValueType(
             "generated co-iteration takes two f32 or two f64 operands".into(),
         )),
@@ -212,7 +228,7 @@ fn typed<V: ValueVecAccess>(
     b: &Tensor,
     (av, bv): (&[V], &[V]),
     plan: Plan,
-    keep: bool,
+    count: bool,
 ) -> Result<Ran, EwiseError> {
     let dims = a.dim_sizes().to_vec();
     if dims != b.dim_sizes() || !(1..=2).contains(&dims.len()) {
@@ -231,31 +247,31 @@ fn typed<V: ValueVecAccess>(
     }
     let outer = if dims.len() == 1 { 1 } else { dims[outer_dim] };
     let outer = usize::try_from(outer).map_err(|_| EwiseError::Shape(format!("{dims:?}")))?;
-    let chunks = chunk_by_weight(0..outer, ENTRY_CHUNKS, |i| {
-        la.entries_before(i).saturating_add(lb.entries_before(i))
-    });
-    let wide = la.desc.crd.bits().max(lb.desc.crd.bits());
-    match wide {
-        8 => build::<u8, V>(&la, &lb, plan, (outer, &chunks), (&dims, outer_dim), keep),
-        16 => build::<u16, V>(&la, &lb, plan, (outer, &chunks), (&dims, outer_dim), keep),
-        32 => build::<u32, V>(&la, &lb, plan, (outer, &chunks), (&dims, outer_dim), keep),
-        _ => build::<u64, V>(&la, &lb, plan, (outer, &chunks), (&dims, outer_dim), keep),
+    if count {
+        let chunks = chunk_by_weight(0..outer, ENTRY_CHUNKS, |i| {
+            la.entries_before(i).saturating_add(lb.entries_before(i))
+        });
+        let counts = count_levels::<V>(&la, &lb, plan, (outer, &chunks))?;
+        return Ok(Ran::Counts(counts));
     }
+    let wide = la.desc.crd.bits().max(lb.desc.crd.bits());
+    let c = match wide {
+        8 => build::<u8, V>(&la, &lb, plan, outer, (&dims, outer_dim)),
+        16 => build::<u16, V>(&la, &lb, plan, outer, (&dims, outer_dim)),
+        32 => build::<u32, V>(&la, &lb, plan, outer, (&dims, outer_dim)),
+        _ => build::<u64, V>(&la, &lb, plan, outer, (&dims, outer_dim)),
+    }?;
+    Ok(Ran::C(Box::new(c)))
 }
 
 fn build<C: Index, V: ValueVecAccess>(
     a: &Levels<'_>,
     b: &Levels<'_>,
     plan: Plan,
-    (outer, chunks): (usize, &[Chunk]),
+    outer: usize,
     (dims, outer_dim): (&[u64], usize),
-    keep: bool,
-) -> Result<Ran, EwiseError> {
-    let filled = ewise_levels::<C, V>(a, b, plan, (outer, chunks))?;
-    let times = filled.times;
-    if !keep {
-        return Ok((None, times));
-    }
+) -> Result<Tensor, EwiseError> {
+    let (filled, _) = ewise_levels::<C, V>(a, b, plan, outer)?;
     let mut pos = Vec::with_capacity(filled.counts.len() + 1);
     let mut at = 0u64;
     pos.push(0);
@@ -286,41 +302,35 @@ fn build<C: Index, V: ValueVecAccess>(
     });
     let c = Tensor::try_from_parts(encoding, dims.to_vec(), levels, V::wrap(filled.values))
         .map_err(|e| EwiseError::Convert(format!("C: {e}")))?;
-    Ok((Some(c), times))
+    Ok(c)
 }
 
 /// One fast-path operand: `(outer, pos, crd, values)` as `ewise::levels::Side` and its
 /// values hold them (`outer` `None` for a dense outer level).
 pub(crate) type PairSide<'a, P, C, V> = (Option<&'a [C]>, &'a [P], &'a [C], &'a [V]);
 
-/// The fast path's operands through generated code: what `ewise/dispatch.rs` calls where
-/// generated code is the default. Each operand is `(outer, pos, crd, values)` as
-/// `levels::Side` holds them (`outer` the compressed outer level's coordinates, `None`
-/// for a dense one), at the widths `P`, `C`, over the outer coordinates `0..outer` (in
-/// [`ENTRY_CHUNKS`] ranges balanced by nnz(A) + nnz(B)). Returns the fields of
-/// `fast::Filled` (C's counts, the ranges, their offsets, coordinates, values and the phase
-/// times), for `output::build`.
+/// The fast path's operands through generated code: what `ewise/mod.rs` calls where
+/// generated code runs. Each operand is `(outer, pos, crd, values)` as `levels::Side`
+/// holds them (`outer` the compressed outer level's coordinates, `None` for a dense one),
+/// at the widths `P`, `C`, over the outer coordinates `0..outer`, in the fast path's
+/// one-pass pipeline. Returns the fields of `fast::Filled` (C's counts, the ranges, their
+/// offsets, coordinates, values and the phase times), for `output::build`, and the
+/// kernel's description.
 ///
 /// # Errors
 /// `EwiseError::Convert` where no kernel is generated for the pair or this CPU lacks the
 /// ISA, or `V` is not f32 / f64 (the caller then runs the fast path); memory for C.
-// Called by the tests until dispatch calls it.
-#[allow(dead_code)]
 pub(crate) fn ewise_pair<P: Index, C: Index, V: Value>(
     a: PairSide<'_, P, C, V>,
     b: PairSide<'_, P, C, V>,
     plan: Plan,
     outer: usize,
-) -> Result<Filled<C, V>, EwiseError> {
+) -> Result<(Filled<C, V>, CoDesc), EwiseError> {
     let (la, lb) = (pair_side(a)?, pair_side(b)?);
-    let chunks = chunk_by_weight(0..outer, ENTRY_CHUNKS, |i| {
-        la.entries_before(i).saturating_add(lb.entries_before(i))
-    });
-    ewise_levels::<C, V>(&la, &lb, plan, (outer, &chunks))
+    ewise_levels::<C, V>(&la, &lb, plan, outer)
 }
 
 /// One fast-path operand as levels: CSR-like (dense outer) or DCSR-like (compressed).
-#[allow(dead_code)]
 fn pair_side<'a, P: Index, C: Index, V: Value>(
     (o, p, c, v): PairSide<'a, P, C, V>,
 ) -> Result<Levels<'a>, EwiseError> {
@@ -391,7 +401,7 @@ mod tests {
                     threads: 2,
                     first_touch_apart: true,
                 };
-                let got = ewise_pair::<u32, u16, f64>(side(&a), side(&b), plan, 6).unwrap();
+                let (got, _) = ewise_pair::<u32, u16, f64>(side(&a), side(&b), plan, 6).unwrap();
                 let mut pos = vec![0];
                 for n in &got.counts {
                     pos.push(pos.last().unwrap() + n);

@@ -9,6 +9,7 @@
 //! touched. C's positions come from the entry counts each range stores.
 
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -117,15 +118,7 @@ struct Buffer<C, V> {
 
 /// The element-wise operation `O` over the union (`union`) or the intersection of the
 /// stored coordinates of `pair`, over the outer coordinates `0..outer`, on `threads`
-/// threads, in one pass over the operands.
-///
-/// The outer range is cut into chunks whose bound on C's entries (nnz(A) + nnz(B) of
-/// their outer coordinates for a union, the smaller of the two for an intersection) is
-/// about [`BUFFER_ENTRIES`]; C's arrays get room for the sum of the bounds (address space:
-/// only what is written is ever touched). Each chunk merges into its thread's buffer,
-/// takes its start in C from the chunk before it, publishes the next chunk's start and
-/// copies the buffer into place ([`Sequence`]); a chunk bound for more than a buffer holds
-/// (one long outer coordinate) waits for its start and merges into place.
+/// threads, in one pass over the operands ([`one_pass`] with the monomorphized merge).
 pub(crate) fn ewise<O: Binary, P: Index, C: Index>(
     pair: Pair<'_, P, C, O::V>,
     union: bool,
@@ -133,18 +126,58 @@ pub(crate) fn ewise<O: Binary, P: Index, C: Index>(
     threads: usize,
     first_touch_apart: bool,
 ) -> Result<Filled<C, O::V>, EwiseError> {
+    let (a, b) = (&pair.a, &pair.b);
+    one_pass(
+        |i| (a.entries_before(i), b.entries_before(i)),
+        (union, outer),
+        (threads, first_touch_apart),
+        |range, counts, out| Some(fill_rows::<O, P, C>(pair, union, range, counts, out)),
+    )
+}
+
+/// Room for one range's entries of C: coordinates and values, not yet written.
+pub(crate) type Room<'a, C, V> = (&'a mut [MaybeUninit<C>], &'a mut [MaybeUninit<V>]);
+
+/// C built in one pass by `merge`, which merges the outer coordinates of one range
+/// `lo..hi` into room for the range's bound (from the room's start), stores each outer
+/// coordinate's entry count in its `counts` (from `lo`) and returns how many entries it
+/// wrote (`None`: it refuses the range, arrays that contradict their counts). Both the
+/// monomorphized loops ([`ewise`]) and generated code (`coiter`) run through this.
+///
+/// The outer range `0..outer` is cut into chunks whose bound on C's entries (nnz(A) +
+/// nnz(B) of their outer coordinates for a `union`, the smaller of the two for an
+/// intersection; `entries_before(i)` gives A's and B's entries before outer coordinate
+/// `i`) is about [`BUFFER_ENTRIES`]; C's arrays get room for the sum of the bounds
+/// (address space: only what is written is ever touched). Each chunk merges into its
+/// thread's buffer, takes its start in C from the chunk before it, publishes the next
+/// chunk's start and copies the buffer into place ([`Sequence`]); a chunk bound for more
+/// than a buffer holds (one long outer coordinate) waits for its start and merges into
+/// place.
+pub(crate) fn one_pass<C, V, M>(
+    entries_before: impl Fn(usize) -> (u64, u64),
+    (union, outer): (bool, usize),
+    (threads, first_touch_apart): (usize, bool),
+    merge: M,
+) -> Result<Filled<C, V>, EwiseError>
+where
+    C: Index,
+    V: Copy + Default + Send + Sync,
+    M: Fn(Chunk, &mut [u64], Room<'_, C, V>) -> Option<usize> + Sync,
+{
     let alloc = |e: sptk_tensor::ConvertError| EwiseError::Alloc(e.to_string());
     let mut times = PhaseTimes::default();
     let start = Instant::now();
-    let (a, b) = (&pair.a, &pair.b);
-    let weight = |i: usize| a.entries_before(i).saturating_add(b.entries_before(i));
+    let weight = |i: usize| {
+        let (na, nb) = entries_before(i);
+        na.saturating_add(nb)
+    };
     let pieces = weight(outer).div_ceil(BUFFER_ENTRIES as u64).max(1);
     let chunks = chunk_by_weight(0..outer, usize::try_from(pieces).unwrap_or(1), weight);
     let bounds: Vec<usize> = chunks
         .iter()
         .map(|&(lo, hi)| {
-            let na = a.entries_before(hi).saturating_sub(a.entries_before(lo));
-            let nb = b.entries_before(hi).saturating_sub(b.entries_before(lo));
+            let ((a0, b0), (a1, b1)) = (entries_before(lo), entries_before(hi));
+            let (na, nb) = (a1.saturating_sub(a0), b1.saturating_sub(b0));
             let n = if union {
                 na.saturating_add(nb)
             } else {
@@ -159,7 +192,7 @@ pub(crate) fn ewise<O: Binary, P: Index, C: Index>(
         .ok_or_else(|| EwiseError::Alloc("C's bound overflows the address space".into()))?;
     let mut counts: Vec<u64> = big_zeroed(outer).map_err(alloc)?;
     let mut crd: Vec<C> = big_capacity(room).map_err(alloc)?;
-    let mut values: Vec<O::V> = big_capacity(room).map_err(alloc)?;
+    let mut values: Vec<V> = big_capacity(room).map_err(alloc)?;
     if first_touch_apart {
         touch(crd.spare_capacity_mut(), threads);
         touch(values.spare_capacity_mut(), threads);
@@ -168,10 +201,11 @@ pub(crate) fn ewise<O: Binary, P: Index, C: Index>(
 
     let start = Instant::now();
     let seq = Sequence::new(chunks.len());
+    let refused = AtomicBool::new(false);
     let count_pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));
     let (crd_at, values_at) = (
         SendPtr(crd.as_mut_ptr().cast::<MaybeUninit<C>>()),
-        SendPtr(values.as_mut_ptr().cast::<MaybeUninit<O::V>>()),
+        SendPtr(values.as_mut_ptr().cast::<MaybeUninit<V>>()),
     );
     // Where chunk `c` may write: `start..start + bounds[c]`, inside the room since every
     // chunk before it wrote at most its bound.
@@ -191,27 +225,25 @@ pub(crate) fn ewise<O: Binary, P: Index, C: Index>(
         &chunks,
         threads,
         buffer,
-        |buf: &mut Buffer<C, O::V>, c, range| {
+        |buf: &mut Buffer<C, V>, c, range| {
             let publish = seq.publisher(c);
             let mut counts = lock(&count_pieces[c]);
             let bound = bounds.get(c).copied().unwrap_or(0);
             if bound <= buf.crd.len() {
-                let n = fill_rows::<O, P, C>(
-                    pair,
-                    union,
-                    range,
-                    &mut counts,
-                    (&mut buf.crd, &mut buf.values),
-                );
+                let room_here = (&mut buf.crd[..bound], &mut buf.values[..bound]);
+                let Some(n) = merge(range, &mut counts, room_here).filter(|&n| n <= bound) else {
+                    return refused.store(true, Ordering::Relaxed);
+                };
                 let Some(start) = seq.start(c) else { return };
                 let Some((at, _)) = place(c, start) else {
                     return;
                 };
                 publish.end(start + n as u64);
-                // SAFETY: `at + n <= at + bounds[c] <= room` (`place`), the room of both
-                // arrays; no other chunk writes `at..at + n`, since the next one starts at
-                // `at + n` (just published) and the ones before end at `at`. The buffer
-                // holds `n` written entries (`fill_rows` wrote `0..n`).
+                // SAFETY: `at + n <= at + bounds[c] <= room` (`place`; `n <= bound`
+                // checked above), the room of both arrays; no other chunk writes `at..at +
+                // n`, since the next one starts at `at + n` (just published) and the ones
+                // before end at `at`. The buffer holds `n` written entries (`merge` wrote
+                // `0..n`).
                 unsafe {
                     std::ptr::copy_nonoverlapping(buf.crd.as_ptr(), crd_at.get().add(at), n);
                     std::ptr::copy_nonoverlapping(buf.values.as_ptr(), values_at.get().add(at), n);
@@ -227,13 +259,21 @@ pub(crate) fn ewise<O: Binary, P: Index, C: Index>(
                 let n = unsafe {
                     let oc = std::slice::from_raw_parts_mut(crd_at.get().add(at), room_here);
                     let ov = std::slice::from_raw_parts_mut(values_at.get().add(at), room_here);
-                    fill_rows::<O, P, C>(pair, union, range, &mut counts, (oc, ov))
+                    merge(range, &mut counts, (oc, ov))
+                };
+                let Some(n) = n.filter(|&n| n <= room_here) else {
+                    return refused.store(true, Ordering::Relaxed);
                 };
                 publish.end(start + n as u64);
             }
         },
     );
     drop(count_pieces);
+    if refused.into_inner() {
+        return Err(EwiseError::Convert(
+            "an operand's arrays contradict their positions (a range was refused)".into(),
+        ));
+    }
     let offsets = seq.into_starts();
     let nnz = offsets.last().copied().unwrap_or(0);
     let tiled = offsets.len() == chunks.len() + 1
@@ -270,7 +310,7 @@ fn fill_rows<O: Binary, P: Index, C: Index>(
     union: bool,
     (lo, hi): Chunk,
     counts: &mut [u64],
-    (oc, ov): (&mut [MaybeUninit<C>], &mut [MaybeUninit<O::V>]),
+    (oc, ov): Room<'_, C, O::V>,
 ) -> usize {
     let mut k = 0;
     rows(&pair.a, &pair.b, (lo, hi), union, |i, sa, sb| {

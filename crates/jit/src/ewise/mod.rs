@@ -45,6 +45,7 @@ assert_eq!(d, ValueVec::F64(vec![20.0].into()));
 
 mod dispatch;
 mod fast;
+mod generated;
 mod levels;
 mod merge;
 mod operand;
@@ -59,13 +60,13 @@ use std::time::Instant;
 use sptk_encoding::Target;
 use sptk_tensor::{AutoWidths, IndexWidth, Tensor, ValueType, ValueVec};
 
+pub(crate) use self::{operand::plan, output::build as build_output};
 use crate::run::Chunk;
 use dispatch::{on_type, Kind, OpJob, TypeJob, Width, WidthJob};
 use fast::Pair;
 /// C's arrays as a merge leaves them, and the pieces its threads write: shared with the
 /// generated co-iteration of `coiter`.
-pub(crate) use fast::{lock, split, Filled};
-pub(crate) use self::{operand::plan, output::build as build_output};
+pub(crate) use fast::{lock, one_pass, split, Filled, Room};
 use levels::Side;
 use operand::{Arrays, Planned};
 use ops::Binary;
@@ -103,6 +104,24 @@ pub struct Options {
     /// [`PhaseTimes::allocate`] holds the first touch apart from the fill (for `--stats`;
     /// the room is a bound on C's size, so this touches more memory than C needs).
     pub first_touch_apart: bool,
+    /// Which loops merge `C = op(A, B)`: generated code or the monomorphized loops
+    /// ([`Kernels`]; `dot`, `rowdot` and the reductions always run the latter).
+    pub kernels: Kernels,
+}
+
+/// Which loops build an element-wise result. Either way C is built by the same one-pass
+/// pipeline and has the same bits; [`Explain::kernel`] says which ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kernels {
+    /// Generated code (`coiter`) for the operations and operand pairs where it was
+    /// measured at least as fast as the monomorphized loops, those loops elsewhere.
+    #[default]
+    Auto,
+    /// The monomorphized loops always.
+    Monomorphized,
+    /// Generated code wherever a kernel exists (f32 / f64 values on a CPU with AVX2 or
+    /// AVX-512), the monomorphized loops elsewhere.
+    Generated,
 }
 
 impl Options {
@@ -155,9 +174,13 @@ pub struct Explain {
     pub a: String,
     /// B's route.
     pub b: String,
-    /// The loops, as a one-line description:
-    /// `ewise union add csr.p32.c32 dcsr.p32.c32 -> csr f64 fast`.
+    /// The loops, as a one-line description: the monomorphized loops as
+    /// `ewise union add csr.p32.c32 dcsr.p32.c32 -> csr f64 fast`, generated code as its
+    /// kernel's description, `ewise union add csr.p32.c32 dcsr.p32.c32 -> csr f64 avx512
+    /// fill` (see [`crate::coiter::CoDesc`]).
     pub kernel: String,
+    /// True if generated code merged C (else the monomorphized loops; see [`Kernels`]).
+    pub generated: bool,
 }
 
 /// An element-wise result with how it was computed.
@@ -267,7 +290,6 @@ struct Prep<'a> {
     dims: Vec<u64>,
     /// Outer and inner sizes.
     shape: (usize, usize),
-    memory_limit: Option<u64>,
 }
 
 impl<'a> Prep<'a> {
@@ -300,7 +322,6 @@ impl<'a> Prep<'a> {
             value_type,
             outer_dim,
             dims: a.dim_sizes().to_vec(),
-            memory_limit: opts.memory_limit,
         })
     }
 
@@ -308,11 +329,12 @@ impl<'a> Prep<'a> {
         on_type(TypedPrep { prep: self, job }, self.value_type)?
     }
 
-    fn explain(&self, kernel: String) -> Explain {
+    fn explain(&self, (kernel, generated): (String, bool)) -> Explain {
         Explain {
             a: self.a.route.clone(),
             b: self.b.route.clone(),
             kernel,
+            generated,
         }
     }
 
@@ -421,7 +443,7 @@ struct EwiseJob<'o, 'p, 'a> {
     prep: &'p Prep<'a>,
 }
 
-type EwiseOut = Result<(Tensor, String, PhaseTimes), EwiseError>;
+type EwiseOut = Result<(Tensor, (String, bool), PhaseTimes), EwiseError>;
 
 impl PairJob for EwiseJob<'_, '_, '_> {
     type Out = EwiseOut;
@@ -432,7 +454,7 @@ impl PairJob for EwiseJob<'_, '_, '_> {
         _: &[Chunk],
         widths: (IndexWidth, IndexWidth),
     ) -> EwiseOut {
-        let kernel = format!(
+        let fast_kernel = format!(
             "ewise {} {} {} {} -> {} {} fast",
             if self.union { "union" } else { "intersection" },
             self.op,
@@ -446,12 +468,30 @@ impl PairJob for EwiseJob<'_, '_, '_> {
             V::TYPE.name()
         );
         let (op, opts) = (self.op, self.opts);
-        let stage = OpStage { job: self, pair };
-        let (tensor, times) = V::with_op(stage, op).ok_or_else(|| {
-            EwiseError::ValueType(format!("{op} is not defined on {} values", V::TYPE.name()))
-        })??;
-        let _ = opts;
-        Ok((tensor, kernel, times))
+        let generated = generated::run(
+            pair,
+            (op, self.union),
+            (prep.shape.0, opts),
+            (prep.a.outer_dense, prep.b.outer_dense),
+        )?;
+        let (filled, kernel) = match generated {
+            Some((filled, desc)) => (filled, (desc.to_string(), true)),
+            None => {
+                let stage = OpStage { job: self, pair };
+                let filled = V::with_op(stage, op).ok_or_else(|| {
+                    EwiseError::ValueType(format!(
+                        "{op} is not defined on {} values",
+                        V::TYPE.name()
+                    ))
+                })??;
+                (filled, (fast_kernel, false))
+            }
+        };
+        let mut times = filled.times;
+        let start = Instant::now();
+        let c = output::build(filled, (&prep.dims, prep.outer_dim), opts)?;
+        times.finish = start.elapsed();
+        Ok((c, kernel, times))
     }
 }
 
@@ -461,22 +501,16 @@ struct OpStage<'o, 'p, 'a, 'x, P, C, V> {
 }
 
 impl<P: Width, C: Width, V: Kind> OpJob<V> for OpStage<'_, '_, '_, '_, P, C, V> {
-    type Out = Result<(Tensor, PhaseTimes), EwiseError>;
+    type Out = Result<Filled<C, V>, EwiseError>;
     fn call<O: Binary<V = V>>(self) -> Self::Out {
         let (opts, prep) = (self.job.opts, self.job.prep);
-        let filled = fast::ewise::<O, P, C>(
+        fast::ewise::<O, P, C>(
             self.pair,
             self.job.union,
             prep.shape.0,
             opts.threads(),
             opts.first_touch_apart,
-        )?;
-        let mut times = filled.times;
-        let start = Instant::now();
-        let c = output::build(filled, (&prep.dims, prep.outer_dim), opts)?;
-        times.finish = start.elapsed();
-        let _ = prep.memory_limit;
-        Ok((c, times))
+        )
     }
 }
 

@@ -1,0 +1,74 @@
+//! Where generated co-iteration code (`crate::coiter`) merges `C = op(A, B)` instead of
+//! the monomorphized loops: both run inside the same one-pass pipeline
+//! (`fast::one_pass`), so C has the same bits either way; only the merge of a range
+//! differs.
+//!
+//! [`Kernels::Auto`] picks generated code for the operations and operand pairs where it
+//! was measured at least as fast as the monomorphized loops ([`by_default`]), and only
+//! where a kernel exists (f32 / f64 values, AVX-512 or AVX2 on this CPU).
+
+use super::dispatch::{Kind, Width};
+use super::fast::{Filled, Pair};
+use super::{EwiseError, EwiseOp, Kernels, Options};
+use crate::coiter::{self, CoDesc, Plan};
+use crate::desc::Isa;
+
+/// The operations and operand pairs (A's outer level dense, B's) where generated code
+/// runs by default: those where it was at least 1.0x the monomorphized loops on every
+/// benchmark pair of `benches/peers_ewise.py` (CSR x CSR, f64, 32-bit indices; measured by
+/// `tests/coiter.rs`'s bench, 2 threads, medians of 9 alternating runs). None yet: the
+/// one-pass generated fill against the monomorphized loops (monomorphized / generated)
+/// was add 0.89x / 0.92x uniform, 1.19x / 1.15x banded, 0.79x / 0.77x longrow; mul 0.80x
+/// / 0.82x, 1.03x / 0.85x, 0.61x / 0.74x (two runs). The generated inner merge reloads a
+/// list's head after each compare (a load on the path from one step to the next), which
+/// the monomorphized merge avoids by loading both next coordinates ahead.
+const BY_DEFAULT: &[(EwiseOp, (bool, bool))] = &[];
+
+/// True where [`Kernels::Auto`] runs generated code ([`BY_DEFAULT`]).
+fn by_default(op: EwiseOp, dense: (bool, bool)) -> bool {
+    BY_DEFAULT.contains(&(op, dense))
+}
+
+/// C's arrays as generated code left them, and the kernel's description.
+type Generated<C, V> = (Filled<C, V>, CoDesc);
+
+/// C's arrays by generated code with its kernel's description, or `None` where the
+/// monomorphized loops are to run ([`Options::kernels`], no kernel for the value type or
+/// this CPU). `dense` says which operands have a dense outer level.
+///
+/// # Errors
+/// Memory for C.
+pub(super) fn run<V: Kind, P: Width, C: Width>(
+    pair: Pair<'_, P, C, V>,
+    (op, union): (EwiseOp, bool),
+    (outer, opts): (usize, &Options),
+    dense: (bool, bool),
+) -> Result<Option<Generated<C, V>>, EwiseError> {
+    let wanted = match opts.kernels {
+        Kernels::Monomorphized => false,
+        Kernels::Generated => true,
+        Kernels::Auto => by_default(op, dense),
+    };
+    let isa = [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available());
+    let Some(isa) = isa.filter(|_| wanted) else {
+        return Ok(None);
+    };
+    let plan = Plan {
+        op,
+        union,
+        isa,
+        threads: opts.threads(),
+        first_touch_apart: opts.first_touch_apart,
+    };
+    let (a, b) = (pair.a, pair.b);
+    let sides = (
+        (a.outer, a.pos, a.crd, pair.av),
+        (b.outer, b.pos, b.crd, pair.bv),
+    );
+    match coiter::ewise_pair(sides.0, sides.1, plan, outer) {
+        Ok(done) => Ok(Some(done)),
+        // No kernel for these values or levels: the monomorphized loops run.
+        Err(EwiseError::Convert(_) | EwiseError::ValueType(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
