@@ -382,6 +382,12 @@ mod spt_csr;
 /// medians of `SPTK_BENCH_REPS` (7) runs alternating the two, on 2 threads, and
 /// monomorphized / generated (above 1: generated is faster).
 /// Run: `cargo test --release -p sptk-jit --test coiter -- --ignored --nocapture bench`.
+///
+/// Measured after 56d6da3 (full data, `SPTK_BENCH_REPS=9`, AVX-512, three runs at load
+/// 5-10 on the 2 shared cores), monomorphized / generated: add uniform 0.89x / 0.92x /
+/// 1.11x, banded 1.19x / 1.15x / 0.95x, longrow 0.79x / 0.77x / 1.41x; mul uniform 0.80x
+/// / 0.82x / 0.89x, banded 1.03x / 0.85x / 0.98x, longrow 0.61x / 0.74x / 0.74x. Hence
+/// `Kernels::Auto` keeps the monomorphized loops (`ewise/generated.rs`).
 #[test]
 #[ignore]
 fn bench_generated_against_the_fast_path() {

@@ -18,8 +18,9 @@ use crate::desc::Isa;
 /// benchmark pair of `benches/peers_ewise.py` (CSR x CSR, f64, 32-bit indices; measured by
 /// `tests/coiter.rs`'s bench, 2 threads, medians of 9 alternating runs). None yet: the
 /// one-pass generated fill against the monomorphized loops (monomorphized / generated)
-/// was add 0.89x / 0.92x uniform, 1.19x / 1.15x banded, 0.79x / 0.77x longrow; mul 0.80x
-/// / 0.82x, 1.03x / 0.85x, 0.61x / 0.74x (two runs). The generated inner merge reloads a
+/// was add 0.89x / 0.92x / 1.11x uniform, 1.19x / 1.15x / 0.95x banded, 0.79x / 0.77x /
+/// 1.41x longrow; mul 0.80x / 0.82x / 0.89x, 1.03x / 0.85x / 0.98x, 0.61x / 0.74x / 0.74x
+/// (three runs; add is within the noise of a loaded machine, mul below 1.0x). The generated inner merge reloads a
 /// list's head after each compare (a load on the path from one step to the next), which
 /// the monomorphized merge avoids by loading both next coordinates ahead.
 const BY_DEFAULT: &[(EwiseOp, (bool, bool))] = &[];
