@@ -257,7 +257,8 @@ readable!(
 );
 
 /// Reads `opened` and converts it as `request` and `convert` ask: straight into the
-/// target where `to` is given, the input is not transposed and its reader has a route (see
+/// target where `to` is given (or the request has a default target), the input is not
+/// transposed and its reader has a route (see
 /// [`Opened::read_converted`]), else read whole, transposed if asked, and converted into
 /// [`Request::target`] of what was read, its arrays moved into the result. A `to` that
 /// does not resolve for a matrix takes the second way, which reports it for the input's
@@ -299,7 +300,9 @@ fn route<R: Readable>(
     opts: &ReadOptions,
     (started, read_done): (Instant, &mut dyn FnMut()),
 ) -> Result<ReadAndConverted, RouteError> {
-    if request.to.is_some() && !request.transpose {
+    // The default target (a caller's CSR for a matrix) takes the direct route too: only
+    // coordinate formats have one, and they have no stored encoding to keep.
+    if (request.to.is_some() || request.default_target) && !request.transpose {
         if let Ok(target) = request.target(2, None, convert) {
             let direct = input.direct(&target, convert, opts);
             read_done();
@@ -334,6 +337,7 @@ fn route<R: Readable>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn request(to: Option<&str>) -> Request {
         Request {
@@ -413,6 +417,60 @@ mod tests {
         };
         let w = asked.auto_widths();
         assert!(!w.pos && w.crd);
+    }
+
+    #[test]
+    fn a_default_target_takes_the_direct_route_and_a_stored_encoding_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mtx = dir.path().join("a.mtx");
+        std::fs::write(
+            &mtx,
+            "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.5\n3 1 2.5\n",
+        )
+        .unwrap();
+        let request = Request {
+            default_target: true,
+            ..Request::default()
+        };
+        let read = |path: &Path| {
+            let opened = open_named(&[path], None, "dataset=", None).unwrap();
+            let opts = ReadOptions::default();
+            read_and_convert(
+                opened,
+                &request,
+                &ConvertOptions::default(),
+                &opts,
+                (Instant::now(), &mut || {}),
+            )
+            .map_err(|e| format!("{e:?}"))
+            .unwrap()
+        };
+        let done = read(&mtx);
+        assert!(
+            matches!(done.input.content, crate::Content::Streamed { .. }),
+            "read whole: {:?}",
+            done.input
+        );
+        let csr = sptk_encoding::resolve_target("CSR", 2).unwrap();
+        assert_eq!(Some(done.converted.tensor.encoding()), csr.encoding());
+        // A stored CSC tensor keeps its encoding.
+        let csc = sptk_encoding::resolve_target("CSC", 2).unwrap();
+        let t = sptk_tensor::convert(
+            &sptk_tensor::Entries::from_parts(
+                vec![3, 3],
+                vec![vec![0, 2], vec![1, 0]],
+                sptk_tensor::ValueVec::F64(vec![1.5, 2.5].into()),
+            )
+            .unwrap(),
+            &csc,
+            &ConvertOptions::default(),
+        )
+        .unwrap()
+        .tensor;
+        let spt = dir.path().join("a.spt");
+        sptk_store::write(&spt, &t, &Default::default()).unwrap();
+        let kept = read(&spt);
+        assert_eq!(Some(kept.converted.tensor.encoding()), csc.encoding());
     }
 
     #[test]
