@@ -8,6 +8,9 @@
 //! - A list more than [`GALLOP_RATIO`] times shorter than the other gallops: each of its
 //!   coordinates is found in the long list by an exponential then a binary search, so an
 //!   intersection costs `short * log(long / short)` steps instead of `long + short`.
+//! - Otherwise, where the shorter list has at most 16 32-bit coordinates and the CPU has
+//!   AVX-512F, an intersection or dot compares each coordinate of the longer list with
+//!   the whole shorter one at once (`short.rs`); the matches and sums are the same.
 //!
 //! Reads inside the loops are unchecked where the loop condition has just checked the
 //! index; writes into C are checked (a compare that always passes). C's arrays are room
@@ -197,6 +200,15 @@ pub(crate) fn intersection_fill<O: Binary, C: Index>(
         });
         return k + n;
     }
+    #[cfg(target_arch = "x86_64")]
+    if super::short::applies::<C>(na, nb) {
+        let n = super::short::intersection_fill::<O, C>(
+            (&a[..na], &av[..na]),
+            (&b[..nb], &bv[..nb]),
+            (oc, ov),
+        );
+        return k + n;
+    }
     let (mut i, mut j) = (0, 0);
     if na > 1 && nb > 1 {
         // The next coordinates loaded ahead of the compare, as in `union_fill`.
@@ -257,6 +269,10 @@ pub(crate) fn dot_row<V: Arith, C: Index>(
             acc = V::add(acc, V::mul(av[i], bv[j]));
         });
         return acc;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::short::applies::<C>(na, nb) {
+        return super::short::dot_row((&a[..na], &av[..na]), (&b[..nb], &bv[..nb]), acc);
     }
     let (mut i, mut j) = (0, 0);
     if na > 1 && nb > 1 {

@@ -52,6 +52,8 @@ mod operand;
 pub mod ops;
 mod output;
 mod reduce;
+#[cfg(target_arch = "x86_64")]
+mod short;
 pub mod reference;
 
 use std::fmt;
