@@ -11,7 +11,7 @@
 use std::ffi::CString;
 use std::path::Path;
 
-use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::RecordBatchReader;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict};
