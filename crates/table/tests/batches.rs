@@ -57,11 +57,19 @@ fn batches_read_straight_into_csr_equal_the_coordinate_route() {
     let csr = sptk_encoding::resolve_target("CSR", 2).unwrap();
     let opts = ConvertOptions::default();
     // One batch larger than a part (cut into several), then a few small ones.
-    let batches = vec![random(600_000, 7), random(1000, 8), random(0, 9), random(33, 10)];
+    let batches = vec![
+        random(600_000, 7),
+        random(1000, 8),
+        random(0, 9),
+        random(33, 10),
+    ];
     let t = table(batches.clone(), &TableOptions::default()).unwrap();
     assert!(t.part_count() >= 3, "{} parts", t.part_count());
     assert_eq!(t.rows(), Some(601_033));
-    let direct = t.read_converted(&csr, &opts).unwrap().expect("a direct route");
+    let direct = t
+        .read_converted(&csr, &opts)
+        .unwrap()
+        .expect("a direct route");
     let entries = table(batches, &TableOptions::default())
         .unwrap()
         .read_entries()
@@ -73,7 +81,9 @@ fn batches_read_straight_into_csr_equal_the_coordinate_route() {
         general.tensor.print_storage()
     );
     assert!(
-        t.notes().iter().any(|n| n.contains("largest coordinates + 1")),
+        t.notes()
+            .iter()
+            .any(|n| n.contains("largest coordinates + 1")),
         "{:?}",
         t.notes()
     );
@@ -104,11 +114,14 @@ fn nulls_and_negative_coordinates_are_refused_with_column_and_row() {
         Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0])),
     ];
     let nulls = RecordBatch::try_new(schema(), columns).unwrap();
-    let e = table(vec![batch(vec![0], vec![0], vec![1.0]), nulls], &TableOptions::default())
-        .unwrap()
-        .read_entries()
-        .err()
-        .unwrap();
+    let e = table(
+        vec![batch(vec![0], vec![0], vec![1.0]), nulls],
+        &TableOptions::default(),
+    )
+    .unwrap()
+    .read_entries()
+    .err()
+    .unwrap();
     assert_eq!(
         e.to_string(),
         "the stream: column `row`, row 2: null value (every row needs a coordinate and a value)"
@@ -123,7 +136,8 @@ fn nulls_and_negative_coordinates_are_refused_with_column_and_row() {
         Err(e) => e,
     };
     assert!(
-        e.to_string().contains("column `row`, row 2: negative coordinate -4"),
+        e.to_string()
+            .contains("column `row`, row 2: negative coordinate -4"),
         "{e}"
     );
 }
@@ -135,10 +149,16 @@ fn a_batch_that_breaks_the_schema_or_fails_is_refused() {
         vec![Arc::new(Int32Array::from(vec![1])) as ArrayRef],
     )
     .unwrap();
-    let e = table(vec![batch(vec![0], vec![0], vec![1.0]), other], &TableOptions::default())
-        .err()
-        .unwrap();
-    assert!(e.to_string().contains("record batch 1: its columns differ"), "{e}");
+    let e = table(
+        vec![batch(vec![0], vec![0], vec![1.0]), other],
+        &TableOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        e.to_string().contains("record batch 1: its columns differ"),
+        "{e}"
+    );
     let failing = vec![
         Ok(batch(vec![0], vec![0], vec![1.0])),
         Err(ArrowError::ComputeError("the producer gave up".into())),
