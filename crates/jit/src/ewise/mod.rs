@@ -52,9 +52,9 @@ mod operand;
 pub mod ops;
 mod output;
 mod reduce;
+pub mod reference;
 #[cfg(target_arch = "x86_64")]
 mod short;
-pub mod reference;
 
 use std::fmt;
 use std::time::Instant;
