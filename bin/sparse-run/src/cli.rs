@@ -89,9 +89,9 @@ pub struct SpmvArgs {
     /// The y that beta scales: a 1-D `.npy` file.
     #[arg(long = "y")]
     pub y0: Option<PathBuf>,
-    /// Instruction set: scalar, avx2 or avx512 (default: the best this CPU has), or
-    /// `reference` for the plain Rust reference kernels (one thread, any CPU; the default
-    /// off x86-64).
+    /// Instruction set: scalar, avx2 or avx512 on x86-64, neon on AArch64 (default: the
+    /// best this CPU has), or `reference` for the plain Rust reference kernels (one
+    /// thread, any CPU; the default elsewhere).
     #[arg(long)]
     pub isa: Option<String>,
     /// Draw the runs on a roofline picture (a PNG file).
