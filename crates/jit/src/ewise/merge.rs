@@ -201,12 +201,11 @@ pub(crate) fn intersection_fill<O: Binary, C: Index>(
         return k + n;
     }
     #[cfg(target_arch = "x86_64")]
-    if super::short::applies::<C>(na, nb) {
-        let n = super::short::intersection_fill::<O, C>(
-            (&a[..na], &av[..na]),
-            (&b[..nb], &bv[..nb]),
-            (oc, ov),
-        );
+    if let Some(n) = super::short::intersection_fill::<O, C>(
+        (&a[..na], &av[..na]),
+        (&b[..nb], &bv[..nb]),
+        (&mut *oc, &mut *ov),
+    ) {
         return k + n;
     }
     let (mut i, mut j) = (0, 0);
@@ -271,8 +270,8 @@ pub(crate) fn dot_row<V: Arith, C: Index>(
         return acc;
     }
     #[cfg(target_arch = "x86_64")]
-    if super::short::applies::<C>(na, nb) {
-        return super::short::dot_row((&a[..na], &av[..na]), (&b[..nb], &bv[..nb]), acc);
+    if let Some(sum) = super::short::dot_row((&a[..na], &av[..na]), (&b[..nb], &bv[..nb]), acc) {
+        return sum;
     }
     let (mut i, mut j) = (0, 0);
     if na > 1 && nb > 1 {

@@ -96,17 +96,21 @@ unsafe fn each_compare<S: Visit, const SHORT_IS_A: bool>(
 }
 
 /// Runs `visit` over the compares of A's and B's coordinates, the shorter list in the
-/// register.
+/// register; `None` (nothing visited) where the compares do not apply ([`applies`]).
 #[inline(always)]
-fn compare_all<S: Visit>(a: &[u32], b: &[u32], visit: S) -> S::Out {
-    // SAFETY: every caller has asked `applies`, which found AVX-512F.
-    unsafe {
+fn compare_all<S: Visit, C: Index>(a: &[C], b: &[C], visit: S) -> Option<S::Out> {
+    if !applies::<C>(a.len(), b.len()) {
+        return None;
+    }
+    let (a, b) = (as_u32(a)?, as_u32(b)?);
+    // SAFETY: `applies` (just above) found AVX-512F.
+    Some(unsafe {
         if a.len() <= b.len() {
             each_compare::<S, true>(a, b, visit)
         } else {
             each_compare::<S, false>(b, a, visit)
         }
-    }
+    })
 }
 
 /// The intersection's entries written at `n` on each compare, `n` moving on only on a
@@ -144,18 +148,15 @@ impl<O: Binary, C: Copy> Visit for Fill<'_, O, C> {
 }
 
 /// The intersection of `(a, av)` and `(b, bv)` written from `oc[0]`, `ov[0]` on, with
-/// `O`'s values; returns how many entries it wrote. Writes only below the outputs'
-/// length, which must be at least the shorter list's. The values are as long as their
-/// coordinates. Call only where [`applies`] said so.
+/// `O`'s values; returns how many entries it wrote, or `None` (nothing written) where the
+/// compares do not apply ([`applies`]). Writes only below the outputs' length, which must
+/// be at least the shorter list's. The values are as long as their coordinates.
 #[inline(always)]
 pub(crate) fn intersection_fill<O: Binary, C: Index>(
     (a, av): (&[C], &[O::V]),
     (b, bv): (&[C], &[O::V]),
     (oc, ov): (&mut [MaybeUninit<C>], &mut [MaybeUninit<O::V>]),
-) -> usize {
-    let (Some(a32), Some(b32)) = (as_u32(a), as_u32(b)) else {
-        return 0;
-    };
+) -> Option<usize> {
     let fill = Fill::<O, C> {
         av,
         bv,
@@ -164,7 +165,7 @@ pub(crate) fn intersection_fill<O: Binary, C: Index>(
         ov,
         n: 0,
     };
-    compare_all(a32, b32, fill)
+    compare_all(a, b, fill)
 }
 
 /// A dot product's sum, adding `+0.0` on a compare without a match.
@@ -191,17 +192,14 @@ impl<V: Arith> Visit for Dot<'_, V> {
 
 /// `acc + a[i] * b[j]` over the coordinates both lists hold, ascending, as
 /// [`super::merge::dot_row`] sums them (a compare without a match adds `+0.0`). The values
-/// are as long as their coordinates. Call only where [`applies`] said so.
+/// are as long as their coordinates. `None` where the compares do not apply ([`applies`]).
 #[inline(always)]
 pub(crate) fn dot_row<V: Arith, C: Index>(
     (a, av): (&[C], &[V]),
     (b, bv): (&[C], &[V]),
     acc: V,
-) -> V {
-    let (Some(a32), Some(b32)) = (as_u32(a), as_u32(b)) else {
-        return acc;
-    };
-    compare_all(a32, b32, Dot { av, bv, acc })
+) -> Option<V> {
+    compare_all(a, b, Dot { av, bv, acc })
 }
 
 #[cfg(test)]
@@ -241,6 +239,11 @@ mod tests {
     #[test]
     fn vector_compares_find_the_merges_matches_in_its_order() {
         if !applies::<u32>(1, 1) {
+            let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
+            assert!(
+                !required.split(',').any(|r| r == "avx512"),
+                "REQUIRE_ISA names avx512 but this CPU has no AVX-512F"
+            );
             eprintln!("skipped: no AVX-512F here");
             return;
         }
@@ -261,11 +264,13 @@ mod tests {
                 cases.push((list(&mut seed, na, top), list(&mut seed, nb, top)));
             }
         }
+        let mut checked = 0;
         for (a, b) in cases {
             for (a, b) in [(&a, &b), (&b, &a)] {
                 if !applies::<u32>(a.len(), b.len()) {
                     continue;
                 }
+                checked += 1;
                 let want = matches(a, b);
                 let av: Vec<f64> = a.iter().map(|&x| f64::from(x) + 0.5).collect();
                 let bv: Vec<f64> = b.iter().map(|&x| 1.0 / (f64::from(x) + 3.0)).collect();
@@ -275,7 +280,7 @@ mod tests {
                 let mut ov = vec![MaybeUninit::<f64>::uninit(); room];
                 let n =
                     intersection_fill::<SubOp<f64>, u32>((a, &av), (b, &bv), (&mut oc, &mut ov));
-                assert_eq!(n, want.len(), "{a:?} {b:?}");
+                assert_eq!(n, Some(want.len()), "{a:?} {b:?}");
                 for (k, &(i, j)) in want.iter().enumerate() {
                     // SAFETY: the first `n` entries were written.
                     let (c, v) = unsafe { (oc[k].assume_init(), ov[k].assume_init()) };
@@ -283,16 +288,18 @@ mod tests {
                 }
                 let first =
                     intersection_fill::<FirstOp<f64>, u32>((a, &av), (b, &bv), (&mut oc, &mut ov));
-                assert_eq!(first, want.len());
+                assert_eq!(first, Some(want.len()));
                 let sum = want.iter().fold(0.0, |s, &(i, j)| s + av[i] * bv[j]);
                 let got = dot_row(
                     (a.as_slice(), av.as_slice()),
                     (b.as_slice(), bv.as_slice()),
                     0.0,
                 );
-                assert_eq!(got.to_bits(), sum.to_bits(), "{a:?} {b:?}");
+                assert_eq!(got.map(f64::to_bits), Some(sum.to_bits()), "{a:?} {b:?}");
             }
         }
+        // Every generated pair has a side of at most 16: each was compared both ways.
+        assert_eq!(checked, 2 * (3 + 5 * 50));
     }
 
     #[test]
@@ -300,5 +307,22 @@ mod tests {
         assert!(!applies::<u64>(4, 4));
         assert!(!applies::<u32>(17, 17));
         assert!(!applies::<u32>(0, 5));
+        // Where they do not apply, nothing is written and the caller merges.
+        let long: Vec<u32> = (0..17).collect();
+        let vals = vec![1.0f64; 17];
+        let (mut oc, mut ov) = (
+            vec![MaybeUninit::<u32>::uninit(); 17],
+            vec![MaybeUninit::<f64>::uninit(); 17],
+        );
+        let none = intersection_fill::<SubOp<f64>, u32>(
+            (&long, &vals),
+            (&long, &vals),
+            (&mut oc, &mut ov),
+        );
+        assert_eq!(none, None);
+        assert_eq!(
+            dot_row((&long[..], &vals[..]), (&long[..0], &vals[..0]), 0.0),
+            None
+        );
     }
 }
