@@ -86,9 +86,12 @@ impl Table {
         let mut shape = Vec::with_capacity(self.coords.len());
         for found in self.found[0].iter().take(self.coords.len()) {
             let Found::Column(i) = found else { return None };
+            // The parts in parallel: a pass over 10M 64-bit coordinates is ~10 ms a thread.
+            let each: Vec<&RecordBatch> = parts.iter().filter(|b| b.num_rows() > 0).collect();
+            let found = sptk_tensor::par::map_items(each, |_, b| bounds(b.column(*i).as_ref()));
             let mut size = 0u64;
-            for batch in parts.iter().filter(|b| b.num_rows() > 0) {
-                let (low, high) = bounds(batch.column(*i).as_ref())?;
+            for b in found {
+                let (low, high) = b?;
                 if low < base {
                     return None;
                 }
@@ -151,13 +154,13 @@ fn bounds(arr: &dyn Array) -> Option<(u64, u64)> {
     macro_rules! fold {
         ($t:ty) => {{
             let values = arr.as_primitive::<$t>().values();
-            let (mut low, mut high) = (u64::MAX, 0u64);
+            // In the native type, which vectorizes; the sign checked once at the end.
+            let (mut low, mut high) = (*values.first()?, *values.first()?);
             for &v in values.iter() {
-                let v = u64::try_from(v).ok()?;
                 low = low.min(v);
                 high = high.max(v);
             }
-            Some((low, high))
+            Some((u64::try_from(low).ok()?, u64::try_from(high).ok()?))
         }};
     }
     match arr.data_type() {

@@ -17,6 +17,7 @@ use sptk_tensor::{
 use crate::columns::{self, ArrowValue, Ctx};
 use crate::error::TableError;
 use crate::guard::contain;
+use crate::ordered::NativeOf;
 use crate::table::{Found, Table};
 
 /// A table converted straight into its target.
@@ -208,7 +209,7 @@ impl Table {
         }
     }
 
-    fn direct<V: ArrowValue>(
+    fn direct<V: NativeOf>(
         &self,
         dims: [u64; 2],
         rows: u64,
@@ -228,18 +229,25 @@ impl Table {
             memory_limit: convert.memory_limit.or(self.opts.memory_limit),
             ..convert.clone()
         };
-        let source = Direct::<V> {
-            table: self,
-            dims,
-            rows,
-            error: Mutex::new(None),
-            _values: PhantomData,
+        let tensor = match self.read_in_order::<V>(dims, rows, &encoding, &first) {
+            // Record batches in memory already in CSR order: one pass.
+            Some(tensor) => Some(tensor),
+            None => {
+                let source = Direct::<V> {
+                    table: self,
+                    dims,
+                    rows,
+                    error: Mutex::new(None),
+                    _values: PhantomData,
+                };
+                let built = convert_parts(&source, &encoding, &first);
+                if let Some(e) = source.error.into_inner().ok().flatten() {
+                    return Err(e);
+                }
+                built.map_err(|e| TableError::convert(path, e))?
+            }
         };
-        let built = convert_parts(&source, &encoding, &first);
-        if let Some(e) = source.error.into_inner().ok().flatten() {
-            return Err(e);
-        }
-        let Some(tensor) = built.map_err(|e| TableError::convert(path, e))? else {
+        let Some(tensor) = tensor else {
             return Ok(None);
         };
         if !then {

@@ -18,6 +18,7 @@ mod files;
 mod guard;
 mod levels;
 mod open;
+mod ordered;
 mod pages;
 mod read;
 mod relabel;

@@ -195,3 +195,131 @@ fn text_ids_are_numbered_in_order_of_first_appearance() {
     let labels = read.labels[0].as_ref().unwrap();
     assert_eq!(labels.len(), 3);
 }
+
+/// The entries of `b` sorted by (row, column), duplicates dropped (the first kept): a
+/// table in CSR order.
+fn in_csr_order(b: &RecordBatch) -> (Vec<i64>, Vec<i64>, Vec<f64>) {
+    let col = |i: usize| {
+        b.column(i)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap()
+            .values()
+            .to_vec()
+    };
+    let (r, c) = (col(0), col(1));
+    let v = b
+        .column(2)
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .unwrap()
+        .values()
+        .to_vec();
+    let mut e: Vec<(i64, i64, f64)> = (0..r.len()).map(|i| (r[i], c[i], v[i])).collect();
+    e.sort_by_key(|&(r, c, _)| (r, c));
+    e.dedup_by_key(|&mut (r, c, _)| (r, c));
+    (
+        e.iter().map(|x| x.0).collect(),
+        e.iter().map(|x| x.1).collect(),
+        e.iter().map(|x| x.2).collect(),
+    )
+}
+
+/// The direct route and the coordinate route into `target` give the same storage.
+fn same_both_ways(batches: Vec<RecordBatch>, opts: &TableOptions, target: &str) {
+    let target = sptk_encoding::resolve_target(target, 2).unwrap();
+    let convert = ConvertOptions::default();
+    let direct = table(batches.clone(), opts)
+        .unwrap()
+        .read_converted(&target, &convert)
+        .unwrap()
+        .expect("a direct route");
+    let entries = table(batches, opts).unwrap().read_entries().unwrap();
+    let general = sptk_tensor::convert(&entries.entries, &target, &convert).unwrap();
+    assert_eq!(
+        direct.converted.tensor.print_storage(),
+        general.tensor.print_storage()
+    );
+}
+
+#[test]
+fn tables_already_in_csr_order_give_the_same_tensor_as_the_general_route() {
+    let (r, c, v) = in_csr_order(&random(700_000, 11));
+    let n = r.len();
+    let cut = |at: &[usize]| -> Vec<RecordBatch> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        for &to in at.iter().chain([&n]) {
+            out.push(batch(
+                r[from..to].to_vec(),
+                c[from..to].to_vec(),
+                v[from..to].to_vec(),
+            ));
+            from = to;
+        }
+        out
+    };
+    // One batch cut into parts; several, one empty, a row across two batches.
+    let row_across = r.iter().position(|&x| x == 2_500).unwrap() + 1;
+    for batches in [cut(&[]), cut(&[10, 10, row_across, 400_000])] {
+        same_both_ways(batches.clone(), &TableOptions::default(), "CSR");
+        // CSC: read into CSR, then converted; BSR and COO by other routes.
+        same_both_ways(batches.clone(), &TableOptions::default(), "CSC");
+        let declared = TableOptions {
+            shape: Some(vec![6_000, 70_000]),
+            ..TableOptions::default()
+        };
+        same_both_ways(batches, &declared, "CSR");
+    }
+    // Counted from 1.
+    let one = batch(
+        r.iter().map(|x| x + 1).collect(),
+        c.iter().map(|x| x + 1).collect(),
+        v.clone(),
+    );
+    let based = TableOptions {
+        index_base: 1,
+        ..TableOptions::default()
+    };
+    same_both_ways(vec![one], &based, "CSR");
+    // Almost in order: a repeated entry, a swap inside a row, rows back across batches;
+    // the general route sorts and sums them.
+    let mut dup = (r.clone(), c.clone(), v.clone());
+    dup.0.insert(5, dup.0[5]);
+    dup.1.insert(5, dup.1[5]);
+    dup.2.insert(5, 1.5);
+    same_both_ways(
+        vec![batch(dup.0, dup.1, dup.2)],
+        &TableOptions::default(),
+        "CSR",
+    );
+    let mut swap = (r.clone(), c.clone());
+    let i = (1..n).rev().find(|&i| swap.0[i] == swap.0[i - 1]).unwrap();
+    swap.1.swap(i, i - 1);
+    same_both_ways(
+        vec![batch(swap.0, swap.1, v.clone())],
+        &TableOptions::default(),
+        "CSR",
+    );
+    let mut back = cut(&[300_000]);
+    back.reverse();
+    same_both_ways(back, &TableOptions::default(), "CSR");
+}
+
+#[test]
+fn a_table_in_order_with_a_coordinate_past_the_shape_is_still_refused() {
+    let opts = TableOptions {
+        shape: Some(vec![10, 10]),
+        ..TableOptions::default()
+    };
+    let csr = sptk_encoding::resolve_target("CSR", 2).unwrap();
+    for (rows, cols) in [(vec![1, 9, 10], vec![2, 3, 0]), (vec![1, 9], vec![2, 10])] {
+        let vals = vec![1.0; rows.len()];
+        let e = table(vec![batch(rows, cols, vals)], &opts)
+            .unwrap()
+            .read_converted(&csr, &ConvertOptions::default())
+            .err()
+            .expect("a coordinate past the shape");
+        assert!(e.to_string().contains("past the dimension size 10"), "{e}");
+    }
+}
