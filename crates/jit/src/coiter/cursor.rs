@@ -14,9 +14,9 @@
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 
-use super::asm::{load, Asm};
 use super::desc::{LevelKind, Operand};
 use super::emit::{arg, slot};
+use crate::x86::asm::{bytes, load, Asm};
 
 /// One operand's cursors and where their state lives.
 #[derive(Clone, Copy)]
@@ -61,7 +61,7 @@ impl Side {
             }
             _ => {
                 let stride = self.outer_stride();
-                if stride * super::asm::bytes(self.op.crd) > 8 {
+                if stride * bytes(self.op.crd) > 8 {
                     // 64-bit interleaved: crd + q * 16, the base added from memory.
                     dynasm!(a.ops
                         ; .arch x64

@@ -40,11 +40,12 @@ use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
 use iced_x86::Register::*;
 
-use super::asm::{gp, reg, reg32, store, Arg, Asm};
 use super::cursor::Side;
 use super::desc::{CoDesc, LevelKind, Phase};
 use crate::desc::{Isa, Real};
 use crate::ewise::EwiseOp;
+use crate::x86::asm::{reg, reg32, store, Arg, Asm};
+use crate::x86::gp;
 use crate::KernelError;
 use Arg::{M, R};
 
@@ -413,7 +414,7 @@ fn fill_row(
         a.ins(v.from_gp, &[R(XMM0), R(gpr(gp::RBX))])?;
         a.ins(v.from_gp, &[R(XMM1), R(gpr(gp::RCX))])?;
         op(a, &v, d.op)?;
-        a.ins(v.store, &[M(R13, R14, v.size), R(XMM0)])?;
+        a.ins(v.store, &[M(R13, R14, v.size, 0), R(XMM0)])?;
         dynasm!(a.ops
             ; .arch x64
             ; inc r14
@@ -435,13 +436,13 @@ fn fill_row(
             );
             s.inner(a, gp::RAX, s.k);
             store(a, d.out_crd, gp::R12, gp::R14, gp::RAX);
-            a.ins(v.load, &[R(mine), M(reg(s.val), reg(s.k), v.size)])?;
+            a.ins(v.load, &[R(mine), M(reg(s.val), reg(s.k), v.size, 0)])?;
             a.ins(
                 C::VEX_Vxorpd_xmm_xmm_xmmm128,
                 &[R(other), R(other), R(other)],
             )?;
             op(a, &v, d.op)?;
-            a.ins(v.store, &[M(R13, R14, v.size), R(XMM0)])?;
+            a.ins(v.store, &[M(R13, R14, v.size, 0), R(XMM0)])?;
             dynasm!(a.ops
                 ; .arch x64
                 ; inc Rq(s.k)
@@ -451,11 +452,11 @@ fn fill_row(
             );
         }
     } else {
-        a.ins(v.load, &[R(XMM0), M(R10, RSI, v.size)])?;
-        a.ins(v.load, &[R(XMM1), M(R11, RBP, v.size)])?;
+        a.ins(v.load, &[R(XMM0), M(R10, RSI, v.size, 0)])?;
+        a.ins(v.load, &[R(XMM1), M(R11, RBP, v.size, 0)])?;
         op(a, &v, d.op)?;
         store(a, d.out_crd, gp::R12, gp::R14, gp::RAX);
-        a.ins(v.store, &[M(R13, R14, v.size), R(XMM0)])?;
+        a.ins(v.store, &[M(R13, R14, v.size, 0), R(XMM0)])?;
         dynasm!(a.ops
             ; .arch x64
             ; cmp rax, rdx

@@ -25,7 +25,6 @@ phase alone; `ewise_pair` for the fast path's operands, which `ewise::ewise` run
 description on any host.
 */
 
-mod asm;
 mod cursor;
 mod desc;
 mod emit;

@@ -1,12 +1,18 @@
 //! The assembler: dynasm for integer instructions, labels and branches; iced-x86's
 //! encoder for every VEX and EVEX instruction. dynasm 5 has no AVX-512 and encodes VEX.W1
-//! forms (`vfmadd231pd`, `vgatherqpd`, ...) as their W0 twins, so no SIMD instruction goes
-//! through it. iced encodes single instructions with no relative operand (no branch, no
-//! RIP-relative memory), so the code stays position-independent and labels stay dynasm's.
+//! forms (`vfmadd231pd`, `vgatherqpd`, `vmovq xmm, r64`, ...) as their W0 twins, so no
+//! SIMD instruction goes through it. iced encodes single instructions with no relative
+//! operand (no branch, no RIP-relative memory), so the code stays position-independent
+//! and labels stay dynasm's.
+//!
+//! One module for every x86-64 generator: part 1's kernels (`x86/`) and the co-iteration
+//! kernels (`coiter/`), which also take the index loads and stores at any width and
+//! stride from here.
 
 use dynasmrt::x64::X64Relocation;
-use dynasmrt::VecAssembler;
+use dynasmrt::{dynasm, DynasmApi, VecAssembler};
 use iced_x86::{Code as Op, Encoder, Instruction, Register};
+use sptk_tensor::IndexWidth;
 
 use crate::KernelError;
 
@@ -22,7 +28,7 @@ pub(crate) struct Asm {
 pub(crate) enum Arg {
     /// A register.
     R(Register),
-    /// Memory `[base + index * scale + displacement]`.
+    /// Memory `[base + index * scale + displacement]` (`Register::None` for no index).
     M(Register, Register, u32, i64),
     /// An 8-bit immediate.
     I(u32),
@@ -89,5 +95,74 @@ impl Asm {
     /// Encodes one unmasked instruction and appends it.
     pub(crate) fn ins(&mut self, code: Op, args: &[Arg]) -> Result<(), KernelError> {
         self.ins_masked(code, args, None)
+    }
+
+    /// The finished code (labels resolved).
+    pub(crate) fn finish(self) -> Result<Vec<u8>, KernelError> {
+        self.ops
+            .finalize()
+            .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+    }
+}
+
+/// iced's name of general-purpose register `n` (dynasm's `Rq(n)`).
+pub(crate) fn reg(n: u8) -> Register {
+    use Register::*;
+    [
+        RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI, R8, R9, R10, R11, R12, R13, R14, R15,
+    ][usize::from(n & 15)]
+}
+
+/// iced's name of the low 32 bits of general-purpose register `n`.
+pub(crate) fn reg32(n: u8) -> Register {
+    use Register::*;
+    [
+        EAX, ECX, EDX, EBX, ESP, EBP, ESI, EDI, R8D, R9D, R10D, R11D, R12D, R13D, R14D, R15D,
+    ][usize::from(n & 15)]
+}
+
+/// Bytes of an index of `w` (2-bit indices are never a co-iteration operand's).
+pub(crate) fn bytes(w: IndexWidth) -> u32 {
+    match w {
+        IndexWidth::W8 | IndexWidth::W2 => 1,
+        IndexWidth::W16 => 2,
+        IndexWidth::W32 => 4,
+        IndexWidth::W64 => 8,
+    }
+}
+
+/// `dst = array[idx * stride + off]` zero-extended, for an index array of `w`; `stride` is
+/// 1 or 2 (COO's interleaved coordinates), `off` any element offset. `dst` may be `idx`
+/// but not `base` where the element stride is 16 bytes (64-bit interleaved coordinates).
+// dynasm's dynamic registers expand to `.into()` calls on the `u8` register numbers.
+#[allow(clippy::useless_conversion)]
+pub(crate) fn load(a: &mut Asm, w: IndexWidth, dst: u8, base: u8, idx: u8, stride: u32, off: i32) {
+    let size = bytes(w) as i32;
+    let d = off * size;
+    match (size * stride as i32, size) {
+        (1, _) => dynasm!(a.ops ; .arch x64 ; movzx Rd(dst), BYTE [Rq(base) + Rq(idx) + d]),
+        (2, 1) => dynasm!(a.ops ; .arch x64 ; movzx Rd(dst), BYTE [Rq(base) + Rq(idx) * 2 + d]),
+        (2, _) => dynasm!(a.ops ; .arch x64 ; movzx Rd(dst), WORD [Rq(base) + Rq(idx) * 2 + d]),
+        (4, 2) => dynasm!(a.ops ; .arch x64 ; movzx Rd(dst), WORD [Rq(base) + Rq(idx) * 4 + d]),
+        (4, _) => dynasm!(a.ops ; .arch x64 ; mov Rd(dst), DWORD [Rq(base) + Rq(idx) * 4 + d]),
+        (8, 4) => dynasm!(a.ops ; .arch x64 ; mov Rd(dst), DWORD [Rq(base) + Rq(idx) * 8 + d]),
+        (8, _) => dynasm!(a.ops ; .arch x64 ; mov Rq(dst), QWORD [Rq(base) + Rq(idx) * 8 + d]),
+        _ => dynasm!(a.ops
+            ; .arch x64
+            ; mov Rq(dst), Rq(idx)
+            ; shl Rq(dst), 4
+            ; mov Rq(dst), QWORD [Rq(base) + Rq(dst) + d]
+        ),
+    }
+}
+
+/// `array[idx] = src` (its low bytes) for an index array of `w`.
+#[allow(clippy::useless_conversion)]
+pub(crate) fn store(a: &mut Asm, w: IndexWidth, base: u8, idx: u8, src: u8) {
+    match bytes(w) {
+        1 => dynasm!(a.ops ; .arch x64 ; mov BYTE [Rq(base) + Rq(idx)], Rb(src)),
+        2 => dynasm!(a.ops ; .arch x64 ; mov WORD [Rq(base) + Rq(idx) * 2], Rw(src)),
+        4 => dynasm!(a.ops ; .arch x64 ; mov DWORD [Rq(base) + Rq(idx) * 4], Rd(src)),
+        _ => dynasm!(a.ops ; .arch x64 ; mov QWORD [Rq(base) + Rq(idx) * 8], Rq(src)),
     }
 }

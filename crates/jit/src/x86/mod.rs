@@ -1,6 +1,6 @@
 //! x86-64 code generation.
 
-mod asm;
+pub(crate) mod asm;
 mod blocks;
 mod coo;
 mod ell;
@@ -124,9 +124,7 @@ pub(crate) fn leave(mut a: Asm, saved: &[u8]) -> Result<Vec<u8>, KernelError> {
         dynasm!(a.ops ; .arch x64 ; pop Rq(r));
     }
     dynasm!(a.ops ; .arch x64 ; ret);
-    a.ops
-        .finalize()
-        .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+    a.finish()
 }
 
 /// `dst = array[idx + disp]`, zero-extended, for an index array of `width`.
