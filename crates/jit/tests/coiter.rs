@@ -124,6 +124,51 @@ fn every_pair_operation_phase_and_isa_generates() {
     assert!(coiter::generate(&scalar.parse().unwrap()).is_err());
 }
 
+/// The AVX-512 intersection fill over 32-bit contiguous coordinates holds the short-list
+/// vector compares (`vpcmpeqd` into a mask, `vpbroadcastd`) and clears the upper state
+/// before returning; AVX2 code, unions and COO's interleaved coordinates have none.
+#[test]
+fn short_lists_are_compared_with_vectors() {
+    let mnemonics = |text: &str| -> Vec<Mnemonic> {
+        let code = coiter::generate(&text.parse().unwrap()).unwrap();
+        Decoder::with_ip(64, &code, 0, DecoderOptions::NONE)
+            .iter()
+            .map(|i| i.mnemonic())
+            .collect()
+    };
+    for (text, vector) in [
+        (
+            "ewise intersection mul csr.p32.c32 csr.p32.c32 -> csr f64 avx512 fill",
+            true,
+        ),
+        (
+            "ewise intersection min dcsr.p64.c32 csr.p32.c32 -> csr f32 avx512 fill",
+            true,
+        ),
+        (
+            "ewise intersection mul csr.p32.c32 csr.p32.c32 -> csr f64 avx2 fill",
+            false,
+        ),
+        (
+            "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 avx512 fill",
+            false,
+        ),
+        (
+            "ewise intersection mul csr.p32.c16 csr.p32.c16 -> csr f64 avx512 fill",
+            false,
+        ),
+        (
+            "ewise intersection mul coo.p64.c32 csr.p32.c32 -> csr f64 avx512 fill",
+            false,
+        ),
+    ] {
+        let m = mnemonics(text);
+        assert_eq!(m.contains(&Mnemonic::Vpcmpeqd), vector, "{text}");
+        assert_eq!(m.contains(&Mnemonic::Vpbroadcastd), vector, "{text}");
+        assert_eq!(m.contains(&Mnemonic::Vzeroupper), vector, "{text}");
+    }
+}
+
 /// `percent` in a hundred.
 fn chance(rng: &mut Rng, percent: u64) -> bool {
     rng.below(100) < percent

@@ -145,12 +145,20 @@ impl Side {
         }
     }
 
-    /// `dst = the inner coordinate at the position in register `k``.
-    pub fn inner(&self, a: &mut Asm, dst: u8, k: u8) {
+    /// `dst = the inner coordinate at position `k + ahead`` (`k` a register).
+    pub fn inner(&self, a: &mut Asm, dst: u8, k: u8, ahead: i32) {
         let (stride, off) = match (self.op.inner.kind, self.op.soa) {
             (LevelKind::Singleton, false) => (2, 1),
             _ => (1, 0),
         };
-        load(a, self.op.crd, dst, self.crd, k, stride, off);
+        load(
+            a,
+            self.op.crd,
+            dst,
+            self.crd,
+            k,
+            stride,
+            off + ahead * stride as i32,
+        );
     }
 }

@@ -113,14 +113,6 @@ pub(crate) fn reg(n: u8) -> Register {
     ][usize::from(n & 15)]
 }
 
-/// iced's name of the low 32 bits of general-purpose register `n`.
-pub(crate) fn reg32(n: u8) -> Register {
-    use Register::*;
-    [
-        EAX, ECX, EDX, EBX, ESP, EBP, ESI, EDI, R8D, R9D, R10D, R11D, R12D, R13D, R14D, R15D,
-    ][usize::from(n & 15)]
-}
-
 /// Bytes of an index of `w` (2-bit indices are never a co-iteration operand's).
 pub(crate) fn bytes(w: IndexWidth) -> u32 {
     match w {
@@ -156,13 +148,13 @@ pub(crate) fn load(a: &mut Asm, w: IndexWidth, dst: u8, base: u8, idx: u8, strid
     }
 }
 
-/// `array[idx] = src` (its low bytes) for an index array of `w`.
+/// `[ptr] = src` (its low bytes) for an index array of `w`.
 #[allow(clippy::useless_conversion)]
-pub(crate) fn store(a: &mut Asm, w: IndexWidth, base: u8, idx: u8, src: u8) {
+pub(crate) fn store_to(a: &mut Asm, w: IndexWidth, ptr: u8, src: u8) {
     match bytes(w) {
-        1 => dynasm!(a.ops ; .arch x64 ; mov BYTE [Rq(base) + Rq(idx)], Rb(src)),
-        2 => dynasm!(a.ops ; .arch x64 ; mov WORD [Rq(base) + Rq(idx) * 2], Rw(src)),
-        4 => dynasm!(a.ops ; .arch x64 ; mov DWORD [Rq(base) + Rq(idx) * 4], Rd(src)),
-        _ => dynasm!(a.ops ; .arch x64 ; mov QWORD [Rq(base) + Rq(idx) * 8], Rq(src)),
+        1 => dynasm!(a.ops ; .arch x64 ; mov BYTE [Rq(ptr)], Rb(src)),
+        2 => dynasm!(a.ops ; .arch x64 ; mov WORD [Rq(ptr)], Rw(src)),
+        4 => dynasm!(a.ops ; .arch x64 ; mov DWORD [Rq(ptr)], Rd(src)),
+        _ => dynasm!(a.ops ; .arch x64 ; mov QWORD [Rq(ptr)], Rq(src)),
     }
 }
