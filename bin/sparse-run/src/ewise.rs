@@ -66,11 +66,14 @@ pub struct ReduceArgs {
     /// The sparse vector's encoding for `-o r.spt`.
     #[arg(long)]
     pub to: Option<String>,
+    /// Those of every kernel command only: a reduction has one operand and no merge, so
+    /// `--kernels` (which merge runs) and `--explain` (the merge's routes) would change
+    /// nothing and are refused as unknown arguments.
     #[command(flatten)]
-    pub flags: EwiseFlags,
+    pub run: RunFlags,
 }
 
-/// Flags every element-wise command takes: those of every kernel command, and
+/// Flags every two-operand element-wise command takes: those of every kernel command, and
 /// `--explain`.
 #[derive(Args, Debug)]
 pub struct EwiseFlags {
@@ -334,7 +337,7 @@ pub fn run_reduce(args: &ReduceArgs) -> Result<()> {
         .axis
         .parse()
         .map_err(|e: String| anyhow::anyhow!("--axis: {e}"))?;
-    let run = &args.flags.run;
+    let run = &args.run;
     let repeat = run.repeats()?;
     let inputs = shards(&args.a)?;
     let names: Vec<String> = inputs.iter().map(|s| s.0.clone()).collect();

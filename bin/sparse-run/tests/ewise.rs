@@ -122,6 +122,9 @@ fn reduce_writes_dense_and_sparse_vectors() {
         cols.iter().map(|&j| dense[j as usize]).collect::<Vec<_>>()
     );
     assert!(cols.len() < 40 && !cols.is_empty());
+    // A reduction merges nothing: `--kernels` is refused, not ignored.
+    let (ok, _, err) = run(&["reduce", "sum", s(&ap), "--kernels", "generated"]);
+    assert!(!ok && err.contains("--kernels"), "{err}");
 }
 
 /// Without `-o` nothing is written; `--explain` names the routes and the loops;
