@@ -10,7 +10,9 @@
 //!   intersection costs `short * log(long / short)` steps instead of `long + short`.
 //! - Otherwise, where the shorter list has at most 16 32-bit coordinates and the CPU has
 //!   AVX-512F, an intersection or dot compares each coordinate of the longer list with
-//!   the whole shorter one at once (`short.rs`); the matches and sums are the same.
+//!   the whole shorter one at once (`short.rs`); the matches and sums are the same. A
+//!   union of two such lists of at most 16 each is placed by compares and lane permutes
+//!   (`short.rs` too), with the merge's entries in the merge's order.
 //!
 //! Reads inside the loops are unchecked where the loop condition has just checked the
 //! index; writes into C are checked (a compare that always passes). C's arrays are room
@@ -100,6 +102,14 @@ pub(crate) fn union_fill<O: Binary, C: Index>(
     };
     if oc.len().min(ov.len()) < na + nb {
         return k;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(n) = super::short::union_fill::<O, C>(
+        (&a[..na], &av[..na]),
+        (&b[..nb], &bv[..nb]),
+        (&mut *oc, &mut *ov),
+    ) {
+        return k + n;
     }
     let (mut i, mut j, mut n) = (0, 0, 0);
     if na > 1 && nb > 1 {
