@@ -23,7 +23,9 @@ Each peer process loads the pair (not timed), runs every operation once as a war
 REPS timed calls; its time is their median. The table gives medians over the rounds, our
 speed as the peer's time over ours ("2 threads against 1" for SciPy), and the issue's
 targets: add, mul and dot at least 2x SciPy's speed and 1.5x GraphBLAS's on the uniform and
-banded pairs; our peak RSS at most the inputs' mapped size plus 1.2x the output's.
+banded pairs; our peak RSS at most the inputs' mapped size plus 1.2x the output's, over
+the process's own baseline: the peak RSS of `sparse-run --version` (its code and libraries,
+about 12 MiB, which no operation can shed), measured in the same run and printed.
 
 Until `sparse-run` has the operations, ours is skipped with a message and the peers alone
 are measured. Standalone: python peers_ewise.py --bin SPARSE_CONVERT --run-bin SPARSE_RUN
@@ -143,6 +145,12 @@ def ours_missing(run_bin):
         return (f"`sparse-run --help` lists no {', '.join(missing)} subcommand yet (issue 29's "
                 f"command line has not landed): ours skipped, the peers measured alone")
     return None
+
+
+def baseline_rss(run_bin):
+    """Peak RSS MiB of `sparse-run --version`: the process's code and libraries."""
+    r = subprocess.run(["/usr/bin/time", "-v", run_bin, "--version"], capture_output=True, text=True)
+    return wall_and_rss(r.stderr)[1] if r.returncode == 0 else 0.0
 
 
 def time_ours(run_bin, op, p):
@@ -280,7 +288,9 @@ def main():
           "(2 threads against 1), GraphBLAS 2\n")
     print("Medians in seconds per operation; speed = the peer's time / ours (targets on uniform and "
           f"banded: >= {TARGET_SCIPY}x SciPy, >= {TARGET_GB}x GraphBLAS; peak RSS <= the inputs' "
-          f"mapped size + {TARGET_RSS}x the output).\n")
+          f"mapped size + {TARGET_RSS}x the output + the process's baseline).\n")
+    baseline = baseline_rss(args.run_bin) if not why_not_ours else 0.0
+    print(f"Process baseline (peak RSS of `sparse-run --version`): {baseline:.1f} MiB.\n")
     print("| pair | op | nnz(C) | ours | SciPy | GraphBLAS | speed vs SciPy | speed vs GraphBLAS | "
           "ours peak RSS MiB | RSS bound MiB | targets |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -297,7 +307,7 @@ def main():
             gb_check = checks.get(("graphblas", c, o))
             nnz_c = (gb_check or sp_check or (None,))[0]
             out_mib = 0 if o == "dot" or nnz_c is None else (12 * nnz_c + 4 * (rows + 1)) / 2**20
-            bound = inputs + TARGET_RSS * out_mib
+            bound = baseline + inputs + TARGET_RSS * out_mib
             v_sp = t_sp / t_ours if t_ours and t_sp else None
             v_gb = t_gb / t_ours if t_ours and t_gb else None
             if t_ours is None:
