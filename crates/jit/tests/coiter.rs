@@ -428,11 +428,11 @@ mod spt_csr;
 /// monomorphized / generated (above 1: generated is faster).
 /// Run: `cargo test --release -p sptk-jit --test coiter -- --ignored --nocapture bench`.
 ///
-/// Measured after 56d6da3 (full data, `SPTK_BENCH_REPS=9`, AVX-512, three runs at load
-/// 5-10 on the 2 shared cores), monomorphized / generated: add uniform 0.89x / 0.92x /
-/// 1.11x, banded 1.19x / 1.15x / 0.95x, longrow 0.79x / 0.77x / 1.41x; mul uniform 0.80x
-/// / 0.82x / 0.89x, banded 1.03x / 0.85x / 0.98x, longrow 0.61x / 0.74x / 0.74x. Hence
-/// `Kernels::Auto` keeps the monomorphized loops (`ewise/generated.rs`).
+/// Measured after 074cd99 (the look-ahead merge and the short-list vector compares; full
+/// data, `SPTK_BENCH_REPS=7`, AVX-512, load 0.1-1.6 on the 2 shared cores),
+/// monomorphized / generated: mul uniform 1.14x, banded 1.16x, longrow 1.33x; add 0.88x,
+/// 1.11x, 0.89x (before, after 56d6da3: mul 0.61x-1.03x, add 0.77x-1.41x). Hence
+/// `Kernels::Auto` runs generated code for mul on CSR x CSR (`ewise/generated.rs`).
 #[test]
 #[ignore]
 fn bench_generated_against_the_fast_path() {

@@ -15,15 +15,22 @@ use crate::desc::Isa;
 
 /// The operations and operand pairs (A's outer level dense, B's) where generated code
 /// runs by default: those where it was at least 1.0x the monomorphized loops on every
-/// benchmark pair of `benches/peers_ewise.py` (CSR x CSR, f64, 32-bit indices; measured by
-/// `tests/coiter.rs`'s bench, 2 threads, medians of 9 alternating runs). None yet: the
-/// one-pass generated fill against the monomorphized loops (monomorphized / generated)
-/// was add 0.89x / 0.92x / 1.11x uniform, 1.19x / 1.15x / 0.95x banded, 0.79x / 0.77x /
-/// 1.41x longrow; mul 0.80x / 0.82x / 0.89x, 1.03x / 0.85x / 0.98x, 0.61x / 0.74x / 0.74x
-/// (three runs; add is within the noise of a loaded machine, mul below 1.0x). The generated inner merge reloads a
-/// list's head after each compare (a load on the path from one step to the next), which
-/// the monomorphized merge avoids by loading both next coordinates ahead.
-const BY_DEFAULT: &[(EwiseOp, (bool, bool))] = &[];
+/// benchmark pair of `benches/peers_ewise.py` (CSR x CSR, f64, 32-bit indices, AVX-512).
+///
+/// After the look-ahead merge and the short-list vector compares (074cd99), at load
+/// 0.1-1.6 on the 2 shared cores, monomorphized / generated:
+/// - `tests/coiter.rs`'s bench (allocation + merge, medians of 7 alternating runs, 2
+///   threads): mul uniform 1.14x, banded 1.16x, longrow 1.33x; add 0.88x, 1.11x, 0.89x.
+///   (An earlier run at load 6: mul 0.98x / 1.10x / 1.17x, add 1.21x / 1.06x / 0.94x.)
+/// - `sparse-run OP A B --kernels K --threads 2 --repeat 11 --stats`, 3 alternating runs,
+///   medians of the per-run medians (user time in brackets): mul uniform 1.03x (1.11x),
+///   banded 1.26x (1.28x), longrow 1.10x (1.08x); add 0.87x (0.86x), 1.23x (1.15x),
+///   0.96x (1.13x).
+///
+/// So mul on CSR x CSR; add stays monomorphized (the union merge is below 1.0x on the
+/// uniform and long-row pairs). The other intersections (`div`, `first`, `second`, `min`,
+/// `max`) run the same generated merge but were not measured, so they stay off too.
+const BY_DEFAULT: &[(EwiseOp, (bool, bool))] = &[(EwiseOp::Mul, (true, true))];
 
 /// True where [`Kernels::Auto`] runs generated code ([`BY_DEFAULT`]).
 fn by_default(op: EwiseOp, dense: (bool, bool)) -> bool {
