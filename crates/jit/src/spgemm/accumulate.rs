@@ -185,6 +185,8 @@ pub(crate) struct Hash<V> {
     values: Vec<V>,
     used: Vec<usize>,
     pairs: Vec<(u64, V)>,
+    /// Columns and slots packed (column << 32 | slot), where both fit 32 bits.
+    packed: Vec<u64>,
 }
 
 impl<V: sptk_tensor::Value> Hash<V> {
@@ -266,18 +268,37 @@ impl<V: sptk_tensor::Value> Hash<V> {
             }
         }
         if let Some(out) = out.as_mut() {
-            for &h in &self.used {
-                let key = self.keys[h];
-                if key & MASKED == 0 {
-                    self.pairs.push((key, self.values[h]));
+            if cols <= 1 << 32 && cap <= 1 << 32 {
+                // Column and slot packed in one word: the sort moves 8 bytes an entry
+                // and compares them as integers; the values are read by slot after.
+                for &h in &self.used {
+                    let key = self.keys[h];
+                    if key & MASKED == 0 {
+                        self.packed.push(key << 32 | h as u64);
+                    }
                 }
+                self.packed.sort_unstable();
+                let slots = out.crd.iter_mut().zip(out.val.iter_mut());
+                for ((c, x), &w) in slots.zip(&self.packed) {
+                    *c = C::from_u64_unchecked(w >> 32);
+                    *x = self.values[(w & u64::from(u32::MAX)) as usize & wrap];
+                }
+                self.packed.clear();
+            } else {
+                for &h in &self.used {
+                    let key = self.keys[h];
+                    if key & MASKED == 0 {
+                        self.pairs.push((key, self.values[h]));
+                    }
+                }
+                self.pairs.sort_unstable_by_key(|&(j, _)| j);
+                let slots = out.crd.iter_mut().zip(out.val.iter_mut());
+                for ((c, x), &(j, v)) in slots.zip(&self.pairs) {
+                    *c = C::from_u64_unchecked(j);
+                    *x = v;
+                }
+                self.pairs.clear();
             }
-            self.pairs.sort_unstable_by_key(|&(j, _)| j);
-            for ((c, x), &(j, v)) in out.crd.iter_mut().zip(out.val.iter_mut()).zip(&self.pairs) {
-                *c = C::from_u64_unchecked(j);
-                *x = v;
-            }
-            self.pairs.clear();
         }
         for &h in &self.used {
             self.keys[h] = EMPTY;

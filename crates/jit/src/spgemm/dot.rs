@@ -52,10 +52,24 @@ fn intersect<C: Coord, R: Ring>(
     bv: &[R::In],
     sum: bool,
 ) -> Option<R::Out> {
-    let (la, lb) = (ak.len() as u64, bk.len() as u64);
-    if la == 0 || lb == 0 {
+    // Only the coordinates inside both lists' ranges can meet: each list is cut to the
+    // other's first and last (binary searches), the same matches in the same order.
+    let (&a0, &a1, &b0, &b1) = (ak.first()?, ak.last()?, bk.first()?, bk.last()?);
+    let (from, to) = (a0.max(b0), a1.min(b1));
+    if from > to {
         return None;
     }
+    let cut = |k: &[C]| k.partition_point(|&x| x < from)..k.partition_point(|&x| x <= to);
+    let (ra, rb) = (cut(ak), cut(bk));
+    let (Some(ak), Some(av), Some(bk), Some(bv)) = (
+        ak.get(ra.clone()),
+        av.get(ra),
+        bk.get(rb.clone()),
+        bv.get(rb),
+    ) else {
+        return None;
+    };
+    let (la, lb) = (ak.len() as u64, bk.len() as u64);
     let mut acc: Option<R::Out> = None;
     let mut add = |a: R::In, b: R::In| {
         let t = R::times(a, b);
@@ -84,6 +98,8 @@ fn intersect<C: Coord, R: Ring>(
             }
         }
     } else {
+        // Branch-free steps: each list moves on where its coordinate is the smaller or
+        // both are equal.
         let (mut p, mut q) = (0usize, 0usize);
         while let (Some(&x), Some(&y)) = (ak.get(p), bk.get(q)) {
             if x == y {
@@ -93,13 +109,9 @@ fn intersect<C: Coord, R: Ring>(
                         break;
                     }
                 }
-                p += 1;
-                q += 1;
-            } else if x < y {
-                p += 1;
-            } else {
-                q += 1;
             }
+            p += usize::from(x <= y);
+            q += usize::from(y <= x);
         }
     }
     acc

@@ -1,19 +1,47 @@
-//! The numeric passes: count each row of C's entries, allocate C once at its exact size,
-//! then fill each row in place, on threads over the symbolic pass's chunks of equal
-//! cost, each thread with its own accumulators.
+//! The numeric pass: C computed in one pass over the operands, on threads over the
+//! symbolic pass's chunks (of equal cost, each bound for about [`BUFFER_ENTRIES`] entries
+//! of C), each thread with its own accumulators.
+//!
+//! The shape is the element-wise one-pass's (`ewise::one_pass`, on [`Sequence`]): C's
+//! arrays are allocated once with room for the sum of the rows' bounds on their entries
+//! (address space: only what is written is ever touched); each chunk computes its rows
+//! into its thread's buffer, takes its start in C from the chunk before it, publishes the
+//! next chunk's start and copies the buffer into place. Unlike the element-wise buffer,
+//! this one grows to the chunk's entries, so a chunk bound for many (one row of many
+//! products) never waits for its start before computing. Where the room cannot be
+//! reserved, the two-pass form runs instead: count each row, allocate C at its exact size,
+//! fill each row in place.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use sptk_tensor::big_zeroed;
+use sptk_tensor::{big_capacity, big_zeroed};
 
-use super::accumulate::{Dense, Hash, Out, Product};
+use super::accumulate::{Dense, Hash, MaskMode, Out, Product};
 use super::dot;
 use super::operand::Coord;
 use super::semiring::Ring;
 use super::symbolic::{Form, Symbolic};
 use super::SpgemmError;
 use crate::ewise::{lock, split, Filled, PhaseTimes};
-use crate::run::run_chunks_with;
+use crate::run::{run_chunks_with, SendPtr, Sequence};
+
+/// The entries of C a chunk is cut to be bound for (12 bytes an entry at f64 and 32-bit
+/// coordinates: 384 KiB, inside L2), as the element-wise one-pass cuts its chunks.
+pub(crate) const BUFFER_ENTRIES: u64 = 32 << 10;
+
+/// A bound on row `i`'s entries of C: its products (without a mask), the fewer of its
+/// products and the mask's entries (a mask), its products and the mask's entries (a
+/// complemented mask, whose columns the table also holds), at most C's columns.
+#[inline(always)]
+pub(crate) fn row_bound(mode: MaskMode, flops: u64, mask: u64, cols: u64) -> u64 {
+    match mode {
+        MaskMode::None => flops,
+        MaskMode::Keep => mask.min(flops),
+        MaskMode::Skip => mask.saturating_add(flops),
+    }
+    .min(cols)
+}
 
 /// A thread's accumulators: the dense one made on its first dense row.
 struct Workspace<V> {
@@ -46,15 +74,16 @@ impl<V: sptk_tensor::Value> Workspace<V> {
         match sym.forms.get(i).copied().unwrap_or_default() {
             Form::Dot => dot::row(p, i, out),
             Form::Hash => {
-                let flops = sym.flops.get(i).copied().unwrap_or(0) as usize;
-                let mask = p.mask.as_ref().map_or(0, |m| m.len(i) as usize);
-                let bound = match p.mode {
-                    super::accumulate::MaskMode::None => flops,
-                    super::accumulate::MaskMode::Keep => mask,
-                    super::accumulate::MaskMode::Skip => mask + flops,
+                let flops = sym.flops.get(i).copied().unwrap_or(0);
+                let mask = p.mask.as_ref().map_or(0, |m| m.len(i));
+                let keys = match p.mode {
+                    MaskMode::None => flops,
+                    MaskMode::Keep => mask,
+                    MaskMode::Skip => mask.saturating_add(flops),
                 };
                 // The table's keys are distinct columns of C, the mask's among them.
-                self.hash.row(p, i, bound.min(self.cols).max(mask), out)
+                let keys = keys.min(self.cols as u64).max(mask);
+                self.hash.row(p, i, keys as usize, out)
             }
             Form::Dense => {
                 if self.dense.is_none() && !self.failed {
@@ -70,11 +99,156 @@ impl<V: sptk_tensor::Value> Workspace<V> {
     }
 }
 
-/// C's arrays for product `p` by the symbolic pass `sym`, on `threads` threads.
+/// C's arrays for product `p` by the symbolic pass `sym`, on `threads` threads: in one
+/// pass, or in two where the room for the bounds cannot be reserved.
 ///
 /// # Errors
 /// Memory for C or an accumulator that cannot be allocated.
 pub(crate) fn multiply<C: Coord, R: Ring>(
+    p: &Product<'_, C, R>,
+    sym: &Symbolic,
+    rows: usize,
+    threads: usize,
+) -> Result<Filled<C, R::Out>, SpgemmError> {
+    match one_pass(p, sym, rows, threads) {
+        Some(filled) => filled,
+        None => two_pass(p, sym, rows, threads),
+    }
+}
+
+/// Which of a one-pass product's chunks went wrong.
+#[derive(Default)]
+struct Flags {
+    /// A dense accumulator could not be allocated.
+    failed: AtomicBool,
+    /// A row found more entries than its bound (a bug).
+    wrong: AtomicBool,
+}
+
+/// C in one pass (see the module text); `None` where the room for the sum of the rows'
+/// bounds cannot be reserved.
+fn one_pass<C: Coord, R: Ring>(
+    p: &Product<'_, C, R>,
+    sym: &Symbolic,
+    rows: usize,
+    threads: usize,
+) -> Option<Result<Filled<C, R::Out>, SpgemmError>> {
+    let alloc = |e: sptk_tensor::ConvertError| SpgemmError::Alloc(e.to_string());
+    let chunks = &sym.chunks;
+    let mut times = PhaseTimes::default();
+    let start = Instant::now();
+    let bound = |i: usize| {
+        let flops = sym.flops.get(i).copied().unwrap_or(0);
+        let mask = p.mask.as_ref().map_or(0, |m| m.len(i));
+        usize::try_from(row_bound(p.mode, flops, mask, p.cols as u64)).unwrap_or(usize::MAX)
+    };
+    let room = (0..rows).try_fold(0usize, |t, i| t.checked_add(bound(i)))?;
+    let mut counts: Vec<u64> = match big_zeroed(rows) {
+        Ok(c) => c,
+        Err(e) => return Some(Err(alloc(e))),
+    };
+    let mut crd: Vec<C> = big_capacity(room).ok()?;
+    let mut values: Vec<R::Out> = big_capacity(room).ok()?;
+    times.allocate = start.elapsed();
+
+    let start = Instant::now();
+    let seq = Sequence::new(chunks.len());
+    let flags = Flags::default();
+    let count_pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));
+    let (crd_at, values_at) = (SendPtr(crd.as_mut_ptr()), SendPtr(values.as_mut_ptr()));
+    run_chunks_with(
+        chunks,
+        threads,
+        || (Workspace::<R::Out>::new(p.cols), Vec::new(), Vec::new()),
+        |(w, bc, bv): &mut (Workspace<R::Out>, Vec<C>, Vec<R::Out>), c, (lo, hi)| {
+            // Dropped without publishing (a row gone wrong): the chunks after it stop.
+            let publish = seq.publisher(c);
+            let Some(piece) = count_pieces.get(c) else {
+                return;
+            };
+            let mut counts = lock(piece);
+            bc.clear();
+            bv.clear();
+            for (slot, i) in counts.iter_mut().zip(lo..hi) {
+                let b = bound(i);
+                let at = bc.len();
+                let Some(end) = at.checked_add(b) else {
+                    return flags.wrong.store(true, Ordering::Relaxed);
+                };
+                bc.resize(end, C::default());
+                bv.resize(end, R::Out::default());
+                let (Some(crd), Some(val)) = (bc.get_mut(at..), bv.get_mut(at..)) else {
+                    return;
+                };
+                let n = w.row(p, sym, i, Some(Out { crd, val }));
+                if w.failed {
+                    return flags.failed.store(true, Ordering::Relaxed);
+                }
+                if n > b {
+                    return flags.wrong.store(true, Ordering::Relaxed);
+                }
+                bc.truncate(at + n);
+                bv.truncate(at + n);
+                *slot = n as u64;
+            }
+            let Some(start) = seq.start(c) else { return };
+            let n = bc.len().min(bv.len());
+            let Some(at) = usize::try_from(start)
+                .ok()
+                .filter(|&s| s.checked_add(n).is_some_and(|e| e <= room))
+            else {
+                return flags.wrong.store(true, Ordering::Relaxed);
+            };
+            publish.end(start + n as u64);
+            // SAFETY: `at + n <= room` (checked just above), the capacity of both arrays;
+            // no other chunk writes `at..at + n`: the next one starts at `at + n` (just
+            // published) and the ones before end at `at`. The buffers hold `n` entries.
+            unsafe {
+                std::ptr::copy_nonoverlapping(bc.as_ptr(), crd_at.get().add(at), n);
+                std::ptr::copy_nonoverlapping(bv.as_ptr(), values_at.get().add(at), n);
+            }
+        },
+    );
+    drop(count_pieces);
+    if flags.failed.into_inner() {
+        return Some(Err(SpgemmError::Alloc(format!(
+            "a dense accumulator of {} columns",
+            p.cols
+        ))));
+    }
+    let offsets = seq.into_starts();
+    let nnz = offsets.last().copied().unwrap_or(0);
+    let tiled = !flags.wrong.into_inner()
+        && offsets.len() == chunks.len() + 1
+        && offsets.windows(2).all(|w| w[0] <= w[1])
+        && usize::try_from(nnz).is_ok_and(|n| n <= room);
+    if !tiled {
+        return Some(Err(SpgemmError::Convert(
+            "a row found more entries than its bound, or the chunks of C did not follow one \
+             another (a bug)"
+                .into(),
+        )));
+    }
+    // SAFETY: the chunks' outputs tile `0..nnz` (checked just above: every chunk published
+    // an end no smaller than its start, and chunk `c` wrote exactly `offsets[c]..offsets[c
+    // + 1]` before the threads were joined), all inside the room.
+    unsafe {
+        crd.set_len(nnz as usize);
+        values.set_len(nnz as usize);
+    }
+    times.fill = start.elapsed();
+    Some(Ok(Filled {
+        counts,
+        chunks: chunks.clone(),
+        offsets,
+        crd,
+        values,
+        times,
+    }))
+}
+
+/// C in two passes: count each row, allocate C at its exact size, fill each row in place.
+fn two_pass<C: Coord, R: Ring>(
     p: &Product<'_, C, R>,
     sym: &Symbolic,
     rows: usize,

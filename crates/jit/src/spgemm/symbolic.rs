@@ -10,13 +10,15 @@
 //!    small against C's column count (`bound * HASH_SHARE < cols`), the dense one
 //!    otherwise.
 //! 4. Rows are split into chunks of equal cost (the chosen form's, plus one per row),
-//!    a fixed number whatever the thread count; each row is computed whole by one
-//!    thread, so the result does not depend on the split.
+//!    as many as make most chunks bound for a buffer's entries of C (at least
+//!    [`CHUNKS`]), a number that does not depend on the thread count; each row is
+//!    computed whole by one thread, so the result does not depend on the split.
 
 use sptk_tensor::Zeroed;
 
 use super::accumulate::MaskMode;
 use super::dot;
+use super::numeric::{row_bound, BUFFER_ENTRIES};
 use super::operand::{Coord, Rows};
 use super::{Accumulator, MaskedForm};
 use crate::ewise::{lock, split};
@@ -26,7 +28,7 @@ use crate::run::{chunk_by_weight, run_chunks, Chunk};
 /// the hash accumulator (measured: docs/PERFORMANCE.md, "SpGEMM").
 pub(crate) const HASH_SHARE: u64 = 16;
 
-/// How many chunks rows are split into (of equal cost).
+/// How many chunks rows are split into at least (of equal cost).
 const CHUNKS: usize = 256;
 
 /// How a row of C is computed.
@@ -111,14 +113,13 @@ pub(crate) fn symbolic<C: Coord>(
     let mask_len = |i: usize| s.mask.as_ref().map_or(0, |m| m.len(i));
     let cols = s.cols as u64;
     // The bound on a row's distinct columns, for the hash table.
-    let bound = |i: usize| -> u64 {
-        let f = flops.get(i).copied().unwrap_or(0);
-        match s.mode {
-            MaskMode::None => f,
-            MaskMode::Keep => mask_len(i).min(f),
-            MaskMode::Skip => mask_len(i) + f,
-        }
-        .min(cols)
+    let bound = |i: usize| {
+        row_bound(
+            s.mode,
+            flops.get(i).copied().unwrap_or(0),
+            mask_len(i),
+            cols,
+        )
     };
     let gustavson = |i: usize| match accumulator {
         Accumulator::Dense => Form::Dense,
@@ -150,8 +151,10 @@ pub(crate) fn symbolic<C: Coord>(
     let mut cost_before = Vec::with_capacity(s.rows + 1);
     let mut total = 0u64;
     let mut rows_by_form = [0usize; 3];
+    let mut entries_bound = 0u64;
     for (i, form) in forms.iter_mut().enumerate() {
         cost_before.push(total);
+        entries_bound = entries_bound.saturating_add(bound(i));
         let g = g_cost(i);
         let (f, c) = match &dot_costs {
             Some(d) if masked_form == MaskedForm::Dot || d[i] < g => (Form::Dot, d[i]),
@@ -162,7 +165,11 @@ pub(crate) fn symbolic<C: Coord>(
         total = total.saturating_add(c + 1);
     }
     cost_before.push(total);
-    let chunks = chunk_by_weight(0..s.rows, CHUNKS, |i| {
+    // Enough chunks that most are bound for a buffer's entries (the one pass's).
+    let pieces = usize::try_from(entries_bound / BUFFER_ENTRIES)
+        .unwrap_or(usize::MAX)
+        .max(CHUNKS);
+    let chunks = chunk_by_weight(0..s.rows, pieces, |i| {
         cost_before.get(i).copied().unwrap_or(total)
     });
     Symbolic {
