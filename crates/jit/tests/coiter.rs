@@ -136,36 +136,75 @@ fn short_lists_are_compared_with_vectors() {
             .map(|i| i.mnemonic())
             .collect()
     };
-    for (text, vector) in [
+    // (description, vector intersection, vector union)
+    for (text, meet, join) in [
         (
             "ewise intersection mul csr.p32.c32 csr.p32.c32 -> csr f64 avx512 fill",
             true,
+            false,
         ),
         (
             "ewise intersection min dcsr.p64.c32 csr.p32.c32 -> csr f32 avx512 fill",
             true,
+            false,
         ),
         (
             "ewise intersection mul csr.p32.c32 csr.p32.c32 -> csr f64 avx2 fill",
+            false,
             false,
         ),
         (
             "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 avx512 fill",
             false,
+            true,
+        ),
+        (
+            "ewise union min dcsr.p64.c32 csr.p32.c32 -> csr f32 avx512 fill",
+            false,
+            true,
+        ),
+        (
+            "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 avx2 fill",
+            false,
+            false,
+        ),
+        (
+            "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 avx512 count",
+            false,
+            false,
+        ),
+        (
+            "ewise union add csr.p32.c32 csr.p32.c32 -> csr.c64 f64 avx512 fill",
+            false,
+            false,
         ),
         (
             "ewise intersection mul csr.p32.c16 csr.p32.c16 -> csr f64 avx512 fill",
+            false,
             false,
         ),
         (
             "ewise intersection mul coo.p64.c32 csr.p32.c32 -> csr f64 avx512 fill",
             false,
+            false,
         ),
     ] {
         let m = mnemonics(text);
-        assert_eq!(m.contains(&Mnemonic::Vpcmpeqd), vector, "{text}");
-        assert_eq!(m.contains(&Mnemonic::Vpbroadcastd), vector, "{text}");
-        assert_eq!(m.contains(&Mnemonic::Vzeroupper), vector, "{text}");
+        assert_eq!(m.contains(&Mnemonic::Vpcmpeqd), meet || join, "{text}");
+        assert_eq!(m.contains(&Mnemonic::Vpbroadcastd), meet || join, "{text}");
+        assert_eq!(m.contains(&Mnemonic::Vzeroupper), meet || join, "{text}");
+        // The union's rank compares (broadcast from memory), placement and gathers.
+        for v in [
+            Mnemonic::Vpcmpud,
+            Mnemonic::Vpexpandd,
+            Mnemonic::Vpcompressd,
+        ] {
+            assert_eq!(m.contains(&v), join, "{text}: {v:?}");
+        }
+        if join {
+            let f64 = text.contains(" f64 ");
+            assert_eq!(m.contains(&Mnemonic::Vpermi2q), f64, "{text}");
+        }
     }
 }
 
@@ -408,6 +447,72 @@ fn generated_kernels_equal_the_reference() {
     assert!(entries > ran, "the operands are mostly empty");
 }
 
+/// The vector union of short rows (AVX-512, 32-bit coordinates, both rows of 1 to 16
+/// entries) against the reference: every pair of row lengths 0..=16 x 0..=16 (so C's row
+/// fills one or both 16-lane halves, and empty sides fall to the merge), overlaps from
+/// none to all, coordinates near 0 and near the top of the column range, f32 and f64,
+/// every union operation, NaN and signed zeros.
+#[test]
+fn short_unions_equal_the_reference() {
+    let isas: Vec<Isa> = isas().into_iter().filter(|i| *i != Isa::Scalar).collect();
+    let mut rng = Rng(17);
+    let c = 1u64 << 20;
+    let side = |rng: &mut Rng, n: u64, window: u64, top: bool| -> Vec<u64> {
+        let mut cols: Vec<u64> = Vec::new();
+        while (cols.len() as u64) < n {
+            let x = rng.below(window);
+            if !cols.contains(&x) {
+                cols.push(x);
+            }
+        }
+        cols.sort();
+        if top {
+            cols.iter().map(|x| c - window + x).collect()
+        } else {
+            cols
+        }
+    };
+    for round in 0..4 {
+        let (mut ca, mut cb) = (Vec::new(), Vec::new());
+        for la in 0..=16u64 {
+            for lb in 0..=16u64 {
+                let row = la * 17 + lb;
+                // A narrow window makes matches common; a wide one makes them rare.
+                let window = [la.max(lb).max(1), 20, 40, 200][(round + row as usize) % 4];
+                let top = chance(&mut rng, 30);
+                ca.extend(
+                    side(&mut rng, la, window.max(la), top)
+                        .into_iter()
+                        .map(|j| (row, j)),
+                );
+                cb.extend(
+                    side(&mut rng, lb, window.max(lb), top)
+                        .into_iter()
+                        .map(|j| (row, j)),
+                );
+            }
+        }
+        let dims = [17 * 17, c];
+        let va: Vec<f64> = ca.iter().map(|_| value(&mut rng)).collect();
+        let vb: Vec<f64> = cb.iter().map(|_| value(&mut rng)).collect();
+        for f64s in [true, false] {
+            let a = tensor(&dims, &ca, &va, f64s, "csr", (32, 32));
+            let b = tensor(&dims, &cb, &vb, f64s, "csr", (32, 32));
+            for op in ops(true) {
+                let want = reference::ewise(&a, &b, op, &Options::default()).unwrap();
+                for &isa in &isas {
+                    let what = format!("round {round} {op} {isa:?} f64={f64s}");
+                    let got = coiter::ewise(&a, &b, op, true, isa, 2)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!(arrays(&got), arrays(&want), "{what}");
+                    // The vector union writes 32-bit coordinates of C only.
+                    assert_eq!(got.crd(1).unwrap().width(), IndexWidth::W32, "{what}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn refusals_are_errors() {
     let a = tensor(&[2, 3], &[(0, 1)], &[1.0], true, "csr", (32, 32));
@@ -431,8 +536,9 @@ mod spt_csr;
 /// Measured after 074cd99 (the look-ahead merge and the short-list vector compares; full
 /// data, `SPTK_BENCH_REPS=7`, AVX-512, load 0.1-1.6 on the 2 shared cores),
 /// monomorphized / generated: mul uniform 1.14x, banded 1.16x, longrow 1.33x; add 0.88x,
-/// 1.11x, 0.89x (before, after 56d6da3: mul 0.61x-1.03x, add 0.77x-1.41x). Hence
-/// `Kernels::Auto` runs generated code for mul on CSR x CSR (`ewise/generated.rs`).
+/// 1.11x, 0.89x (before, after 56d6da3: mul 0.61x-1.03x, add 0.77x-1.41x). Since the
+/// generated vector union of short rows, `Kernels::Auto` runs generated code for every
+/// operation on CSR x CSR on AVX-512 (`ewise/generated.rs` has the figures).
 #[test]
 #[ignore]
 fn bench_generated_against_the_fast_path() {

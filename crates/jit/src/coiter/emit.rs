@@ -9,23 +9,9 @@
 //!   locates the other's coordinate in O(1), a compressed one steps); equal, both give
 //!   their segment.
 //!
-//! Inner merge (compressed or singleton levels, sorted and unique in each segment):
-//! - count: branchless, `i += x <= y`, `j += y <= x`, matches `+= x == y`; a union counts
-//!   `|a| + |b| - matches`. The count goes to `counts[row - lo]`.
-//! - fill: the union writes `min(x, y)` and `op(a or 0, b or 0)` each step without a branch
-//!   on the data (the absent value read from a zero slot, its address selected by `cmov`),
-//!   then the rest of the longer list; the intersection writes every step at `k` and moves
-//!   `k` on a match. Both keep the heads of the two lists in registers and load the next
-//!   coordinate of each ahead of the compare (as `ewise/merge.rs` does), so no load lies
-//!   on the dependency chain from one step to the next. The row's count (entries
-//!   written) goes to `counts[row - lo]`: the fill is one pass, run per range of
-//!   `ewise::one_pass` into room for the range's bound.
-//! - fill, intersection on AVX-512 with 32-bit contiguous coordinates: where the shorter
-//!   segment has 1 to 16 coordinates (decided per row from the two lengths), it sits in a
-//!   zmm register and each coordinate of the longer one up to its last is broadcast and
-//!   compared with all of it (`vpcmpeqd` into a mask), as `ewise/short.rs` does: one
-//!   independent compare per coordinate instead of a dependent merge step per coordinate
-//!   of either list. Same matches, same order, so the same bits.
+//! Per row, the inner segments meet in `merge.rs` (a merge of two lists) or, where a
+//! list is short, in `short.rs` (vector compares); `values.rs` holds the value
+//! instructions and the operations.
 //!
 //! Blocks: a merge step moves `i` or `j` (or both) by one and `k` by at most one, so
 //! `m = min(a_end - i, b_end - j, k_end - k)` steps need no bound test (the fill's
@@ -51,19 +37,17 @@
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
-use iced_x86::Register;
-use iced_x86::Register::*;
 
 use super::cursor::Side;
 use super::desc::{CoDesc, LevelKind, Phase};
-use crate::desc::{Isa, Real};
-use crate::ewise::EwiseOp;
-use sptk_tensor::IndexWidth;
+use super::merge::merge;
+use super::short::{short_lists, short_rows, short_union, union_constants, union_rows};
+use super::values::Values;
+use crate::desc::Isa;
 
-use crate::x86::asm::{bytes, reg, store_to, Arg, Asm};
+use crate::x86::asm::{bytes, Asm};
 use crate::x86::gp;
 use crate::KernelError;
-use Arg::{M, R};
 
 /// Byte offsets of the argument struct's fields (`CoArgs`, checked by `offset_of!` in
 /// `exec.rs`): two operands of [`arg::SIDE`] bytes, then the chunk and C.
@@ -130,7 +114,7 @@ pub(super) mod slot {
 }
 
 /// `rdi`'s number (dynasm's `Rq(7)`), a temporary of the fill's merge.
-const RDI_N: u8 = 7;
+pub(super) const RDI_N: u8 = 7;
 
 const SAVED: [u8; 6] = [gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15];
 
@@ -213,6 +197,9 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
         ; add rax, r12
         ; mov QWORD [rsp + slot::CAP_PTR], rax
     );
+    if d.phase == Phase::Fill && short_union(d) {
+        union_constants(&mut a)?;
+    }
     let (top, done, fail, exit) = (
         a.ops.new_dynamic_label(),
         a.ops.new_dynamic_label(),
@@ -301,8 +288,8 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
         ; =>exit
         ; add rsp, slot::FRAME
     );
-    if d.phase == Phase::Fill && short_lists(d) {
-        // zmm4 / zmm5 written: no dirty upper state left to the caller's SSE code.
+    if d.phase == Phase::Fill && (short_lists(d) || short_union(d)) {
+        // zmm4 to zmm15 written: no dirty upper state left to the caller's SSE code.
         a.ins(C::VEX_Vzeroupper, &[])?;
     }
     for &r in SAVED.iter().rev() {
@@ -406,13 +393,7 @@ fn fill_row(
     let shift = crd_shift(d);
     // k_end = k + the row's bound, inside the room (segments never start past their ends:
     // `Side::segment` clamps them).
-    dynasm!(a.ops
-        ; .arch x64
-        ; mov rbx, QWORD [rsp + slot::A_END]
-        ; sub rbx, rsi
-        ; mov rax, QWORD [rsp + slot::B_END]
-        ; sub rax, rbp
-    );
+    row_lengths(a);
     if d.union {
         dynasm!(a.ops ; .arch x64 ; add rbx, rax ; jc =>fail);
     } else {
@@ -435,6 +416,9 @@ fn fill_row(
     if short_lists(d) {
         short_rows(a, d, (sa, sb), &v, row_done)?;
     }
+    if short_union(d) {
+        union_rows(a, d, &v, row_done)?;
+    }
     merge(a, d, (sa, sb), &v)?;
     // The row's count, where the row lies inside the chunk (always, for positions
     // computed from `lo..hi`).
@@ -450,344 +434,27 @@ fn fill_row(
     Ok(())
 }
 
-/// log2 of the bytes of C's coordinates: C's pointer `r12` moves by `1 << shift` an entry.
-fn crd_shift(d: &CoDesc) -> i8 {
-    bytes(d.out_crd).trailing_zeros() as i8
-}
-
-/// The merge of the row's two inner segments, in blocks of steps that need no bound test
-/// (`r15` counts them down): a block runs while both lists have a next coordinate, which
-/// each step loads ahead (`rbx`, `rcx`) before the compare of the heads (`rax`, `rdx`)
-/// decides which list moves on, and `cmov` takes the next head from it, so no load lies
-/// on the path from one step's compare to the next. Then the last steps, each bounds
-/// tested, and for a union the rest of the longer list.
+/// `rbx` = the entries of A's segment left (`A_END - rsi`), `rax` = B's (`B_END - rbp`).
 #[allow(clippy::useless_conversion)]
-fn merge(a: &mut Asm, d: &CoDesc, (sa, sb): (&Side, &Side), v: &Values) -> Result<(), KernelError> {
-    let shift = crd_shift(d);
-    let (blk, body, tail, rest) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
-    // r15 = min(a_end - i, b_end - j) - 1 (every step of the block has a next coordinate
-    // on both sides), at most the room left.
-    dynasm!(a.ops
-        ; .arch x64
-        ; =>blk
-        ; mov r15, QWORD [rsp + slot::A_END]
-        ; sub r15, rsi
-        ; mov r14, QWORD [rsp + slot::B_END]
-        ; sub r14, rbp
-        ; cmp r14, r15
-        ; cmovl r15, r14
-        ; dec r15
-        ; mov r14, QWORD [rsp + slot::K_END]
-        ; sub r14, r12
-        ; sar r14, shift
-        ; cmp r14, r15
-        ; cmovl r15, r14
-        ; test r15, r15
-        ; jle =>tail
-    );
-    sa.inner(a, gp::RAX, gp::RSI, 0);
-    sb.inner(a, gp::RDX, gp::RBP, 0);
-    dynasm!(a.ops ; .arch x64 ; =>body);
-    step(a, d, v, (sa, sb), true)?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; dec r15
-        ; jnz =>body
-        ; jmp =>blk
-        ; =>tail
-        ; cmp rsi, QWORD [rsp + slot::A_END]
-        ; jae =>rest
-        ; cmp rbp, QWORD [rsp + slot::B_END]
-        ; jae =>rest
-        ; cmp r12, QWORD [rsp + slot::K_END]
-        ; jae =>rest
-    );
-    sa.inner(a, gp::RAX, gp::RSI, 0);
-    sb.inner(a, gp::RDX, gp::RBP, 0);
-    step(a, d, v, (sa, sb), false)?;
-    dynasm!(a.ops ; .arch x64 ; jmp =>tail ; =>rest);
-    if !d.union {
-        return Ok(());
-    }
-    // The rest of either list, the other's value zero.
-    for (s, mine, other) in [(sa, XMM0, XMM1), (sb, XMM1, XMM0)] {
-        let (lp, out) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
-        dynasm!(a.ops
-            ; .arch x64
-            ; =>lp
-            ; cmp Rq(s.k), QWORD [rsp + s.end]
-            ; jae =>out
-            ; cmp r12, QWORD [rsp + slot::K_END]
-            ; jae =>out
-        );
-        s.inner(a, gp::RAX, s.k, 0);
-        store_to(a, d.out_crd, gp::R12, gp::RAX);
-        a.ins(v.load, &[R(mine), M(reg(s.val), reg(s.k), v.size, 0)])?;
-        a.ins(
-            C::VEX_Vxorpd_xmm_xmm_xmmm128,
-            &[R(other), R(other), R(other)],
-        )?;
-        op(a, v, d.op)?;
-        a.ins(v.store, &[M(R13, Register::None, 1, 0), R(XMM0)])?;
-        dynasm!(a.ops
-            ; .arch x64
-            ; inc Rq(s.k)
-        );
-        next_entry(a, d, v)?;
-        dynasm!(a.ops
-            ; .arch x64
-            ; jmp =>lp
-            ; =>out
-        );
-    }
-    Ok(())
-}
-
-/// One merge step at the heads `rax` (A) and `rdx` (B), without a branch on the data.
-/// With `ahead`, the next coordinates are loaded first (`rbx`, `rcx`: the caller's block
-/// guarantees they exist) and become the heads of the lists that move on.
-/// - union: writes `min(x, y)` and `op` of the values present (the absent one read from
-///   the zero slot), moves on the list(s) whose head was taken, and C by one;
-/// - intersection: writes `x` and `op` of both values at C's position, which moves on on
-///   a match only.
-///
-/// `i += x <= y` by `setbe`; `j += y <= x` by `sbb j, -1` (`j + 1 - (x < y)`).
-#[allow(clippy::useless_conversion)]
-fn step(
-    a: &mut Asm,
-    d: &CoDesc,
-    v: &Values,
-    (sa, sb): (&Side, &Side),
-    ahead: bool,
-) -> Result<(), KernelError> {
-    let shift = crd_shift(d);
-    let cs = 1i32 << shift;
-    if ahead {
-        sa.inner(a, gp::RBX, gp::RSI, 1);
-        sb.inner(a, gp::RCX, gp::RBP, 1);
-    }
-    if d.union {
-        a.ins(C::Lea_r64_m, &[R(RDI), M(R10, RSI, v.size, 0)])?;
-        a.ins(C::Lea_r64_m, &[R(R14), M(R11, RBP, v.size, 0)])?;
-        dynasm!(a.ops
-            ; .arch x64
-            ; cmp rax, rdx
-            ; cmova rdi, QWORD [rsp + slot::ZERO_PTR]
-            ; cmovb r14, QWORD [rsp + slot::ZERO_PTR]
-        );
-        a.ins(v.load, &[R(XMM0), M(RDI, Register::None, 1, 0)])?;
-        a.ins(v.load, &[R(XMM1), M(R14, Register::None, 1, 0)])?;
-        dynasm!(a.ops
-            ; .arch x64
-            ; mov rdi, rdx
-            ; cmovbe rdi, rax
-        );
-        store_to(a, d.out_crd, gp::R12, RDI_N);
-        dynasm!(a.ops ; .arch x64 ; mov r14d, 0 ; setbe r14b);
-    } else {
-        a.ins(v.load, &[R(XMM0), M(R10, RSI, v.size, 0)])?;
-        a.ins(v.load, &[R(XMM1), M(R11, RBP, v.size, 0)])?;
-        store_to(a, d.out_crd, gp::R12, gp::RAX);
-        dynasm!(a.ops
-            ; .arch x64
-            ; xor edi, edi
-            ; xor r14d, r14d
-            ; cmp rax, rdx
-            ; sete dil
-            ; setbe r14b
-        );
-    }
-    if ahead {
-        dynasm!(a.ops
-            ; .arch x64
-            ; cmovbe rax, rbx
-            ; cmovae rdx, rcx
-        );
-    }
-    dynasm!(a.ops
-        ; .arch x64
-        ; sbb rbp, -1
-        ; add rsi, r14
-    );
-    op(a, v, d.op)?;
-    if d.union {
-        a.ins(v.store, &[M(R13, Register::None, 1, 0), R(XMM0)])?;
-        next_entry(a, d, v)?;
-    } else {
-        a.ins(v.store, &[M(R13, Register::None, 1, 0), R(XMM0)])?;
-        a.ins(C::Lea_r64_m, &[R(R12), M(R12, RDI, cs as u32, 0)])?;
-        a.ins(C::Lea_r64_m, &[R(R13), M(R13, RDI, v.size, 0)])?;
-    }
-    Ok(())
-}
-
-/// C's pointers moved on by one entry (`r12` by a coordinate's bytes, `r13` by a
-/// value's), for a union step.
-fn next_entry(a: &mut Asm, d: &CoDesc, v: &Values) -> Result<(), KernelError> {
-    let cs = 1i64 << crd_shift(d);
-    a.ins(C::Lea_r64_m, &[R(R12), M(R12, Register::None, 1, cs)])?;
-    a.ins(
-        C::Lea_r64_m,
-        &[R(R13), M(R13, Register::None, 1, i64::from(v.size))],
-    )
-}
-
-/// True where the fill compares a short list with vectors: intersections on AVX-512, both
-/// inner coordinate arrays 32-bit and contiguous (not COO's interleaved pairs).
-fn short_lists(d: &CoDesc) -> bool {
-    let contiguous = |o: &super::desc::Operand| {
-        o.crd == IndexWidth::W32 && (o.soa || o.inner.kind != LevelKind::Singleton)
-    };
-    !d.union && d.isa == Isa::Avx512 && contiguous(&d.a) && contiguous(&d.b)
-}
-
-/// The most coordinates of a short list: one 512-bit register of 32-bit lanes.
-pub(super) const SHORT: i32 = 16;
-
-/// Picks, per row, the vector compares where the shorter segment has 1 to [`SHORT`]
-/// coordinates (and skips a row with an empty one); falls through to the merge otherwise.
-#[allow(clippy::useless_conversion)]
-fn short_rows(
-    a: &mut Asm,
-    d: &CoDesc,
-    (sa, sb): (&Side, &Side),
-    v: &Values,
-    row_done: dynasmrt::DynamicLabel,
-) -> Result<(), KernelError> {
-    let (b_shorter, merge) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+pub(super) fn row_lengths(a: &mut Asm) {
     dynasm!(a.ops
         ; .arch x64
         ; mov rbx, QWORD [rsp + slot::A_END]
         ; sub rbx, rsi
         ; mov rax, QWORD [rsp + slot::B_END]
         ; sub rax, rbp
-        ; test rbx, rbx
-        ; jz =>row_done
-        ; test rax, rax
-        ; jz =>row_done
-        ; cmp rbx, rax
-        ; ja =>b_shorter
-        ; cmp rbx, SHORT
-        ; ja =>merge
-        ; mov r15, rbx
     );
-    short_list(a, d, v, (sa, sb), true)?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; jmp =>row_done
-        ; =>b_shorter
-        ; cmp rax, SHORT
-        ; ja =>merge
-        ; mov r15, rax
-    );
-    short_list(a, d, v, (sb, sa), false)?;
-    dynasm!(a.ops ; .arch x64 ; jmp =>row_done ; =>merge);
-    Ok(())
 }
 
-/// The intersection of a short segment `s` (its `r15` coordinates, 1 to [`SHORT`], in
-/// `zmm4`'s lanes under the mask `k1`) and a long one `l`: each coordinate of `l` up to
-/// `s`'s last is broadcast and compared with all of `s` at once (`vpcmpeqd` into `k2`);
-/// the first lane that matches (or the last lane, on no match, where the write is
-/// discarded) gives `s`'s position. As the merge, every compare writes at C's position,
-/// which moves on on a match only: the same entries in the same order.
-#[allow(clippy::useless_conversion)]
-fn short_list(
-    a: &mut Asm,
-    d: &CoDesc,
-    v: &Values,
-    (s, l): (&Side, &Side),
-    s_is_a: bool,
-) -> Result<(), KernelError> {
-    let cs = 1u32 << crd_shift(d);
-    let (lp, out) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
-    dynasm!(a.ops
-        ; .arch x64
-        ; mov ecx, r15d
-        ; mov r14d, 1
-        ; shl r14d, cl
-        ; dec r14d
-    );
-    a.ins(C::VEX_Kmovw_kr_r32, &[R(K1), R(R14D)])?;
-    a.ins_masked(
-        C::EVEX_Vmovdqu32_zmm_k1z_zmmm512,
-        &[R(ZMM4), M(reg(s.crd), reg(s.k), 4, 0)],
-        Some((K1, true)),
-    )?;
-    // rbx = s's last coordinate; r15 = its lane.
-    dynasm!(a.ops
-        ; .arch x64
-        ; lea rbx, [Rq(s.k) + r15 - 1]
-    );
-    s.inner(a, gp::RBX, gp::RBX, 0);
-    dynasm!(a.ops
-        ; .arch x64
-        ; dec r15
-        ; =>lp
-        ; cmp Rq(l.k), QWORD [rsp + l.end]
-        ; jae =>out
-    );
-    l.inner(a, gp::RAX, l.k, 0);
-    dynasm!(a.ops
-        ; .arch x64
-        ; cmp rax, rbx
-        ; ja =>out
-    );
-    a.ins(C::EVEX_Vpbroadcastd_zmm_k1z_r32, &[R(ZMM5), R(EAX)])?;
-    a.ins_masked(
-        C::EVEX_Vpcmpeqd_kr_k1_zmm_zmmm512b32,
-        &[R(K2), R(ZMM4), R(ZMM5)],
-        Some((K1, false)),
-    )?;
-    a.ins(C::VEX_Kmovw_r32_kr, &[R(EDX), R(K2)])?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; xor edi, edi
-        ; test edx, edx
-        ; setnz dil
-    );
-    a.ins(C::Tzcnt_r32_rm32, &[R(EDX), R(EDX)])?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; cmp rdx, r15
-        ; cmova rdx, r15
-        ; add rdx, Rq(s.k)
-    );
-    let (ia, ib) = if s_is_a {
-        (RDX, reg(l.k))
-    } else {
-        (reg(l.k), RDX)
-    };
-    a.ins(v.load, &[R(XMM0), M(R10, ia, v.size, 0)])?;
-    a.ins(v.load, &[R(XMM1), M(R11, ib, v.size, 0)])?;
-    op(a, v, d.op)?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; cmp r12, QWORD [rsp + slot::K_END]
-        ; jae =>out
-    );
-    store_to(a, d.out_crd, gp::R12, gp::RAX);
-    a.ins(v.store, &[M(R13, Register::None, 1, 0), R(XMM0)])?;
-    a.ins(C::Lea_r64_m, &[R(R12), M(R12, RDI, cs, 0)])?;
-    a.ins(C::Lea_r64_m, &[R(R13), M(R13, RDI, v.size, 0)])?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; inc Rq(l.k)
-        ; jmp =>lp
-        ; =>out
-    );
-    Ok(())
+/// log2 of the bytes of C's coordinates: C's pointer `r12` moves by `1 << shift` an entry.
+pub(super) fn crd_shift(d: &CoDesc) -> i8 {
+    bytes(d.out_crd).trailing_zeros() as i8
 }
 
 /// `r15 = min(end - position)` over `bounds`, pairs of registers (the steps that need no
 /// test); jumps to `out` if it is 0. Clobbers rax.
 #[allow(clippy::useless_conversion)]
-fn block(a: &mut Asm, bounds: &[(u8, u8)], out: dynasmrt::DynamicLabel) {
+pub(super) fn block(a: &mut Asm, bounds: &[(u8, u8)], out: dynasmrt::DynamicLabel) {
     for (n, &(end, p)) in bounds.iter().enumerate() {
         let dst = if n == 0 { gp::R15 } else { gp::RAX };
         dynasm!(a.ops ; .arch x64 ; mov Rq(dst), Rq(end) ; sub Rq(dst), Rq(p));
@@ -796,73 +463,4 @@ fn block(a: &mut Asm, bounds: &[(u8, u8)], out: dynasmrt::DynamicLabel) {
         }
     }
     dynasm!(a.ops ; .arch x64 ; test r15, r15 ; jz =>out);
-}
-
-/// The value instructions of one type.
-struct Values {
-    size: u32,
-    load: C,
-    store: C,
-    add: C,
-    sub: C,
-    mul: C,
-    div: C,
-    min: C,
-    max: C,
-    cmp: C,
-    blend: C,
-}
-
-impl Values {
-    fn new(real: Real) -> Values {
-        match real {
-            Real::F64 => Values {
-                size: 8,
-                load: C::VEX_Vmovsd_xmm_m64,
-                store: C::VEX_Vmovsd_m64_xmm,
-                add: C::VEX_Vaddsd_xmm_xmm_xmmm64,
-                sub: C::VEX_Vsubsd_xmm_xmm_xmmm64,
-                mul: C::VEX_Vmulsd_xmm_xmm_xmmm64,
-                div: C::VEX_Vdivsd_xmm_xmm_xmmm64,
-                min: C::VEX_Vminsd_xmm_xmm_xmmm64,
-                max: C::VEX_Vmaxsd_xmm_xmm_xmmm64,
-                cmp: C::VEX_Vcmpsd_xmm_xmm_xmmm64_imm8,
-                blend: C::VEX_Vblendvpd_xmm_xmm_xmmm128_xmm,
-            },
-            Real::F32 => Values {
-                size: 4,
-                load: C::VEX_Vmovss_xmm_m32,
-                store: C::VEX_Vmovss_m32_xmm,
-                add: C::VEX_Vaddss_xmm_xmm_xmmm32,
-                sub: C::VEX_Vsubss_xmm_xmm_xmmm32,
-                mul: C::VEX_Vmulss_xmm_xmm_xmmm32,
-                div: C::VEX_Vdivss_xmm_xmm_xmmm32,
-                min: C::VEX_Vminss_xmm_xmm_xmmm32,
-                max: C::VEX_Vmaxss_xmm_xmm_xmmm32,
-                cmp: C::VEX_Vcmpss_xmm_xmm_xmmm32_imm8,
-                blend: C::VEX_Vblendvps_xmm_xmm_xmmm128_xmm,
-            },
-        }
-    }
-}
-
-/// `xmm0 = op(xmm0, xmm1)` as `ewise::ops` defines it (min / max: NaN in A wins, ties
-/// give B). Clobbers xmm2, xmm3.
-fn op(a: &mut Asm, v: &Values, op: EwiseOp) -> Result<(), KernelError> {
-    let two = |a: &mut Asm, code| a.ins(code, &[R(XMM0), R(XMM0), R(XMM1)]);
-    match op {
-        EwiseOp::Add => two(a, v.add),
-        EwiseOp::Sub => two(a, v.sub),
-        EwiseOp::Mul => two(a, v.mul),
-        EwiseOp::Div => two(a, v.div),
-        EwiseOp::First => Ok(()),
-        EwiseOp::Second => a.ins(C::VEX_Vmovapd_xmm_xmmm128, &[R(XMM0), R(XMM1)]),
-        EwiseOp::Min | EwiseOp::Max => {
-            let pick = if op == EwiseOp::Min { v.min } else { v.max };
-            // xmm2 = a < b ? a : b (b on NaN or ties); xmm3 = a is NaN; a where NaN.
-            a.ins(pick, &[R(XMM2), R(XMM0), R(XMM1)])?;
-            a.ins(v.cmp, &[R(XMM3), R(XMM0), R(XMM0), Arg::I(3)])?;
-            a.ins(v.blend, &[R(XMM0), R(XMM2), R(XMM0), R(XMM3)])
-        }
-    }
 }

@@ -29,6 +29,9 @@ mod cursor;
 mod desc;
 mod emit;
 mod exec;
+mod merge;
+mod short;
+mod values;
 
 use sptk_encoding::LevelExpr;
 use sptk_tensor::{

@@ -3,9 +3,10 @@
 //! (`fast::one_pass`), so C has the same bits either way; only the merge of a range
 //! differs.
 //!
-//! [`Kernels::Auto`] picks generated code for the operations and operand pairs where it
-//! was measured at least as fast as the monomorphized loops ([`by_default`]), and only
-//! where a kernel exists (f32 / f64 values, AVX-512 or AVX2 on this CPU).
+//! [`Kernels::Auto`] picks generated code for the operations, operand pairs and
+//! instruction sets where it was measured at least as fast as the monomorphized loops
+//! ([`by_default`]), and only where a kernel exists (f32 / f64 values, AVX-512 or AVX2 on
+//! this CPU).
 
 use super::dispatch::{Kind, Width};
 use super::fast::{Filled, Pair};
@@ -13,28 +14,26 @@ use super::{EwiseError, EwiseOp, Kernels, Options};
 use crate::coiter::{self, CoDesc, Plan};
 use crate::desc::Isa;
 
-/// The operations and operand pairs (A's outer level dense, B's) where generated code
-/// runs by default: those where it was at least 1.0x the monomorphized loops on every
-/// benchmark pair of `benches/peers_ewise.py` (CSR x CSR, f64, 32-bit indices, AVX-512).
+/// True where [`Kernels::Auto`] runs generated code: both operands with a dense outer
+/// level (CSR x CSR, CSC x CSC) and
+/// - on AVX-512, every operation: generated code was at least 1.0x the monomorphized
+///   loops on every benchmark pair of `benches/peers_ewise.py` for each operation timed;
+/// - on AVX2, `mul` only (the union there has no vector form for short rows, and its
+///   merge alone was 0.87x on the uniform pair).
 ///
-/// After the look-ahead merge and the short-list vector compares (074cd99), at load
-/// 0.1-1.6 on the 2 shared cores, monomorphized / generated:
-/// - `tests/coiter.rs`'s bench (allocation + merge, medians of 7 alternating runs, 2
-///   threads): mul uniform 1.14x, banded 1.16x, longrow 1.33x; add 0.88x, 1.11x, 0.89x.
-///   (An earlier run at load 6: mul 0.98x / 1.10x / 1.17x, add 1.21x / 1.06x / 0.94x.)
-/// - `sparse-run OP A B --kernels K --threads 2 --repeat 11 --stats`, 3 alternating runs,
-///   medians of the per-run medians (user time in brackets): mul uniform 1.03x (1.11x),
-///   banded 1.26x (1.28x), longrow 1.10x (1.08x); add 0.87x (0.86x), 1.23x (1.15x),
-///   0.96x (1.13x).
-///
-/// So mul on CSR x CSR; add stays monomorphized (the union merge is below 1.0x on the
-/// uniform and long-row pairs). The other intersections (`div`, `first`, `second`, `min`,
-/// `max`) run the same generated merge but were not measured, so they stay off too.
-const BY_DEFAULT: &[(EwiseOp, (bool, bool))] = &[(EwiseOp::Mul, (true, true))];
-
-/// True where [`Kernels::Auto`] runs generated code ([`BY_DEFAULT`]).
-fn by_default(op: EwiseOp, dense: (bool, bool)) -> bool {
-    BY_DEFAULT.contains(&(op, dense))
+/// Measured (CSR x CSR, f64, 32-bit indices; fill phase of `sparse-run OP A B --kernels K
+/// --threads 2 --repeat 7 --stats`, C's pages touched apart, medians of 3 alternating
+/// runs, load 1-2), monomorphized / generated, uniform / banded / long-row pairs, since
+/// the generated vector union of short rows:
+/// - `add` 1.21x / 1.20x / 1.20x (80 / 63 / 60 ms against 66 / 53 / 50 ms); single thread
+///   (`--repeat 7`, 3 runs each): fill 113 / 110 / 82 ms against 91 / 88 / 70 ms;
+/// - `sub` 1.29x / 1.17x / 1.21x; `max` 1.23x / 1.33x / 1.34x (`min` is the same code
+///   with `vminp*` for `vmaxp*`, not timed);
+/// - `div` 1.10x / 1.17x / 1.18x; `first` 2.2x / 1.18x / 1.13x; `min --intersect` 1.07x /
+///   1.14x / 1.28x (`second`: `first`'s code with the other operand's value, not timed);
+/// - `mul` (074cd99, before the vector union): 1.03x / 1.26x / 1.10x.
+fn by_default(op: EwiseOp, dense: (bool, bool), isa: Isa) -> bool {
+    dense == (true, true) && (isa == Isa::Avx512 || op == EwiseOp::Mul)
 }
 
 /// C's arrays as generated code left them, and the kernel's description.
@@ -52,15 +51,17 @@ pub(super) fn run<V: Kind, P: Width, C: Width>(
     (outer, opts): (usize, &Options),
     dense: (bool, bool),
 ) -> Result<Option<Generated<C, V>>, EwiseError> {
+    let Some(isa) = [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available()) else {
+        return Ok(None);
+    };
     let wanted = match opts.kernels {
         Kernels::Monomorphized => false,
         Kernels::Generated => true,
-        Kernels::Auto => by_default(op, dense),
+        Kernels::Auto => by_default(op, dense, isa),
     };
-    let isa = [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available());
-    let Some(isa) = isa.filter(|_| wanted) else {
+    if !wanted {
         return Ok(None);
-    };
+    }
     let plan = Plan {
         op,
         union,

@@ -32,6 +32,8 @@ pub(crate) enum Arg {
     M(Register, Register, u32, i64),
     /// An 8-bit immediate.
     I(u32),
+    /// Memory as [`Arg::M`], one element broadcast to every lane (EVEX `{1toN}`).
+    B(Register, Register, u32, i64),
 }
 
 impl Asm {
@@ -62,7 +64,7 @@ impl Asm {
                         .map_err(fail)?;
                     ins.try_set_op_register(n, r).map_err(fail)?;
                 }
-                Arg::M(b, i, s, d) => {
+                Arg::M(b, i, s, d) | Arg::B(b, i, s, d) => {
                     ins.try_set_op_kind(n, iced_x86::OpKind::Memory)
                         .map_err(fail)?;
                     ins.set_memory_base(b);
@@ -74,6 +76,7 @@ impl Asm {
                         -128..=127 => 1,
                         _ => 8,
                     });
+                    ins.set_is_broadcast(matches!(a, Arg::B(..)));
                 }
                 Arg::I(v) => {
                     ins.try_set_op_kind(n, iced_x86::OpKind::Immediate8)

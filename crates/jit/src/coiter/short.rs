@@ -1,0 +1,582 @@
+//! Short lists by vector compares (AVX-512, 32-bit contiguous coordinates).
+//!
+//! - fill, intersection on AVX-512 with 32-bit contiguous coordinates: where the shorter
+//!   segment has 1 to 16 coordinates (decided per row from the two lengths), it sits in a
+//!   zmm register and each coordinate of the longer one up to its last is broadcast and
+//!   compared with all of it (`vpcmpeqd` into a mask), as `ewise/short.rs` does: one
+//!   independent compare per coordinate instead of a dependent merge step per coordinate
+//!   of either list. Same matches, same order, so the same bits.
+
+use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+use iced_x86::Code as C;
+use iced_x86::Register;
+use iced_x86::Register::*;
+
+use super::cursor::Side;
+use super::desc::{CoDesc, LevelKind};
+use super::emit::{crd_shift, row_lengths, slot};
+use super::values::{op, vector_op, Values};
+use crate::desc::Isa;
+use crate::x86::asm::{reg, store_to, Arg, Asm};
+use crate::x86::gp;
+use crate::KernelError;
+use sptk_tensor::IndexWidth;
+use Arg::{M, R};
+
+/// True where the fill compares a short list with vectors: intersections on AVX-512, both
+/// inner coordinate arrays 32-bit and contiguous (not COO's interleaved pairs).
+pub(super) fn short_lists(d: &CoDesc) -> bool {
+    !d.union && d.isa == Isa::Avx512 && contiguous(&d.a) && contiguous(&d.b)
+}
+
+/// The most coordinates of a short list: one 512-bit register of 32-bit lanes.
+pub(super) const SHORT: i32 = 16;
+
+/// Picks, per row, the vector compares where the shorter segment has 1 to [`SHORT`]
+/// coordinates (and skips a row with an empty one); falls through to the merge otherwise.
+#[allow(clippy::useless_conversion)]
+pub(super) fn short_rows(
+    a: &mut Asm,
+    d: &CoDesc,
+    (sa, sb): (&Side, &Side),
+    v: &Values,
+    row_done: dynasmrt::DynamicLabel,
+) -> Result<(), KernelError> {
+    let (b_shorter, merge) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    row_lengths(a);
+    dynasm!(a.ops
+        ; .arch x64
+        ; test rbx, rbx
+        ; jz =>row_done
+        ; test rax, rax
+        ; jz =>row_done
+        ; cmp rbx, rax
+        ; ja =>b_shorter
+        ; cmp rbx, SHORT
+        ; ja =>merge
+        ; mov r15, rbx
+    );
+    short_list(a, d, v, (sa, sb), true)?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; jmp =>row_done
+        ; =>b_shorter
+        ; cmp rax, SHORT
+        ; ja =>merge
+        ; mov r15, rax
+    );
+    short_list(a, d, v, (sb, sa), false)?;
+    dynasm!(a.ops ; .arch x64 ; jmp =>row_done ; =>merge);
+    Ok(())
+}
+
+/// The intersection of a short segment `s` (its `r15` coordinates, 1 to [`SHORT`], in
+/// `zmm4`'s lanes under the mask `k1`) and a long one `l`: each coordinate of `l` up to
+/// `s`'s last is broadcast and compared with all of `s` at once (`vpcmpeqd` into `k2`);
+/// the first lane that matches (or the last lane, on no match, where the write is
+/// discarded) gives `s`'s position. As the merge, every compare writes at C's position,
+/// which moves on on a match only: the same entries in the same order.
+#[allow(clippy::useless_conversion)]
+fn short_list(
+    a: &mut Asm,
+    d: &CoDesc,
+    v: &Values,
+    (s, l): (&Side, &Side),
+    s_is_a: bool,
+) -> Result<(), KernelError> {
+    let cs = 1u32 << crd_shift(d);
+    let (lp, out) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov ecx, r15d
+        ; mov r14d, 1
+        ; shl r14d, cl
+        ; dec r14d
+    );
+    a.ins(C::VEX_Kmovw_kr_r32, &[R(K1), R(R14D)])?;
+    a.ins_masked(
+        C::EVEX_Vmovdqu32_zmm_k1z_zmmm512,
+        &[R(ZMM4), M(reg(s.crd), reg(s.k), 4, 0)],
+        Some((K1, true)),
+    )?;
+    // rbx = s's last coordinate; r15 = its lane.
+    dynasm!(a.ops
+        ; .arch x64
+        ; lea rbx, [Rq(s.k) + r15 - 1]
+    );
+    s.inner(a, gp::RBX, gp::RBX, 0);
+    dynasm!(a.ops
+        ; .arch x64
+        ; dec r15
+        ; =>lp
+        ; cmp Rq(l.k), QWORD [rsp + l.end]
+        ; jae =>out
+    );
+    l.inner(a, gp::RAX, l.k, 0);
+    dynasm!(a.ops
+        ; .arch x64
+        ; cmp rax, rbx
+        ; ja =>out
+    );
+    a.ins(C::EVEX_Vpbroadcastd_zmm_k1z_r32, &[R(ZMM5), R(EAX)])?;
+    a.ins_masked(
+        C::EVEX_Vpcmpeqd_kr_k1_zmm_zmmm512b32,
+        &[R(K2), R(ZMM4), R(ZMM5)],
+        Some((K1, false)),
+    )?;
+    a.ins(C::VEX_Kmovw_r32_kr, &[R(EDX), R(K2)])?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; xor edi, edi
+        ; test edx, edx
+        ; setnz dil
+    );
+    a.ins(C::Tzcnt_r32_rm32, &[R(EDX), R(EDX)])?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; cmp rdx, r15
+        ; cmova rdx, r15
+        ; add rdx, Rq(s.k)
+    );
+    let (ia, ib) = if s_is_a {
+        (RDX, reg(l.k))
+    } else {
+        (reg(l.k), RDX)
+    };
+    a.ins(v.load, &[R(XMM0), M(R10, ia, v.size, 0)])?;
+    a.ins(v.load, &[R(XMM1), M(R11, ib, v.size, 0)])?;
+    op(a, v, d.op)?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; cmp r12, QWORD [rsp + slot::K_END]
+        ; jae =>out
+    );
+    store_to(a, d.out_crd, gp::R12, gp::RAX);
+    a.ins(v.store, &[M(R13, Register::None, 1, 0), R(XMM0)])?;
+    a.ins(C::Lea_r64_m, &[R(R12), M(R12, RDI, cs, 0)])?;
+    a.ins(C::Lea_r64_m, &[R(R13), M(R13, RDI, v.size, 0)])?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; inc Rq(l.k)
+        ; jmp =>lp
+        ; =>out
+    );
+    Ok(())
+}
+
+/// True where the fill places a union of two short lists by vector compares: unions on
+/// AVX-512, both inner coordinate arrays 32-bit and contiguous, and C's coordinates
+/// 32-bit. (AVX-512 CPUs all have BMI1 / BMI2 and POPCNT, which it also uses.)
+pub(super) fn short_union(d: &CoDesc) -> bool {
+    d.union
+        && d.isa == Isa::Avx512
+        && contiguous(&d.a)
+        && contiguous(&d.b)
+        && d.out_crd == IndexWidth::W32
+}
+
+/// Inner coordinates in one array of 32-bit entries (not COO's interleaved pairs).
+fn contiguous(o: &super::desc::Operand) -> bool {
+    o.crd == IndexWidth::W32 && (o.soa || o.inner.kind != LevelKind::Singleton)
+}
+
+/// The constants of [`union_rows`], set once at the kernel's start: `zmm16` = 0, 1, ...,
+/// 15, `zmm17` = -1, `zmm18` = 1, `zmm19` = 0 in every lane (no memory: the lane indices
+/// are the running sum of ones).
+pub(super) fn union_constants(a: &mut Asm) -> Result<(), KernelError> {
+    a.ins(
+        C::EVEX_Vpternlogd_zmm_k1z_zmm_zmmm512b32_imm8,
+        &[R(ZMM17), R(ZMM17), R(ZMM17), Arg::I(0xFF)],
+    )?;
+    a.ins(
+        C::EVEX_Vpsrld_zmm_k1z_zmmm512b32_imm8,
+        &[R(ZMM18), R(ZMM17), Arg::I(31)],
+    )?;
+    a.ins(
+        C::EVEX_Vpxord_zmm_k1z_zmm_zmmm512b32,
+        &[R(ZMM19), R(ZMM19), R(ZMM19)],
+    )?;
+    scan(a, ZMM16, ZMM18, ZMM25)?;
+    a.ins(
+        C::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32,
+        &[R(ZMM16), R(ZMM16), R(ZMM18)],
+    )
+}
+
+/// `dst` = the running sum of `x`'s lanes (lane `l`: `x[0] + ... + x[l]`), in four
+/// shift-and-add steps (`valignd` with `zmm19`'s zeros shifts lanes up). Clobbers `tmp`.
+fn scan(a: &mut Asm, dst: Register, x: Register, tmp: Register) -> Result<(), KernelError> {
+    a.ins(C::EVEX_Vmovdqa32_zmm_k1z_zmmm512, &[R(dst), R(x)])?;
+    for s in [1u32, 2, 4, 8] {
+        a.ins(
+            C::EVEX_Valignd_zmm_k1z_zmm_zmmm512b32_imm8,
+            &[R(tmp), R(dst), R(ZMM19), Arg::I(16 - s)],
+        )?;
+        a.ins(
+            C::EVEX_Vpaddd_zmm_k1z_zmm_zmmm512b32,
+            &[R(dst), R(dst), R(tmp)],
+        )?;
+    }
+    Ok(())
+}
+
+/// The union of the row's two segments where both hold 1 to [`SHORT`] coordinates, as
+/// `ewise/short.rs::union_fill` places it, with no step-to-step chain; falls through to
+/// the merge otherwise.
+/// - Each coordinate of B is compared (broadcast from memory) with all of A's
+///   (`zmm20`): `rank` (`zmm22`) counts, per entry of A, B's coordinates below it, which
+///   is also the index of the one it matches; the matches are where B's coordinate at
+///   `rank` equals A's (`k3`).
+/// - An entry of A goes to its index + `rank` - the matched entries of A before it (a
+///   running sum); the output lanes it takes (`from_a`) are an OR of `1 << position`
+///   over the lanes, the rest up to `n = |A| + |B| - matches` are B's own entries.
+/// - Per 16 output lanes: which entry of A (`vpexpandd` of the lane indices) and of B
+///   (the matched index, or B's own entries in order) each takes; coordinates gathered
+///   by `vpermd`, values by `vpermd` / `vpermi2q` (zero where the operand is absent, as
+///   the merge's zero slot), [`vector_op`] lane by lane, masked stores of `n` entries.
+///
+/// The room: `fill_row` checked `|A| + |B|` entries past `r12`; `n` are written.
+/// Registers: the general ones of the fill's merge (`rax`, `rbx`, `rcx`, `rdx`, `rdi`,
+/// `r14`, `r15`), `k1`-`k7`, `zmm6`-`zmm15` and `zmm20`-`zmm31`; the constants of
+/// [`union_constants`] stay.
+#[allow(clippy::useless_conversion)]
+pub(super) fn union_rows(
+    a: &mut Asm,
+    d: &CoDesc,
+    v: &Values,
+    row_done: dynasmrt::DynamicLabel,
+) -> Result<(), KernelError> {
+    let (merge, rank_lp, values_done) = (
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+        a.ops.new_dynamic_label(),
+    );
+    let mask = C::VEX_Kmovw_kr_r32;
+    row_lengths(a);
+    dynasm!(a.ops
+        ; .arch x64
+        ; lea rcx, [rbx - 1]
+        ; cmp rcx, SHORT - 1
+        ; ja =>merge
+        ; lea rcx, [rax - 1]
+        ; cmp rcx, SHORT - 1
+        ; ja =>merge
+        ; lea r15, [rbx + rax]
+        ; mov ecx, -1
+    );
+    // k1 / k2: A's and B's lanes; zmm20 / zmm21 their coordinates.
+    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EDX), R(ECX), R(EBX)])?;
+    a.ins(mask, &[R(K1), R(EDX)])?;
+    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EDX), R(ECX), R(EAX)])?;
+    a.ins(mask, &[R(K2), R(EDX)])?;
+    let load32 = C::EVEX_Vmovdqu32_zmm_k1z_zmmm512;
+    a.ins_masked(load32, &[R(ZMM20), M(R8, RSI, 4, 0)], Some((K1, true)))?;
+    a.ins_masked(load32, &[R(ZMM21), M(R9, RBP, 4, 0)], Some((K2, true)))?;
+    a.ins(C::EVEX_Vmovdqa32_zmm_k1z_zmmm512, &[R(ZMM22), R(ZMM19)])?;
+    // rank: for each coordinate y of B, the lanes of A above it count one more.
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov rdx, rbp
+        ; mov rcx, QWORD [rsp + slot::B_END]
+        ; =>rank_lp
+    );
+    a.ins_masked(
+        C::EVEX_Vpcmpud_kr_k1_zmm_zmmm512b32_imm8,
+        &[R(K4), R(ZMM20), Arg::B(R9, RDX, 4, 0), Arg::I(6)],
+        Some((K1, false)),
+    )?;
+    a.ins_masked(
+        C::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32,
+        &[R(ZMM22), R(ZMM22), R(ZMM17)],
+        Some((K4, false)),
+    )?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; inc rdx
+        ; cmp rdx, rcx
+        ; jb =>rank_lp
+    );
+    // k3: A's lanes that match (B's coordinate at `rank` is theirs; a rank past B's
+    // last lane reads a zero lane or B's first coordinate, both below A's).
+    let perm = C::EVEX_Vpermd_zmm_k1z_zmm_zmmm512b32;
+    a.ins(perm, &[R(ZMM23), R(ZMM22), R(ZMM21)])?;
+    a.ins_masked(
+        C::EVEX_Vpcmpeqd_kr_k1_zmm_zmmm512b32,
+        &[R(K3), R(ZMM20), R(ZMM23)],
+        Some((K1, false)),
+    )?;
+    // zmm27 = position = lane + rank - matched lanes before it.
+    a.ins_masked(
+        C::EVEX_Vmovdqa32_zmm_k1z_zmmm512,
+        &[R(ZMM24), R(ZMM18)],
+        Some((K3, true)),
+    )?;
+    scan(a, ZMM26, ZMM24, ZMM25)?;
+    let (add, sub) = (
+        C::EVEX_Vpaddd_zmm_k1z_zmm_zmmm512b32,
+        C::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32,
+    );
+    a.ins(sub, &[R(ZMM26), R(ZMM26), R(ZMM24)])?;
+    a.ins(add, &[R(ZMM27), R(ZMM16), R(ZMM22)])?;
+    a.ins(sub, &[R(ZMM27), R(ZMM27), R(ZMM26)])?;
+    // eax = from_a (OR of 1 << position over A's lanes), edx = B's matched lanes (OR of
+    // 1 << rank over the matches): two reductions, interleaved.
+    let shl = C::EVEX_Vpsllvd_zmm_k1z_zmm_zmmm512b32;
+    a.ins_masked(shl, &[R(ZMM27), R(ZMM18), R(ZMM27)], Some((K1, true)))?;
+    a.ins_masked(shl, &[R(ZMM28), R(ZMM18), R(ZMM22)], Some((K3, true)))?;
+    for (x, t) in [(ZMM27, ZMM30), (ZMM28, ZMM31)] {
+        let (xy, ty) = (ymm(x), ymm(t));
+        a.ins(
+            C::EVEX_Vextracti64x4_ymmm256_k1z_zmm_imm8,
+            &[R(ty), R(x), Arg::I(1)],
+        )?;
+        a.ins(C::EVEX_Vpord_ymm_k1z_ymm_ymmm256b32, &[R(xy), R(xy), R(ty)])?;
+    }
+    for (x, t) in [(ZMM27, ZMM30), (ZMM28, ZMM31)] {
+        let (xy, xx, tx) = (ymm(x), xmm(x), xmm(t));
+        a.ins(
+            C::EVEX_Vextracti32x4_xmmm128_k1z_ymm_imm8,
+            &[R(tx), R(xy), Arg::I(1)],
+        )?;
+        a.ins(C::EVEX_Vpord_xmm_k1z_xmm_xmmm128b32, &[R(xx), R(xx), R(tx)])?;
+    }
+    for imm in [0x4E, 0xB1] {
+        for (x, t) in [(ZMM27, ZMM30), (ZMM28, ZMM31)] {
+            let (xx, tx) = (xmm(x), xmm(t));
+            a.ins(
+                C::EVEX_Vpshufd_xmm_k1z_xmmm128b32_imm8,
+                &[R(tx), R(xx), Arg::I(imm)],
+            )?;
+            a.ins(C::EVEX_Vpord_xmm_k1z_xmm_xmmm128b32, &[R(xx), R(xx), R(tx)])?;
+        }
+    }
+    a.ins(C::EVEX_Vmovd_rm32_xmm, &[R(EAX), R(XMM27)])?;
+    a.ins(C::EVEX_Vmovd_rm32_xmm, &[R(EDX), R(XMM28)])?;
+    // r15 = n; ecx = from_b (the first n lanes not A's); zmm29 = B's own entries' indices;
+    // r14d = the lanes with a B value (B's own, and A's matched).
+    a.ins(C::VEX_Kmovw_r32_kr, &[R(R14D), R(K3)])?;
+    a.ins(C::Popcnt_r32_rm32, &[R(EDI), R(R14D)])?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; sub r15, rdi
+        ; mov ecx, eax
+        ; not ecx
+    );
+    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(ECX), R(ECX), R(R15D)])?;
+    a.ins(C::VEX_Kmovw_r32_kr, &[R(EBX), R(K2)])?;
+    a.ins(C::VEX_Andn_r32_r32_rm32, &[R(EBX), R(EDX), R(EBX)])?;
+    a.ins(mask, &[R(K5), R(EBX)])?;
+    a.ins_masked(
+        C::EVEX_Vpcompressd_zmmm512_k1z_zmm,
+        &[R(ZMM29), R(ZMM16)],
+        Some((K5, true)),
+    )?;
+    a.ins(C::VEX_Pdep_r32_r32_rm32, &[R(R14D), R(R14D), R(EAX)])?;
+    dynasm!(a.ops ; .arch x64 ; or r14d, ecx);
+    let expand = C::EVEX_Vpexpandd_zmm_k1z_zmmm512;
+    // Output lanes 0..16: A's entries from its first, B's own from theirs.
+    a.ins(mask, &[R(K4), R(EAX)])?;
+    a.ins(mask, &[R(K5), R(ECX)])?;
+    a.ins_masked(expand, &[R(ZMM6), R(ZMM16)], Some((K4, true)))?;
+    a.ins_masked(expand, &[R(ZMM7), R(ZMM22)], Some((K4, true)))?;
+    a.ins_masked(expand, &[R(ZMM7), R(ZMM29)], Some((K5, false)))?;
+    coordinates(a, (ZMM6, ZMM7), 0)?;
+    // Lanes 16..32 where n > 16: A's entries from the one after the low lanes', etc.
+    let low_only = a.ops.new_dynamic_label();
+    dynasm!(a.ops
+        ; .arch x64
+        ; cmp r15, SHORT
+        ; jbe =>low_only
+        ; movzx edx, ax
+    );
+    a.ins(C::Popcnt_r32_rm32, &[R(EDX), R(EDX)])?;
+    a.ins(C::EVEX_Vpbroadcastd_zmm_k1z_r32, &[R(ZMM30), R(EDX)])?;
+    a.ins(add, &[R(ZMM30), R(ZMM30), R(ZMM16)])?;
+    dynasm!(a.ops ; .arch x64 ; movzx edx, cx);
+    a.ins(C::Popcnt_r32_rm32, &[R(EDX), R(EDX)])?;
+    a.ins(C::EVEX_Vpbroadcastd_zmm_k1z_r32, &[R(ZMM31), R(EDX)])?;
+    a.ins(add, &[R(ZMM31), R(ZMM31), R(ZMM16)])?;
+    dynasm!(a.ops ; .arch x64 ; mov edx, eax ; shr edx, 16);
+    a.ins(mask, &[R(K4), R(EDX)])?;
+    dynasm!(a.ops ; .arch x64 ; mov edx, ecx ; shr edx, 16);
+    a.ins(mask, &[R(K5), R(EDX)])?;
+    a.ins_masked(expand, &[R(ZMM8), R(ZMM30)], Some((K4, true)))?;
+    a.ins(perm, &[R(ZMM23), R(ZMM30), R(ZMM22)])?;
+    a.ins_masked(expand, &[R(ZMM9), R(ZMM23)], Some((K4, true)))?;
+    a.ins(perm, &[R(ZMM23), R(ZMM31), R(ZMM29)])?;
+    a.ins_masked(expand, &[R(ZMM9), R(ZMM23)], Some((K5, false)))?;
+    coordinates(a, (ZMM8, ZMM9), 1)?;
+    dynasm!(a.ops ; .arch x64 ; =>low_only);
+    values(a, d, v, values_done)?;
+    dynasm!(a.ops ; .arch x64 ; =>values_done);
+    a.ins(C::Lea_r64_m, &[R(R12), M(R12, R15, 4, 0)])?;
+    a.ins(C::Lea_r64_m, &[R(R13), M(R13, R15, v.size, 0)])?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov rsi, QWORD [rsp + slot::A_END]
+        ; mov rbp, QWORD [rsp + slot::B_END]
+        ; jmp =>row_done
+        ; =>merge
+    );
+    Ok(())
+}
+
+/// C's coordinates in output lanes `16 * half ..`: A's by index `ia`, B's own (the lanes
+/// of `k5`) by index `ib`, stored under the mask of the lanes below `n` (`r15`).
+/// Clobbers `rdi`, `rdx`, `k6`, `zmm10`.
+#[allow(clippy::useless_conversion)]
+fn coordinates(a: &mut Asm, (ia, ib): (Register, Register), half: i32) -> Result<(), KernelError> {
+    let perm = C::EVEX_Vpermd_zmm_k1z_zmm_zmmm512b32;
+    a.ins(perm, &[R(ZMM10), R(ia), R(ZMM20)])?;
+    a.ins_masked(perm, &[R(ZMM10), R(ib), R(ZMM21)], Some((K5, false)))?;
+    lanes_below_n(a, 16 * half, 16)?;
+    a.ins_masked(
+        C::EVEX_Vmovdqu32_zmmm512_k1z_zmm,
+        &[M(R12, Register::None, 1, i64::from(64 * half)), R(ZMM10)],
+        Some((K6, false)),
+    )
+}
+
+/// `k6` = the lanes `from..from + width` that lie below `n` (`r15`, which is above
+/// `from`), as the low bits. Clobbers `rdi`, `rdx`.
+#[allow(clippy::useless_conversion)]
+fn lanes_below_n(a: &mut Asm, from: i32, width: i32) -> Result<(), KernelError> {
+    dynasm!(a.ops
+        ; .arch x64
+        ; lea rdi, [r15 - from]
+        ; mov edx, width
+        ; cmp rdi, rdx
+        ; cmova rdi, rdx
+        ; mov edx, -1
+    );
+    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EDX), R(EDX), R(EDI)])?;
+    a.ins(C::VEX_Kmovw_kr_r32, &[R(K6), R(EDX)])
+}
+
+/// The values of the `n` output lanes: A's gathered by `zmm6` / `zmm8` under `from_a`
+/// (`eax`), B's by `zmm7` / `zmm9` under the lanes with a B value (`r14d`), zero
+/// elsewhere; [`vector_op`]; masked stores at `r13`. Groups of 8 (f64) or 16 (f32) lanes
+/// past `n` are skipped (to `done`).
+#[allow(clippy::useless_conversion)]
+fn values(
+    a: &mut Asm,
+    d: &CoDesc,
+    v: &Values,
+    done: dynasmrt::DynamicLabel,
+) -> Result<(), KernelError> {
+    let mask = C::VEX_Kmovw_kr_r32;
+    let wide = v.size == 8;
+    let (load, store) = if wide {
+        (
+            C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
+            C::EVEX_Vmovdqu64_zmmm512_k1z_zmm,
+        )
+    } else {
+        (
+            C::EVEX_Vmovdqu32_zmm_k1z_zmmm512,
+            C::EVEX_Vmovdqu32_zmmm512_k1z_zmm,
+        )
+    };
+    // zmm11 (+ zmm12) = A's values, zmm13 (+ zmm14) = B's.
+    for (val, pos, end, lo, hi, k) in [
+        (R10, RSI, slot::A_END, ZMM11, ZMM12, K1),
+        (R11, RBP, slot::B_END, ZMM13, ZMM14, K2),
+    ] {
+        if wide {
+            let p = gp_of(pos);
+            dynasm!(a.ops
+                ; .arch x64
+                ; mov rdi, QWORD [rsp + end]
+                ; sub rdi, Rq(p)
+                ; mov edx, -1
+            );
+            a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EDX), R(EDX), R(EDI)])?;
+            a.ins(mask, &[R(K4), R(EDX)])?;
+            dynasm!(a.ops ; .arch x64 ; shr edx, 8);
+            a.ins(mask, &[R(K5), R(EDX)])?;
+            a.ins_masked(load, &[R(lo), M(val, pos, 8, 0)], Some((K4, true)))?;
+            a.ins_masked(load, &[R(hi), M(val, pos, 8, 64)], Some((K5, true)))?;
+        } else {
+            a.ins_masked(load, &[R(lo), M(val, pos, 4, 0)], Some((k, true)))?;
+        }
+    }
+    let per = if wide { 8 } else { 16 };
+    let groups = 32 / per;
+    for g in 0..groups {
+        if g > 0 {
+            dynasm!(a.ops
+                ; .arch x64
+                ; cmp r15, per * g
+                ; jbe =>done
+            );
+        }
+        let (ia, ib) = if per * g < 16 {
+            (ZMM6, ZMM7)
+        } else {
+            (ZMM8, ZMM9)
+        };
+        dynasm!(a.ops
+            ; .arch x64
+            ; mov edx, eax
+            ; shr edx, (per * g) as i8
+            ; mov edi, r14d
+            ; shr edi, (per * g) as i8
+        );
+        a.ins(mask, &[R(K4), R(EDX)])?;
+        a.ins(mask, &[R(K5), R(EDI)])?;
+        if wide {
+            for (idx, dst, lo, hi, k) in
+                [(ia, ZMM15, ZMM11, ZMM12, K4), (ib, ZMM24, ZMM13, ZMM14, K5)]
+            {
+                let src = if g % 2 == 0 {
+                    ymm(idx)
+                } else {
+                    a.ins(
+                        C::EVEX_Vextracti64x4_ymmm256_k1z_zmm_imm8,
+                        &[R(ymm(dst)), R(idx), Arg::I(1)],
+                    )?;
+                    ymm(dst)
+                };
+                a.ins(C::EVEX_Vpmovzxdq_zmm_k1z_ymmm256, &[R(dst), R(src)])?;
+                a.ins_masked(
+                    C::EVEX_Vpermi2q_zmm_k1z_zmm_zmmm512b64,
+                    &[R(dst), R(lo), R(hi)],
+                    Some((k, true)),
+                )?;
+            }
+        } else {
+            let perm = C::EVEX_Vpermd_zmm_k1z_zmm_zmmm512b32;
+            a.ins_masked(perm, &[R(ZMM15), R(ia), R(ZMM11)], Some((K4, true)))?;
+            a.ins_masked(perm, &[R(ZMM24), R(ib), R(ZMM13)], Some((K5, true)))?;
+        }
+        vector_op(a, d.value, d.op, (ZMM15, ZMM24), K7)?;
+        lanes_below_n(a, per * g, per)?;
+        a.ins_masked(
+            store,
+            &[M(R13, Register::None, 1, i64::from(64 * g)), R(ZMM15)],
+            Some((K6, false)),
+        )?;
+    }
+    Ok(())
+}
+
+/// The ymm register of a zmm register.
+fn ymm(z: Register) -> Register {
+    Register::try_from(Register::YMM0 as usize + (z as usize - Register::ZMM0 as usize))
+        .unwrap_or(Register::None)
+}
+
+/// The xmm register of a zmm register.
+fn xmm(z: Register) -> Register {
+    Register::try_from(Register::XMM0 as usize + (z as usize - Register::ZMM0 as usize))
+        .unwrap_or(Register::None)
+}
+
+/// dynasm's number of `rsi` / `rbp`.
+fn gp_of(r: Register) -> u8 {
+    if r == RSI {
+        gp::RSI
+    } else {
+        gp::RBP
+    }
+}
