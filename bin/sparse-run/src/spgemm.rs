@@ -82,13 +82,28 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
             );
         }
     }
+    // An operand named twice (`L L --mask L` for triangles) is loaded once: one mapping,
+    // one validation, its pages counted once in the process's memory.
     let a = load(&args.a, None, run.loading())?;
-    let b = load(&args.b, None, run.loading())?;
-    let m = args
-        .mask
-        .as_ref()
-        .map(|p| load(p, None, run.loading()))
-        .transpose()?;
+    let b_own = match same_file(&args.a, &args.b) {
+        true => None,
+        false => Some(load(&args.b, None, run.loading())?),
+    };
+    let b = b_own.as_ref().unwrap_or(&a);
+    let m_own = match &args.mask {
+        Some(p) if !same_file(&args.a, p) && !same_file(&args.b, p) => {
+            Some(load(p, None, run.loading())?)
+        }
+        _ => None,
+    };
+    let m = match &args.mask {
+        None => None,
+        Some(p) => Some(match &m_own {
+            Some(t) => t,
+            None if same_file(&args.a, p) => &a,
+            None => b,
+        }),
+    };
     let to = args
         .to
         .as_deref()
@@ -118,7 +133,7 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
             ..Default::default()
         },
     };
-    let mask = m.as_ref().map(|tensor| Mask {
+    let mask = m.map(|tensor| Mask {
         tensor,
         complement: args.complement,
     });
@@ -143,7 +158,7 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
         drop(last.take());
         let start = Instant::now();
         let r =
-            spgemm::spgemm_report(&a, &b, semiring, mask, &opts).with_context(|| what.clone())?;
+            spgemm::spgemm_report(&a, b, semiring, mask, &opts).with_context(|| what.clone())?;
         totals.push(start.elapsed());
         phases.push(r.stats.times);
         last = Some(r);
@@ -165,7 +180,7 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
         sptk_store::write(out, &report.tensor, &wopts)
             .with_context(|| format!("cannot write {}", out.display()))?;
     }
-    let read = a.storage_bytes() + b.storage_bytes() + m.as_ref().map_or(0, Tensor::storage_bytes);
+    let read = a.storage_bytes() + b.storage_bytes() + m.map_or(0, Tensor::storage_bytes);
     let line = Line {
         what,
         totals,
@@ -177,6 +192,15 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
     };
     line.print(run);
     Ok(())
+}
+
+/// True where `x` and `y` name one file (the same path once links are resolved); a path
+/// that cannot be resolved is its own file (and its load reports why).
+fn same_file(x: &std::path::Path, y: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(x), std::fs::canonicalize(y)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
 }
 
 /// The sum of C's values, printed with `--stats` (the triangle count for plus_pair).

@@ -282,7 +282,6 @@ pub fn spgemm_report(
             }) => MaskMode::Keep,
             Some(_) => MaskMode::Skip,
         },
-        source_b: b,
         dims: [m, n],
         prepare: start.elapsed(),
     };
@@ -304,8 +303,6 @@ struct Planned<'a> {
     b: Operand<'a>,
     mask: Option<Operand<'a>>,
     mode: MaskMode,
-    /// B as given, planned by columns if the dot form is chosen.
-    source_b: &'a Tensor,
     /// C's rows and columns.
     dims: [u64; 2],
     prepare: Duration,
@@ -341,27 +338,12 @@ impl Planned<'_> {
         };
         let sym = symbolic(&shape, opts.accumulator, opts.masked_form, threads);
         let symbolic_time = start.elapsed();
-        let start = Instant::now();
-        let by_columns = if sym.rows_by_form[Form::Dot as usize] > 0 {
-            Some(plan(
-                self.source_b,
-                !opts.transpose_b,
-                opts.common.memory_limit,
-                "B",
-            )?)
-        } else {
-            None
-        };
-        let b_cols = by_columns.as_ref().map(|o| o.lists::<C>()).transpose()?;
-        let prepare = self.prepare + start.elapsed();
-        let mut values = vec![self.a.tensor.values(), self.b.tensor.values()];
-        if let Some(o) = &by_columns {
-            values.push(o.tensor.values());
-        }
+        let by_columns = sym.rows_by_form[Form::Dot as usize] > 0;
+        let values = [self.a.tensor.values(), self.b.tensor.values()];
         let job = Numeric {
             a: &a,
             b: &b,
-            b_cols: b_cols.as_ref(),
+            by_columns,
             mask: shape.mask,
             mode: self.mode,
             dims: self.dims,
@@ -370,20 +352,23 @@ impl Planned<'_> {
             opts,
         };
         let (tensor, mut times, entries, out_type) = with_ring(job, semiring, &values)??;
-        times.prepare = prepare;
+        times.prepare += self.prepare;
         times.symbolic = symbolic_time;
         let mut routes = vec![
             ("A".to_string(), self.a.route.clone()),
             ("B".to_string(), self.b.route.clone()),
         ];
-        if let Some(o) = &by_columns {
-            routes.push(("B by columns".into(), o.route.clone()));
+        if by_columns {
+            routes.push((
+                "B by columns".into(),
+                "transposed from B by rows (values only where the semiring reads them)".into(),
+            ));
         }
         if let Some(o) = &self.mask {
             routes.push(("M".into(), o.route.clone()));
         }
         let kernel = format!(
-            "spgemm {semiring} {} {}{}{} -> csr {out_type}: rows dense {}, hash {}, dot {}",
+            "spgemm {semiring} {} {}{}{} -> csr {out_type}: rows dense {}, hash {}, dot {}{}",
             self.a.name(false),
             self.b.name(opts.transpose_b),
             if opts.transpose_b { " (as B^T)" } else { "" },
@@ -395,6 +380,10 @@ impl Planned<'_> {
             sym.rows_by_form[0],
             sym.rows_by_form[1],
             sym.rows_by_form[2],
+            match sym.costs {
+                [0, 0] => String::new(),
+                [g, d] => format!(" (modelled costs: gustavson {g}, dot {d})"),
+            },
         );
         Ok(Report {
             tensor,
@@ -414,7 +403,8 @@ impl Planned<'_> {
 struct Numeric<'x, 'p, C: Coord> {
     a: &'x Lists<'p, C>,
     b: &'x Lists<'p, C>,
-    b_cols: Option<&'x Lists<'p, C>>,
+    /// B by columns is made (some rows take the dot form).
+    by_columns: bool,
     mask: Option<Rows<'x, C, ()>>,
     mode: MaskMode,
     dims: [u64; 2],
@@ -429,17 +419,30 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
     type Out = NumericOut;
     fn call<R: Ring>(self, values: &[&[R::In]]) -> NumericOut {
         let v = |q: usize| values.get(q).copied().unwrap_or_default();
+        let start = Instant::now();
+        let b = rows_of(self.b, v(1));
+        let b_rows = self.b.0.len().saturating_sub(1);
+        let by_columns = match self.by_columns {
+            true => Some(operand::transpose(&b, b_rows, self.dims[1] as usize)?),
+            false => None,
+        };
+        let transposing = start.elapsed();
         let p = Product::<C, R> {
             a: rows_of(self.a, v(0)),
-            b: rows_of(self.b, v(1)),
-            b_cols: self.b_cols.map(|l| rows_of(l, v(2))),
+            b,
+            b_cols: by_columns
+                .as_ref()
+                .map(|(pos, crd, val)| Rows { pos, crd, val }),
             mask: self.mask,
             mode: self.mode,
             cols: self.dims[1] as usize,
         };
         let filled = numeric::multiply(&p, self.sym, self.dims[0] as usize, self.threads)?;
+        // B by columns is not needed past the fill: its memory goes before C is finished.
+        drop(by_columns);
         let t = filled.times;
         let mut times = Times {
+            prepare: transposing,
             count: t.count,
             allocate: t.allocate,
             fill: t.fill,

@@ -165,6 +165,64 @@ pub(crate) fn coord_width(largest: u64) -> IndexWidth {
     }
 }
 
+/// A matrix's positions, coordinates and values, owned.
+pub(crate) type Owned<C, V> = (Vec<u64>, Vec<C>, Vec<V>);
+
+/// The transpose of `r` (`rows` rows; its coordinates below `cols`): `cols + 1` positions,
+/// and each column's rows ascending with their values. The dot form's B by columns, made
+/// from the B by rows the product reads anyway, so it holds only what the semiring reads
+/// (the coordinates alone for `plus_pair` and `lor_land`, whose values are `()`).
+///
+/// # Errors
+/// Memory for the arrays.
+pub(crate) fn transpose<C: Coord, V: Copy>(
+    r: &Rows<'_, C, V>,
+    rows: usize,
+    cols: usize,
+) -> Result<Owned<C, V>, SpgemmError> {
+    let alloc = |e: sptk_tensor::ConvertError| SpgemmError::Alloc(e.to_string());
+    let nnz = r.crd.len().min(r.pos.last().map_or(0, |&p| p as usize));
+    let mut pos: Vec<u64> = sptk_tensor::big_zeroed(cols + 1).map_err(alloc)?;
+    for &j in r.crd.get(..nnz).unwrap_or_default() {
+        if let Some(c) = pos.get_mut(j.to_u64() as usize + 1) {
+            *c += 1;
+        }
+    }
+    for q in 1..pos.len() {
+        pos[q] += pos[q - 1];
+    }
+    let mut next: Vec<u64> = pos.get(..cols).unwrap_or_default().to_vec();
+    let mut crd: Vec<C> = sptk_tensor::big_zeroed(nnz).map_err(alloc)?;
+    let mut val: Vec<V> = match r.val.first() {
+        Some(&v) if nnz > 0 => {
+            let mut val = Vec::new();
+            val.try_reserve_exact(nnz)
+                .map_err(|e| SpgemmError::Alloc(format!("{nnz} values: {e}")))?;
+            val.resize(nnz, v);
+            val
+        }
+        _ => Vec::new(),
+    };
+    for i in 0..rows {
+        let (ks, vs) = r.row(i);
+        let row = C::from_u64_unchecked(i as u64);
+        for (q, &k) in ks.iter().enumerate() {
+            let Some(at) = next.get_mut(k.to_u64() as usize) else {
+                continue;
+            };
+            let to = *at as usize;
+            *at += 1;
+            if let Some(slot) = crd.get_mut(to) {
+                *slot = row;
+            }
+            if let (Some(slot), Some(&v)) = (val.get_mut(to), vs.get(q)) {
+                *slot = v;
+            }
+        }
+    }
+    Ok((pos, crd, val))
+}
+
 /// A matrix's rows (or columns) as typed slices.
 #[derive(Debug)]
 pub(crate) struct Rows<'a, C, V> {

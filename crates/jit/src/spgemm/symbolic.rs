@@ -2,10 +2,14 @@
 //!
 //! 1. Flops per row: `flops_i = sum over k in A_i of nnz(B_k)`, the products Gustavson's
 //!    form makes for row `i` (in parallel over ranges of rows balanced by nnz(A)).
-//! 2. For a structural mask, the dot form's cost per row, `sum over j in M_i of
-//!    cost(nnz(A_i), nnz(B_j))` (column counts of B from one pass over its coordinates).
-//!    Where the rows the dot form wins save more than B's transpose costs, those rows
-//!    take the dot form and B is planned by columns too.
+//! 2. For a structural mask, a per-row cost model ([`Model`], fitted on this CPU) weighs
+//!    the two forms: Gustavson's `9 (flops_i + nnz(M_i))` against the dot form's
+//!    `sum over j in M_i of (22 + 6 steps(A_i, B_j))`, where `steps` is [`dot::cost`] of
+//!    the two lists cut to their shared coordinate range, each list's share of the range
+//!    estimated from its length and first and last coordinate (B's columns' from one pass
+//!    over its coordinates). A row takes the cheaper form (ties the dot form); where the
+//!    rows the dot form takes save more than B's transpose (12 an entry), B is also
+//!    transposed by columns, else every row stays Gustavson's.
 //! 3. Every other row takes the hash accumulator when its bound on distinct columns is
 //!    small against C's column count (`bound * HASH_SHARE < cols`), the dense one
 //!    otherwise.
@@ -56,7 +60,45 @@ pub(crate) struct Symbolic {
     pub chunks: Vec<Chunk>,
     /// Rows of each form (dense, hash, dot).
     pub rows_by_form: [usize; 3],
+    /// A structural mask's product by [`Model`]: every row by Gustavson's form, every row
+    /// by dot products (zeros where the dot form was not weighed).
+    pub costs: [u64; 2],
 }
+
+/// The cost model of a masked product's two forms, in units of one merge step of the
+/// dot form (measured: docs/PERFORMANCE.md, "SpGEMM").
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Model {
+    /// A product of Gustavson's form (hash or dense accumulator, its mask probed).
+    pub flop: u64,
+    /// A mask entry of Gustavson's form (marked in the accumulator first).
+    pub g_entry: u64,
+    /// A step of the dot form's merge ([`dot::cost`] counts them).
+    pub step: u64,
+    /// A mask entry of the dot form (B's column found, both lists cut to their shared range).
+    pub d_entry: u64,
+    /// An entry of B transposed for the dot form.
+    pub transpose: u64,
+}
+
+/// The costs fitted on this CPU (2 threads, nanoseconds a thread, loaded machine; see
+/// docs/PERFORMANCE.md, "SpGEMM"): Gustavson's form every row against the dot form every
+/// row on the triangle count (R-MAT 18: 1.106e9 products, 3.80M mask entries, 1.447e9
+/// estimated merge steps) and on FEM masked by A (`C<A> = A A`, 100^3: 48.2M products,
+/// 6.94M mask entries, 84.8M steps). Gustavson's form costs about 9 ns a product or mask
+/// entry on both (10.9 s for 1.11e9; 0.46 s for 55.2M); the dot form's two times solve to
+/// 6 ns a merge step and 22 ns a mask entry (the column's lookup, four binary searches).
+/// So the triangle count's rows with entries take the dot form (modelled 8.77e9 against
+/// 9.99e9 over the whole product; measured 7.8-8.9 s against 10.9-11.2 s) and FEM's
+/// take Gustavson's (4.97e8 against 6.61e8; fill 209-250 ms against 296-408 ms).
+/// B's transpose, about 12 ns an entry, is paid only where the rows that move save more.
+const MODEL: Model = Model {
+    flop: 9,
+    g_entry: 9,
+    step: 6,
+    d_entry: 22,
+    transpose: 12,
+};
 
 /// The structure of a product (values not read).
 pub(crate) struct Shape<'a, C> {
@@ -127,26 +169,48 @@ pub(crate) fn symbolic<C: Coord>(
         Accumulator::Auto if bound(i) * HASH_SHARE < cols => Form::Hash,
         Accumulator::Auto => Form::Dense,
     };
-    let g_cost = |i: usize| flops.get(i).copied().unwrap_or(0) + mask_len(i);
+    let model = MODEL;
+    let g_cost =
+        |i: usize| model.flop * flops.get(i).copied().unwrap_or(0) + model.g_entry * mask_len(i);
     let dot_costs = match (&s.mask, s.mode, masked_form) {
         (Some(m), MaskMode::Keep, MaskedForm::Auto | MaskedForm::Dot) => {
-            let counts = column_counts(&s.b, s.cols);
+            let columns = columns(&s.b, s.cols);
             let d = per_row(s.rows, s.a.pos, threads, |i| {
-                let la = s.a.len(i);
-                m.row(i)
-                    .0
-                    .iter()
-                    .map(|&j| dot::cost(la, counts.get(j.to_u64() as usize).copied().unwrap_or(0)))
-                    .sum::<u64>()
+                let (ak, _) = s.a.row(i);
+                let (js, _) = m.row(i);
+                let steps = match (ak.first(), ak.last()) {
+                    (Some(&a0), Some(&a1)) => {
+                        let a = Span {
+                            len: ak.len() as u64,
+                            first: a0.to_u64(),
+                            last: a1.to_u64(),
+                        };
+                        js.iter()
+                            .map(|&j| match columns.get(j.to_u64() as usize) {
+                                Some(b) => cut_cost(a, *b),
+                                None => 0,
+                            })
+                            .sum::<u64>()
+                    }
+                    _ => 0,
+                };
+                model.step * steps + model.d_entry * js.len() as u64
             });
             let saved: u64 = (0..s.rows)
                 .map(|i| g_cost(i).saturating_sub(d.get(i).copied().unwrap_or(u64::MAX)))
                 .sum();
-            let transpose = 2 * s.b.crd.len() as u64;
+            let transpose = model.transpose * s.b.crd.len() as u64;
             (masked_form == MaskedForm::Dot || saved > transpose).then_some(d)
         }
         _ => None,
     };
+    let mut costs = [0u64; 2];
+    if let Some(d) = &dot_costs {
+        for (i, &di) in d.iter().enumerate() {
+            costs[0] = costs[0].saturating_add(g_cost(i));
+            costs[1] = costs[1].saturating_add(di);
+        }
+    }
     let mut forms = vec![Form::Dense; s.rows];
     let mut cost_before = Vec::with_capacity(s.rows + 1);
     let mut total = 0u64;
@@ -157,7 +221,8 @@ pub(crate) fn symbolic<C: Coord>(
         entries_bound = entries_bound.saturating_add(bound(i));
         let g = g_cost(i);
         let (f, c) = match &dot_costs {
-            Some(d) if masked_form == MaskedForm::Dot || d[i] < g => (Form::Dot, d[i]),
+            // Ties go to the dot form: a row of an empty mask costs it nothing.
+            Some(d) if masked_form == MaskedForm::Dot || d[i] <= g => (Form::Dot, d[i]),
             _ => (gustavson(i), g),
         };
         *form = f;
@@ -175,19 +240,54 @@ pub(crate) fn symbolic<C: Coord>(
     Symbolic {
         flops,
         total_flops,
+        costs,
         forms,
         chunks,
         rows_by_form,
     }
 }
 
-/// Entries per column of `b` (its rows' coordinates counted).
-fn column_counts<C: Coord>(b: &Rows<'_, C, ()>, cols: usize) -> Vec<u64> {
-    let mut counts = vec![0u64; cols];
-    for &j in b.crd {
-        if let Some(c) = counts.get_mut(j.to_u64() as usize) {
-            *c += 1;
+/// A list's length and its first and last coordinate (`len` 0: empty).
+#[derive(Clone, Copy, Debug, Default)]
+struct Span {
+    len: u64,
+    first: u64,
+    last: u64,
+}
+
+/// The merge steps of intersecting `a` with `b` after the dot form cuts both to their
+/// shared coordinate range, each list's share of the range estimated as if its entries were
+/// spread evenly between its first and last coordinate.
+fn cut_cost(a: Span, b: Span) -> u64 {
+    if a.len == 0 || b.len == 0 {
+        return 0;
+    }
+    let (from, to) = (a.first.max(b.first), a.last.min(b.last));
+    if from > to {
+        return 0;
+    }
+    let share = |l: Span| {
+        let span = l.last - l.first + 1;
+        // ceil(len * (to - from + 1) / span), at most len.
+        let x = u128::from(l.len) * u128::from(to - from + 1);
+        (x.div_ceil(u128::from(span)) as u64).min(l.len)
+    };
+    dot::cost(share(a), share(b))
+}
+
+/// Each column of `b` (given by rows) as a [`Span`] of its row coordinates.
+fn columns<C: Coord>(b: &Rows<'_, C, ()>, cols: usize) -> Vec<Span> {
+    let mut spans = vec![Span::default(); cols];
+    for i in 0..b.pos.len().saturating_sub(1) {
+        for &j in b.row(i).0 {
+            if let Some(c) = spans.get_mut(j.to_u64() as usize) {
+                if c.len == 0 {
+                    c.first = i as u64;
+                }
+                c.last = i as u64;
+                c.len += 1;
+            }
         }
     }
-    counts
+    spans
 }
