@@ -193,14 +193,11 @@ fn short_lists_are_compared_with_vectors() {
         assert_eq!(m.contains(&Mnemonic::Vpcmpeqd), meet || join, "{text}");
         assert_eq!(m.contains(&Mnemonic::Vpbroadcastd), meet || join, "{text}");
         assert_eq!(m.contains(&Mnemonic::Vzeroupper), meet || join, "{text}");
-        // The union's rank compares (broadcast from memory), placement and gathers.
-        for v in [
-            Mnemonic::Vpcmpud,
-            Mnemonic::Vpexpandd,
-            Mnemonic::Vpcompressd,
-        ] {
-            assert_eq!(m.contains(&v), join, "{text}: {v:?}");
-        }
+        // The rank compares (broadcast from memory) of the union and of the long-row
+        // blocks, and the union's placement.
+        assert_eq!(m.contains(&Mnemonic::Vpcmpud), meet || join, "{text}");
+        assert_eq!(m.contains(&Mnemonic::Vpcompressd), meet || join, "{text}");
+        assert_eq!(m.contains(&Mnemonic::Vpexpandd), join, "{text}");
         if join {
             let f64 = text.contains(" f64 ");
             assert_eq!(m.contains(&Mnemonic::Vpermi2q), f64, "{text}");
@@ -447,17 +444,19 @@ fn generated_kernels_equal_the_reference() {
     assert!(entries > ran, "the operands are mostly empty");
 }
 
-/// The vector union of short rows (AVX-512, 32-bit coordinates, both rows of 1 to 16
-/// entries) against the reference: every pair of row lengths 0..=16 x 0..=16 (so C's row
-/// fills one or both 16-lane halves, and empty sides fall to the merge), overlaps from
-/// none to all, coordinates near 0 and near the top of the column range, f32 and f64,
-/// every union operation, NaN and signed zeros.
+/// The vector paths against the reference, with row lengths where they switch: the union
+/// of short rows (AVX-512, 32-bit coordinates, both rows of 1 to 16 entries, so C's row
+/// fills one or both 16-lane halves) and the intersection by blocks of 16 coordinates
+/// (rows of any length, one much longer than the other). Every pair of lengths 0..=16,
+/// and pairs of lengths up to 300; overlaps from none to all, coordinates near 0 and near
+/// the top of the column range, f32 and f64, every operation, NaN and signed zeros.
 #[test]
-fn short_unions_equal_the_reference() {
+fn vector_paths_equal_the_reference() {
     let isas: Vec<Isa> = isas().into_iter().filter(|i| *i != Isa::Scalar).collect();
     let mut rng = Rng(17);
     let c = 1u64 << 20;
     let side = |rng: &mut Rng, n: u64, window: u64, top: bool| -> Vec<u64> {
+        let window = window.max(n);
         let mut cols: Vec<u64> = Vec::new();
         while (cols.len() as u64) < n {
             let x = rng.below(window);
@@ -472,41 +471,51 @@ fn short_unions_equal_the_reference() {
             cols
         }
     };
+    let long = [0u64, 1, 3, 15, 16, 17, 31, 32, 33, 100, 300];
+    let mut lengths: Vec<(u64, u64)> = (0..=16)
+        .flat_map(|x| (0..=16).map(move |y| (x, y)))
+        .collect();
+    lengths.extend(long.iter().flat_map(|&x| long.iter().map(move |&y| (x, y))));
     for round in 0..4 {
         let (mut ca, mut cb) = (Vec::new(), Vec::new());
-        for la in 0..=16u64 {
-            for lb in 0..=16u64 {
-                let row = la * 17 + lb;
-                // A narrow window makes matches common; a wide one makes them rare.
-                let window = [la.max(lb).max(1), 20, 40, 200][(round + row as usize) % 4];
-                let top = chance(&mut rng, 30);
-                ca.extend(
-                    side(&mut rng, la, window.max(la), top)
-                        .into_iter()
-                        .map(|j| (row, j)),
-                );
-                cb.extend(
-                    side(&mut rng, lb, window.max(lb), top)
-                        .into_iter()
-                        .map(|j| (row, j)),
-                );
-            }
+        for (row, &(la, lb)) in lengths.iter().enumerate() {
+            let row = row as u64;
+            // A narrow window makes matches common; a wide one makes them rare.
+            let most = la.max(lb).max(1);
+            let window = [most, 2 * most, 40, 10 * most][(round + row as usize) % 4];
+            let top = chance(&mut rng, 30);
+            ca.extend(
+                side(&mut rng, la, window, top)
+                    .into_iter()
+                    .map(|j| (row, j)),
+            );
+            cb.extend(
+                side(&mut rng, lb, window, top)
+                    .into_iter()
+                    .map(|j| (row, j)),
+            );
         }
-        let dims = [17 * 17, c];
+        let dims = [lengths.len() as u64, c];
         let va: Vec<f64> = ca.iter().map(|_| value(&mut rng)).collect();
         let vb: Vec<f64> = cb.iter().map(|_| value(&mut rng)).collect();
         for f64s in [true, false] {
             let a = tensor(&dims, &ca, &va, f64s, "csr", (32, 32));
             let b = tensor(&dims, &cb, &vb, f64s, "csr", (32, 32));
-            for op in ops(true) {
-                let want = reference::ewise(&a, &b, op, &Options::default()).unwrap();
-                for &isa in &isas {
-                    let what = format!("round {round} {op} {isa:?} f64={f64s}");
-                    let got = coiter::ewise(&a, &b, op, true, isa, 2)
-                        .unwrap_or_else(|e| panic!("{what}: {e}"));
-                    assert_eq!(arrays(&got), arrays(&want), "{what}");
-                    // The vector union writes 32-bit coordinates of C only.
-                    assert_eq!(got.crd(1).unwrap().width(), IndexWidth::W32, "{what}");
+            for union in [true, false] {
+                for op in ops(union) {
+                    let opts = Options {
+                        intersect: !union && matches!(op, EwiseOp::Min | EwiseOp::Max),
+                        ..Options::default()
+                    };
+                    let want = reference::ewise(&a, &b, op, &opts).unwrap();
+                    for &isa in &isas {
+                        let what = format!("round {round} {op} union={union} {isa:?} f64={f64s}");
+                        let got = coiter::ewise(&a, &b, op, union, isa, 2)
+                            .unwrap_or_else(|e| panic!("{what}: {e}"));
+                        assert_eq!(arrays(&got), arrays(&want), "{what}");
+                        // The vector paths write 32-bit coordinates of C only.
+                        assert_eq!(got.crd(1).unwrap().width(), IndexWidth::W32, "{what}");
+                    }
                 }
             }
         }
