@@ -10,6 +10,13 @@ converted by `sparse-convert --to CSR --pos-width 32 --crd-width 32` into `.spt`
   `C<L> = L (+).(pair) L` and the sum of C (the triangle count).
 (`--quick`: grid 40^3, scales 12 and 14.)
 
+Before a case runs, its size is counted symbolically on the pattern (once, kept beside the
+data as `<stem>.count.json`): the flops (`sum_k nnz(A(:, k)) nnz(B(k, :))`, from the row and
+column counts) and nnz(C), counted in blocks of rows of A (SciPy on the pattern, a block's
+product counted then dropped; a masked case through GraphBLAS's `any_pair` with the mask,
+whose output is bounded by nnz(M)). Both are printed; a case whose nnz(C), or whose bound
+`min(flops, nnz(M))` before the count, is above 3e8 output entries is refused, not run.
+
 Timed, one round (as the issue asks):
 - ours: `sparse-run spgemm ... --threads 2 --stats`, no `-o`, the whole process under
   /usr/bin/time -v; one run is (wall of `--repeat 6` - wall of `--repeat 1`) / 5, each repeat
@@ -24,7 +31,10 @@ Timed, one round (as the issue asks):
 Each peer process loads its operands (not timed), runs the product once as a warm-up (not
 SciPy's triangle count, 20+ s: one call), then REPS timed calls; its time is their median.
 Targets: at least 1.0x the fastest peer on each case, 1.5x GraphBLAS on triangles; our peak
-RSS at most the inputs plus 1.3x C.
+RSS at most the inputs plus 1.3x C, plus the process's own baseline (the peak RSS of
+`sparse-run --version`, about 12 MiB of code and libraries, measured in the same run and
+printed, as peers_ewise.py counts it). The inputs are the operand file once: every case names
+one file for A and B (and M), which sparse-run loads once.
 
 Standalone: python peers_spgemm.py --bin SPARSE_CONVERT --run-bin SPARSE_RUN [--quick]
 [--only fem,rmat,triangles]
@@ -42,6 +52,41 @@ REPS = int(os.environ.get("SPTK_BENCH_REPS", "3"))
 PY = sys.executable
 CASES = ["fem", "rmat", "triangles"]
 TARGET_PEER, TARGET_GB_TRIANGLES, TARGET_RSS = 1.0, 1.5, 1.3
+MAX_OUTPUT = 300_000_000  # output entries: a case above this is refused (issue 32)
+
+COUNT = """
+    import json, sys, numpy as np, scipy.sparse as sp
+    A = sp.load_npz(src).tocsr()
+    A.data = np.ones_like(A.data)
+    B = A.T.tocsr() if case == 'rmat' else A
+    masked = case == 'triangles'
+    flops = int(np.dot(np.bincount(A.indices, minlength=A.shape[1]).astype(np.int64),
+                       np.diff(B.indptr).astype(np.int64)))
+    bound = min(flops, A.nnz) if masked else flops
+    out = dict(flops=flops, bound=bound)
+    if bound <= limit:
+        if masked:
+            import graphblas as gb
+            g = gb.Matrix.ss.import_csr(nrows=A.shape[0], ncols=A.shape[1],
+                                        indptr=A.indptr.astype(np.uint64),
+                                        col_indices=A.indices.astype(np.uint64),
+                                        values=np.ones(A.nnz, bool), sorted_cols=True)
+            out['nnz_c'] = int(g.mxm(g, gb.semiring.any_pair).new(mask=g.S).nvals)
+        else:
+            # Blocks of rows of about 2e7 products each, counted then dropped.
+            per_row = np.zeros(A.shape[0], np.int64)
+            np.add.at(per_row, np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)),
+                      np.diff(B.indptr)[A.indices])
+            ends = np.searchsorted(np.cumsum(per_row), np.arange(2e7, per_row.sum() + 2e7, 2e7))
+            lo, total = 0, 0
+            for hi in list(np.unique(np.minimum(ends + 1, A.shape[0]))) + [A.shape[0]]:
+                if hi > lo:
+                    total += (A[lo:hi] @ B).nnz
+                    lo = hi
+            out['nnz_c'] = total
+    json.dump(out, open(dst + '.tmp', 'w'))
+    import os; os.replace(dst + '.tmp', dst)
+"""
 
 GENERATE_COMMON = """
     import os, numpy as np, scipy.sparse as sp
@@ -96,7 +141,7 @@ def paths(name, quick):
     g, s1, s2 = sizes(quick)
     tag = {"fem": f"grid{g}", "rmat": f"scale{s1}", "triangles": f"scale{s2}"}[name]
     stem = os.path.join(DATA, f"spgemm_{name}_{tag}")
-    return {"a": stem + ".a.npz", "a.spt": stem + ".a.spt"}
+    return {"a": stem + ".a.npz", "a.spt": stem + ".a.spt", "count": stem + ".count.json"}
 
 
 def generate(name, quick, convert_bin):
@@ -112,6 +157,26 @@ def generate(name, quick, convert_bin):
                         "-o", p["a.spt"] + ".tmp.spt", "--quiet"], check=True)
         os.replace(p["a.spt"] + ".tmp.spt", p["a.spt"])
     return p
+
+
+def count(name, p):
+    """The case's flops and nnz(C) from a symbolic count on the pattern (kept beside the data);
+    nnz(C) is None where the bound before the count is above MAX_OUTPUT."""
+    import json
+    if not os.path.exists(p["count"]):
+        code = f"src, dst, case, limit = {p['a']!r}, {p['count']!r}, {name!r}, {MAX_OUTPUT}\n" + \
+            textwrap.dedent(COUNT)
+        subprocess.run([PY, "-c", code], check=True)
+    with open(p["count"]) as f:
+        got = json.load(f)
+    return got["flops"], got.get("nnz_c"), got["bound"]
+
+
+def baseline_rss(run_bin):
+    """Peak RSS (MiB) of the process doing nothing: `sparse-run --version`."""
+    r = subprocess.run(["/usr/bin/time", "-v", run_bin, "--version"], capture_output=True, text=True)
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
+    return int(m.group(1)) / 1024 if m else 0.0
 
 
 def ours_args(name, p):
@@ -249,9 +314,17 @@ def main():
     os.makedirs(DATA, exist_ok=True)
     print(f"# sptk SpGEMM peers: one round, {REPS} calls per peer, data in {DATA}")
     print(f"# load at start: {open('/proc/loadavg').read().split()[:3]} (1, 5, 15 min; 2 cores)")
+    base = baseline_rss(args.run_bin)
+    print(f"# process baseline: peak RSS of sparse-run --version {base:.1f} MiB (in the RSS bound)")
     rows, all_notes = [], set()
     for c in cases:
         p = generate(c, args.quick, args.bin)
+        flops, nnz_c, bound = count(c, p)
+        print(f"# {c}: symbolic count: flops {flops}, nnz(C) "
+              f"{nnz_c if nnz_c is not None else f'not counted (bound {bound})'}")
+        if nnz_c is None or nnz_c > MAX_OUTPUT:
+            print(f"# {c}: refused: {nnz_c or bound} output entries is above {MAX_OUTPUT:.0e}")
+            continue
         res = {}
         try:
             res["ours"] = time_ours(args.run_bin, c, p, args.ours_extra.split())
@@ -272,7 +345,7 @@ def main():
     print("\n## SpGEMM, CSR f64 with 32-bit indices; ours 2 threads, SciPy 1, GraphBLAS 2, MKL 2\n")
     print("Seconds per product (medians); a peer's `+sort` is its product then `sort_indices()` "
           "(ours sorts inside); speed = the peer's time (with its sort) / ours.\n")
-    print("| case | nnz(C) | flops | ours | ours peak RSS MiB (bound) | SciPy (+sort) | GraphBLAS | "
+    print("| case | nnz(C) | flops | ours | ours peak RSS MiB (bound: baseline + inputs + 1.3 C) | SciPy (+sort) | GraphBLAS | "
           "MKL (+sort) | speed vs SciPy | vs GraphBLAS | vs MKL | checks |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for c, p, res in rows:
@@ -285,7 +358,7 @@ def main():
         nnz_c = int(entries.group(1)) if entries else None
         inputs = os.path.getsize(p["a.spt"]) / 2**20
         out_mib = (12 * nnz_c) / 2**20 if nnz_c else 0
-        bound = inputs + TARGET_RSS * out_mib
+        bound = base + inputs + TARGET_RSS * out_mib
         cells, checks = [], [f"ours {nnz_c} {total.group(1) if total else '-'}"]
         for peer in ("scipy", "graphblas", "mkl"):
             g = res.get(peer)
