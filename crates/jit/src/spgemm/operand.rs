@@ -276,4 +276,40 @@ mod tests {
         let pos = IndexVec::from_vec_u64(vec![0, 2, 5], IndexWidth::W32).unwrap();
         assert_eq!(expand(5, &outer, &pos), [0, 0, 2, 2, 5, 5]);
     }
+
+    #[test]
+    fn the_transpose_keeps_rows_ascending_in_each_column_with_their_values() {
+        // [[0, 1, 2], [3, 0, 0], [0, 4, 5]] by rows, and an empty fourth column.
+        let pos = [0u64, 2, 3, 5];
+        let crd = [1u32, 2, 0, 1, 2];
+        let val = [1.0f64, 2.0, 3.0, 4.0, 5.0];
+        let r = Rows {
+            pos: &pos,
+            crd: &crd,
+            val: &val,
+        };
+        let (tp, tc, tv) = transpose(&r, 3, 4).unwrap();
+        assert_eq!(tp, [0, 1, 3, 5, 5]);
+        assert_eq!(tc, [1, 0, 2, 0, 2]);
+        assert_eq!(tv, [3.0, 1.0, 4.0, 2.0, 5.0]);
+        // On the pattern the values take no memory.
+        let units = [(); 5];
+        let pattern = Rows {
+            pos: &pos,
+            crd: &crd,
+            val: &units,
+        };
+        let (_, c, v) = transpose(&pattern, 3, 4).unwrap();
+        assert_eq!((c, v.len()), (tc, 5));
+        // No entries: the positions alone.
+        let empty = Rows::<u32, f64> {
+            pos: &[0, 0],
+            crd: &[],
+            val: &[],
+        };
+        assert_eq!(
+            transpose(&empty, 1, 2).unwrap(),
+            (vec![0, 0, 0], vec![], vec![])
+        );
+    }
 }

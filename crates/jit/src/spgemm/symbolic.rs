@@ -291,3 +291,28 @@ fn columns<C: Coord>(b: &Rows<'_, C, ()>, cols: usize) -> Vec<Span> {
     }
     spans
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(len: u64, first: u64, last: u64) -> Span {
+        Span { len, first, last }
+    }
+
+    #[test]
+    fn the_cut_cost_counts_only_the_shared_range() {
+        // Disjoint ranges: nothing to merge.
+        assert_eq!(cut_cost(span(10, 0, 9), span(10, 10, 19)), 0);
+        assert_eq!(cut_cost(span(0, 0, 0), span(10, 0, 9)), 0);
+        // The same range: the whole lists.
+        assert_eq!(cut_cost(span(10, 0, 9), span(10, 0, 9)), 20);
+        // Half of each: 5 + 5 steps.
+        assert_eq!(cut_cost(span(10, 0, 19), span(10, 10, 29)), 10);
+        // A short list against a long one is searched (the gallop's cost).
+        assert_eq!(
+            cut_cost(span(2, 0, 999), span(1000, 0, 999)),
+            dot::cost(2, 1000)
+        );
+    }
+}
