@@ -216,7 +216,9 @@ fn heavy_and_power_law_rows_take_their_own_accumulator() {
 #[test]
 fn a_sparse_mask_takes_the_dot_form_and_counts_triangles() {
     let mut rng = Rng(0x7121_a9e1_0000_0003);
-    let n = 300u64;
+    let n = 2300u64;
+    // The hubs' rows, and the first row after them.
+    let (hubs, after) = (n - 100..n - 90, n - 90);
     let mut e = Vec::new();
     for i in 0..n {
         for _ in 0..8 {
@@ -226,15 +228,16 @@ fn a_sparse_mask_takes_the_dot_form_and_counts_triangles() {
             }
         }
     }
-    // Hubs: rows 200..210 hold every column below 200, and every later row holds the
-    // hubs, so those rows' products (through the hubs) dwarf their masks.
-    for h in 200..210 {
-        for j in 0..200 {
+    // Hubs: 10 rows hold every column below them, and every later row holds the hubs,
+    // so those rows' products (22,000 through the hubs) dwarf their masks (about 10
+    // entries), by more than the dot form's margin.
+    for h in hubs.clone() {
+        for j in 0..hubs.start {
             e.push((h, j, 1.0));
         }
     }
-    for i in 210..n {
-        for h in 200..210 {
+    for i in after..n {
+        for h in hubs.clone() {
             e.push((i, h, 1.0));
         }
     }

@@ -16,7 +16,11 @@
 //! its slots when they are many; the hash table sorts its pairs) and values.
 //!
 //! With a mask, `Keep` admits only the mask's columns of row `i` (structural mask) and
-//! `Skip` admits every other column (complemented mask).
+//! `Skip` admits every other column (complemented mask). A [`Filter`] (one bit per column
+//! of C, set on the mask's columns of the row) turns away the products the mask rejects
+//! before either accumulator is touched: in a masked product most products miss the mask
+//! (the triangle count: 92%), and the bitmap stays in L1 or L2 where the accumulator's
+//! table or marks do not.
 
 use sptk_tensor::big_zeroed;
 
@@ -58,6 +62,57 @@ pub(crate) struct Out<'o, C, V> {
     pub val: &'o mut [V],
 }
 
+/// C's widest column count that gets a [`Filter`] (2 MiB of bits a thread).
+const FILTER_COLS: usize = 1 << 24;
+
+/// One bit per column of C, set on the mask's columns of the row being computed and
+/// cleared after it (through the same list), so a row costs O(its mask entries).
+pub(crate) struct Filter {
+    bits: Vec<u64>,
+}
+
+impl Filter {
+    /// A filter for `cols` columns, or `None` where C is too wide for one.
+    pub fn new(cols: usize) -> Option<Filter> {
+        if cols > FILTER_COLS {
+            return None;
+        }
+        Some(Filter {
+            bits: big_zeroed(cols.div_ceil(64)).ok()?,
+        })
+    }
+
+    /// Sets (`on`) or clears the bits of `cols`.
+    fn mark<C: Coord>(&mut self, cols: &[C], on: bool) {
+        for &j in cols {
+            let j = j.to_u64();
+            if let Some(w) = self.bits.get_mut((j >> 6) as usize) {
+                let bit = 1u64 << (j & 63);
+                *w = if on { *w | bit } else { *w & !bit };
+            }
+        }
+    }
+
+    /// Whether column `j`'s bit is set.
+    #[inline(always)]
+    fn has(&self, j: u64) -> bool {
+        self.bits
+            .get((j >> 6) as usize)
+            .is_some_and(|&w| (w >> (j & 63)) & 1 != 0)
+    }
+
+    /// Whether a product in column `j` can be admitted under `mode` (the filter holds the
+    /// row's mask columns).
+    #[inline(always)]
+    fn admits(&self, mode: MaskMode, j: u64) -> bool {
+        match mode {
+            MaskMode::None => true,
+            MaskMode::Keep => self.has(j),
+            MaskMode::Skip => !self.has(j),
+        }
+    }
+}
+
 /// The dense accumulator of one thread: a mark and a value per column of C.
 pub(crate) struct Dense<V> {
     marks: Vec<u32>,
@@ -97,16 +152,19 @@ impl<V: sptk_tensor::Value> Dense<V> {
         &mut self,
         p: &Product<'_, C, R>,
         i: usize,
+        mut filter: Option<&mut Filter>,
         mut out: Option<Out<'_, C, V>>,
     ) -> usize {
         let s = self.begin();
         let hit = s + 1;
-        if let Some(m) = &p.mask {
-            for &j in m.row(i).0 {
-                if let Some(x) = self.marks.get_mut(j.to_u64() as usize) {
-                    *x = s;
-                }
+        let mask = p.mask.as_ref().map(|m| m.row(i).0).unwrap_or_default();
+        for &j in mask {
+            if let Some(x) = self.marks.get_mut(j.to_u64() as usize) {
+                *x = s;
             }
+        }
+        if let Some(f) = filter.as_mut() {
+            f.mark(mask, true);
         }
         let fill = out.is_some();
         let mut n = 0usize;
@@ -115,6 +173,9 @@ impl<V: sptk_tensor::Value> Dense<V> {
             let (bj, bv) = p.b.row(k.to_u64() as usize);
             for (&j, &b) in bj.iter().zip(bv) {
                 let j = j.to_u64() as usize;
+                if filter.as_ref().is_some_and(|f| !f.admits(p.mode, j as u64)) {
+                    continue;
+                }
                 let (Some(mark), Some(val)) = (self.marks.get_mut(j), self.values.get_mut(j))
                 else {
                     continue;
@@ -143,6 +204,9 @@ impl<V: sptk_tensor::Value> Dense<V> {
         }
         if let Some(out) = out.as_mut() {
             self.write(hit, out);
+        }
+        if let Some(f) = filter {
+            f.mark(mask, false);
         }
         n
     }
@@ -199,6 +263,7 @@ impl<V: sptk_tensor::Value> Hash<V> {
         p: &Product<'_, C, R>,
         i: usize,
         bound: usize,
+        mut filter: Option<&mut Filter>,
         mut out: Option<Out<'_, C, V>>,
     ) -> usize {
         let cap = (bound.max(8) * 2).next_power_of_two();
@@ -221,15 +286,17 @@ impl<V: sptk_tensor::Value> Hash<V> {
                 h += 1;
             }
         };
-        if let Some(m) = &p.mask {
-            for &j in m.row(i).0 {
-                let j = j.to_u64();
-                let h = find(&self.keys, j);
-                if self.keys[h] == EMPTY {
-                    self.keys[h] = j | MASKED;
-                    self.used.push(h);
-                }
+        let mask = p.mask.as_ref().map(|m| m.row(i).0).unwrap_or_default();
+        for &j in mask {
+            let j = j.to_u64();
+            let h = find(&self.keys, j);
+            if self.keys[h] == EMPTY {
+                self.keys[h] = j | MASKED;
+                self.used.push(h);
             }
+        }
+        if let Some(f) = filter.as_mut() {
+            f.mark(mask, true);
         }
         let fill = out.is_some();
         let cols = p.cols as u64;
@@ -239,7 +306,7 @@ impl<V: sptk_tensor::Value> Hash<V> {
             let (bj, bv) = p.b.row(k.to_u64() as usize);
             for (&j, &b) in bj.iter().zip(bv) {
                 let j = j.to_u64();
-                if j >= cols {
+                if j >= cols || filter.as_ref().is_some_and(|f| !f.admits(p.mode, j)) {
                     continue;
                 }
                 let h = find(&self.keys, j);
@@ -304,6 +371,9 @@ impl<V: sptk_tensor::Value> Hash<V> {
             self.keys[h] = EMPTY;
         }
         self.used.clear();
+        if let Some(f) = filter {
+            f.mark(mask, false);
+        }
         n
     }
 }

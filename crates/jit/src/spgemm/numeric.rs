@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use sptk_tensor::{big_capacity, big_zeroed};
 
-use super::accumulate::{Dense, Hash, MaskMode, Out, Product};
+use super::accumulate::{Dense, Filter, Hash, MaskMode, Out, Product};
 use super::dot;
 use super::operand::Coord;
 use super::semiring::Ring;
@@ -47,16 +47,20 @@ pub(crate) fn row_bound(mode: MaskMode, flops: u64, mask: u64, cols: u64) -> u64
 struct Workspace<V> {
     dense: Option<Dense<V>>,
     hash: Hash<V>,
+    /// The mask's columns of the row as bits (masked products only; `None` where C is
+    /// too wide).
+    filter: Option<Filter>,
     cols: usize,
     /// The dense accumulator could not be allocated.
     failed: bool,
 }
 
 impl<V: sptk_tensor::Value> Workspace<V> {
-    fn new(cols: usize) -> Workspace<V> {
+    fn new(cols: usize, masked: bool) -> Workspace<V> {
         Workspace {
             dense: None,
             hash: Hash::default(),
+            filter: if masked { Filter::new(cols) } else { None },
             cols,
             failed: false,
         }
@@ -83,7 +87,8 @@ impl<V: sptk_tensor::Value> Workspace<V> {
                 };
                 // The table's keys are distinct columns of C, the mask's among them.
                 let keys = keys.min(self.cols as u64).max(mask);
-                self.hash.row(p, i, keys as usize, out)
+                self.hash
+                    .row(p, i, keys as usize, self.filter.as_mut(), out)
             }
             Form::Dense => {
                 if self.dense.is_none() && !self.failed {
@@ -91,7 +96,7 @@ impl<V: sptk_tensor::Value> Workspace<V> {
                     self.failed = self.dense.is_none();
                 }
                 match self.dense.as_mut() {
-                    Some(d) => d.row(p, i, out),
+                    Some(d) => d.row(p, i, self.filter.as_mut(), out),
                     None => 0,
                 }
             }
@@ -159,7 +164,13 @@ fn one_pass<C: Coord, R: Ring>(
     run_chunks_with(
         chunks,
         threads,
-        || (Workspace::<R::Out>::new(p.cols), Vec::new(), Vec::new()),
+        || {
+            (
+                Workspace::<R::Out>::new(p.cols, p.mode != MaskMode::None),
+                Vec::new(),
+                Vec::new(),
+            )
+        },
         |(w, bc, bv): &mut (Workspace<R::Out>, Vec<C>, Vec<R::Out>), c, (lo, hi)| {
             // Dropped without publishing (a row gone wrong): the chunks after it stop.
             let publish = seq.publisher(c);
@@ -265,7 +276,7 @@ fn two_pass<C: Coord, R: Ring>(
         run_chunks_with(
             chunks,
             threads,
-            || Workspace::<R::Out>::new(p.cols),
+            || Workspace::<R::Out>::new(p.cols, p.mode != MaskMode::None),
             |w, c, (lo, hi)| {
                 if let Some(piece) = pieces.get(c) {
                     for (n, i) in lock(piece).iter_mut().zip(lo..hi) {
@@ -308,7 +319,7 @@ fn two_pass<C: Coord, R: Ring>(
         run_chunks_with(
             chunks,
             threads,
-            || Workspace::<R::Out>::new(p.cols),
+            || Workspace::<R::Out>::new(p.cols, p.mode != MaskMode::None),
             |w, c, (lo, hi)| {
                 let (Some(cp), Some(vp)) = (crd_pieces.get(c), val_pieces.get(c)) else {
                     return;

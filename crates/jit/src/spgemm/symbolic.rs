@@ -3,13 +3,16 @@
 //! 1. Flops per row: `flops_i = sum over k in A_i of nnz(B_k)`, the products Gustavson's
 //!    form makes for row `i` (in parallel over ranges of rows balanced by nnz(A)).
 //! 2. For a structural mask, a per-row cost model ([`Model`], fitted on this CPU) weighs
-//!    the two forms: Gustavson's `9 (flops_i + nnz(M_i))` against the dot form's
-//!    `sum over j in M_i of (22 + 6 steps(A_i, B_j))`, where `steps` is [`dot::cost`] of
-//!    the two lists cut to their shared coordinate range, each list's share of the range
+//!    the two forms: Gustavson's `2 flops_i + 22 nnz(M_i)` against the dot form's
+//!    `sum over j in M_i of (40 + 20 searches + 6 steps(A_i, B_j))`, where `searches` are
+//!    the binary searches' steps over both lists and `steps` is [`dot::cost`] of the two
+//!    lists cut to their shared coordinate range, each list's share of the range
 //!    estimated from its length and first and last coordinate (B's columns' from one pass
-//!    over its coordinates). A row takes the cheaper form (ties the dot form); where the
-//!    rows the dot form takes save more than B's transpose (12 an entry), B is also
-//!    transposed by columns, else every row stays Gustavson's.
+//!    over its coordinates). A row takes the dot form where it is modelled [`MARGIN`]
+//!    times cheaper (a row of an empty mask: always); where those rows save more than
+//!    B's transpose (12 an entry), B is also transposed by columns, else every row stays
+//!    Gustavson's. Where even a lower bound on the dot form's cost cannot save that
+//!    much, neither the column spans nor the per-row estimate are computed.
 //! 3. Every other row takes the hash accumulator when its bound on distinct columns is
 //!    small against C's column count (`bound * HASH_SHARE < cols`), the dense one
 //!    otherwise.
@@ -65,8 +68,8 @@ pub(crate) struct Symbolic {
     pub costs: [u64; 2],
 }
 
-/// The cost model of a masked product's two forms, in units of one merge step of the
-/// dot form (measured: docs/PERFORMANCE.md, "SpGEMM").
+/// The cost model of a masked product's two forms, in nanoseconds a thread (measured:
+/// docs/PERFORMANCE.md, "SpGEMM").
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Model {
     /// A product of Gustavson's form (hash or dense accumulator, its mask probed).
@@ -79,25 +82,42 @@ pub(crate) struct Model {
     pub d_entry: u64,
     /// An entry of B transposed for the dot form.
     pub transpose: u64,
+    /// A step of the binary searches that cut both lists to their shared range, two on
+    /// each list (cache misses on long lists).
+    pub search: u64,
 }
 
-/// The costs fitted on this CPU (2 threads, nanoseconds a thread, loaded machine; see
-/// docs/PERFORMANCE.md, "SpGEMM"): Gustavson's form every row against the dot form every
-/// row on the triangle count (R-MAT 18: 1.106e9 products, 3.80M mask entries, 1.447e9
-/// estimated merge steps) and on FEM masked by A (`C<A> = A A`, 100^3: 48.2M products,
-/// 6.94M mask entries, 84.8M steps). Gustavson's form costs about 9 ns a product or mask
-/// entry on both (10.9 s for 1.11e9; 0.46 s for 55.2M); the dot form's two times solve to
-/// 6 ns a merge step and 22 ns a mask entry (the column's lookup, four binary searches).
-/// So the triangle count's rows with entries take the dot form (modelled 8.77e9 against
-/// 9.99e9 over the whole product; measured 7.8-8.9 s against 10.9-11.2 s) and FEM's
-/// take Gustavson's (4.97e8 against 6.61e8; fill 209-250 ms against 296-408 ms).
-/// B's transpose, about 12 ns an entry, is paid only where the rows that move save more.
+/// The dot form takes a row only where its modelled cost is this many times below
+/// Gustavson's: on the triangle count, a margin of 1 put 173k rows in the dot form and
+/// filled in 1.47 s, a margin of 4 put 113k there and filled in 1.24 s (Gustavson's
+/// form alone: 1.28-1.33 s).
+const MARGIN: u64 = 4;
+
+/// The steps of a binary search over `len` entries.
+fn bits(len: u64) -> u32 {
+    64 - len.leading_zeros()
+}
+
+/// The costs fitted on this CPU (2 threads, nanoseconds a thread, quiet machine; see
+/// docs/PERFORMANCE.md, "SpGEMM"), from each form run on every row of the triangle count
+/// (R-MAT 18: 1.106e9 products, 3.80M mask entries, 1.447e9 estimated merge steps) and of
+/// FEM masked by A (`C<A> = A A`, 100^3: 48.2M products, 6.94M mask entries, 84.8M steps).
+/// Gustavson's form with the mask's bitmap ([`super::accumulate::Filter`]) costs about
+/// 2 ns a product and 22 a mask entry (fill 1.20-1.33 s for the triangles, 108-128 ms for
+/// FEM). The dot form's fill (3.03 s and 113 ms) does not fit one linear model of both
+/// (its steps are overestimated on FEM), and on the triangle count the rows it was
+/// modelled cheaper for filled no faster than by Gustavson's form; so its per-entry cost
+/// carries the column lookup and the binary searches (cache misses on long lists), and a
+/// row takes it only by a margin. FEM's rows all take Gustavson's form (the dot form's
+/// lower bound rules it out before the estimate); on the triangle count 14,118 rows with
+/// entries take the dot form (and the 98,713 empty ones), the rest Gustavson's.
 const MODEL: Model = Model {
-    flop: 9,
-    g_entry: 9,
+    flop: 2,
+    g_entry: 22,
     step: 6,
-    d_entry: 22,
+    d_entry: 40,
     transpose: 12,
+    search: 20,
 };
 
 /// The structure of a product (values not read).
@@ -172,7 +192,20 @@ pub(crate) fn symbolic<C: Coord>(
     let model = MODEL;
     let g_cost =
         |i: usize| model.flop * flops.get(i).copied().unwrap_or(0) + model.g_entry * mask_len(i);
+    // The most the dot form could save: every mask entry costs it at least `d_entry` and
+    // the searches in A's row. Where that cannot pay for B's transpose, the column spans
+    // and the per-row estimate (a pass over B and one over the mask) are skipped.
+    let may_save = |m: &Rows<'_, C, ()>| -> u64 {
+        (0..s.rows)
+            .map(|i| {
+                let floor = (model.d_entry + model.search * u64::from(bits(s.a.len(i)))) * m.len(i);
+                g_cost(i).saturating_sub(floor)
+            })
+            .sum()
+    };
+    let transpose = model.transpose * s.b.crd.len() as u64;
     let dot_costs = match (&s.mask, s.mode, masked_form) {
+        (Some(m), MaskMode::Keep, MaskedForm::Auto) if may_save(m) <= transpose => None,
         (Some(m), MaskMode::Keep, MaskedForm::Auto | MaskedForm::Dot) => {
             let columns = columns(&s.b, s.cols);
             let d = per_row(s.rows, s.a.pos, threads, |i| {
@@ -187,19 +220,28 @@ pub(crate) fn symbolic<C: Coord>(
                         };
                         js.iter()
                             .map(|&j| match columns.get(j.to_u64() as usize) {
-                                Some(b) => cut_cost(a, *b),
+                                Some(b) => {
+                                    model.step * cut_cost(a, *b)
+                                        + model.search * u64::from(bits(a.len) + bits(b.len))
+                                }
                                 None => 0,
                             })
                             .sum::<u64>()
                     }
                     _ => 0,
                 };
-                model.step * steps + model.d_entry * js.len() as u64
+                steps + model.d_entry * js.len() as u64
             });
             let saved: u64 = (0..s.rows)
-                .map(|i| g_cost(i).saturating_sub(d.get(i).copied().unwrap_or(u64::MAX)))
+                .map(|i| {
+                    let di = d.get(i).copied().unwrap_or(u64::MAX);
+                    if di.saturating_mul(MARGIN) <= g_cost(i) {
+                        g_cost(i) - di
+                    } else {
+                        0
+                    }
+                })
                 .sum();
-            let transpose = model.transpose * s.b.crd.len() as u64;
             (masked_form == MaskedForm::Dot || saved > transpose).then_some(d)
         }
         _ => None,
@@ -222,7 +264,9 @@ pub(crate) fn symbolic<C: Coord>(
         let g = g_cost(i);
         let (f, c) = match &dot_costs {
             // Ties go to the dot form: a row of an empty mask costs it nothing.
-            Some(d) if masked_form == MaskedForm::Dot || d[i] <= g => (Form::Dot, d[i]),
+            Some(d) if masked_form == MaskedForm::Dot || d[i].saturating_mul(MARGIN) <= g => {
+                (Form::Dot, d[i])
+            }
             _ => (gustavson(i), g),
         };
         *form = f;
