@@ -141,6 +141,7 @@ impl RunFlags {
             checksums: !self.no_verify,
             mmap: !self.no_mmap,
             quiet: self.quiet,
+            values: true,
         }
     }
 

@@ -18,6 +18,9 @@ pub struct Loading {
     pub mmap: bool,
     /// No note when an input is converted in memory.
     pub quiet: bool,
+    /// The kernel reads the values (false: a semiring over the pattern, a mask), so a
+    /// mapped file's value pages are given back after the checksums read them.
+    pub values: bool,
 }
 
 /// The tensor `path` holds: a `.spt` file as stored (without `to`), anything else read
@@ -84,12 +87,16 @@ fn load_spt(path: &Path, how: Loading) -> Result<Tensor> {
         sptk_store::SptFile::read(path)
     }
     .with_context(|| format!("cannot open {}", path.display()))?;
-    if how.checksums {
+    let tensor = if how.checksums {
         file.validate()
     } else {
         file.validate_without_checksums()
     }
-    .with_context(|| format!("{} is not a valid tensor", path.display()))
+    .with_context(|| format!("{} is not a valid tensor", path.display()))?;
+    if !how.values {
+        file.release("values");
+    }
+    Ok(tensor)
 }
 
 /// The target `--to TEXT` names for a tensor of `rank` dimensions.

@@ -11,7 +11,7 @@ use sptk_jit::spgemm::{self, Accumulator, Mask, MaskedForm, Options, Semiring, T
 use sptk_tensor::{Tensor, ValueVec};
 
 use crate::cli::RunFlags;
-use crate::load::load;
+use crate::load::{load, Loading};
 
 /// Flags of `spgemm`.
 #[derive(Args, Debug)]
@@ -84,16 +84,27 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
     }
     // An operand named twice (`L L --mask L` for triangles) is loaded once: one mapping,
     // one validation, its pages counted once in the process's memory.
-    let a = load(&args.a, None, run.loading())?;
+    // Values the product never reads (a semiring over the pattern; a mask's) are given
+    // back after the checksums read them.
+    let operand = Loading {
+        values: !semiring.on_pattern(),
+        ..run.loading()
+    };
+    let a = load(&args.a, None, operand)?;
     let b_own = match same_file(&args.a, &args.b) {
         true => None,
-        false => Some(load(&args.b, None, run.loading())?),
+        false => Some(load(&args.b, None, operand)?),
     };
     let b = b_own.as_ref().unwrap_or(&a);
     let m_own = match &args.mask {
-        Some(p) if !same_file(&args.a, p) && !same_file(&args.b, p) => {
-            Some(load(p, None, run.loading())?)
-        }
+        Some(p) if !same_file(&args.a, p) && !same_file(&args.b, p) => Some(load(
+            p,
+            None,
+            Loading {
+                values: false,
+                ..run.loading()
+            },
+        )?),
         _ => None,
     };
     let m = match &args.mask {

@@ -32,6 +32,9 @@ use crate::header::{label_bytes_name, label_offsets_name, ArrayInfo, Header, Raw
 pub struct SptFile {
     path: Option<PathBuf>,
     map: Arc<Mmap>,
+    /// The mapping is the file itself (shared, read-only), not a private copy: its pages
+    /// can be given back and read again from the page cache ([`SptFile::release`]).
+    file_backed: bool,
     header: Header,
     /// File offset of the data section (a multiple of 64).
     data_start: usize,
@@ -70,7 +73,7 @@ impl SptFile {
         // mapped: the threat model stated above and in docs/SPT.md (truncation raises
         // SIGBUS; untrusted locations should use `SptFile::read`).
         let map = unsafe { Mmap::map(&file) }.map_err(|e| at(e.into()))?;
-        SptFile::from_map(map, Some(path.to_path_buf()))
+        SptFile::from_map(map, Some(path.to_path_buf()), true)
     }
 
     /// Reads the whole file into private memory and checks its header and directory: for
@@ -101,7 +104,7 @@ impl SptFile {
             .into()));
         }
         let map = mem.make_read_only().map_err(|e| at(e.into()))?;
-        SptFile::from_map(map, Some(path.to_path_buf()))
+        SptFile::from_map(map, Some(path.to_path_buf()), false)
     }
 
     /// Checks `bytes` as a `.spt` file (copied once into page-aligned private memory).
@@ -112,10 +115,14 @@ impl SptFile {
         check_min_len(bytes.len() as u64)?;
         let mut mem = anon(bytes.len())?;
         mem.copy_from_slice(bytes);
-        SptFile::from_map(mem.make_read_only()?, None)
+        SptFile::from_map(mem.make_read_only()?, None, false)
     }
 
-    fn from_map(map: Mmap, path: Option<PathBuf>) -> Result<SptFile, StoreError> {
+    fn from_map(
+        map: Mmap,
+        path: Option<PathBuf>,
+        file_backed: bool,
+    ) -> Result<SptFile, StoreError> {
         let (header, data_start) = check_file(&map).map_err(|e| match &path {
             Some(p) => e.at(p),
             None => e,
@@ -123,9 +130,45 @@ impl SptFile {
         Ok(SptFile {
             path,
             map: Arc::new(map),
+            file_backed,
             header,
             data_start,
         })
+    }
+
+    /// Gives back the resident pages of array `name` (whole pages inside it) to the
+    /// operating system, for an array the caller will not read again after validation:
+    /// the values of a product over a semiring that reads only the pattern, or of a
+    /// structural mask. The checksums read every page, so without this those pages stay
+    /// in the process's memory. Nothing changes for readers: a later read faults the same
+    /// bytes back from the page cache. Does nothing for a file read into memory
+    /// ([`SptFile::read`], [`SptFile::from_bytes`]), whose pages are the only copy, or for
+    /// an unknown name.
+    pub fn release(&self, name: &str) {
+        // Whole pages inside the array, for any page size up to 64 KiB.
+        const PAGE: usize = 64 << 10;
+        let Some(a) = self.header.array(name).filter(|_| self.file_backed) else {
+            return;
+        };
+        let r = self.byte_range(a);
+        let start = r.start.next_multiple_of(PAGE);
+        let end = r.end.min(self.map.len()) / PAGE * PAGE;
+        if start < end {
+            // SAFETY: MADV_DONTNEED on this shared, read-only file mapping only drops the
+            // process's page table entries for `start..end` (inside the mapping: `end` is
+            // at most its length); the memory stays mapped and the next read faults the
+            // file's same bytes back from the page cache, so every borrowed slice keeps
+            // its contents (the file is not rewritten while mapped: the threat model of
+            // `open`). `file_backed` is false for the private copies, where the advice
+            // would zero the only copy.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    start,
+                    end - start,
+                )
+            };
+        }
     }
 
     /// The file's path (None for [`SptFile::from_bytes`]).

@@ -199,3 +199,35 @@ fn the_reader_refuses_bad_chunk_fields() {
         common::split(&good).data
     );
 }
+
+/// After validation the checksums have read every page; `release` gives an array's pages
+/// back. The values read afterwards are the same bytes, whether the file is mapped (pages
+/// faulted back from the page cache) or read into private memory (where nothing may be
+/// dropped: those pages are the only copy).
+#[test]
+fn released_values_read_back_unchanged_from_every_loader() {
+    // 512 KiB of values: several whole 64 KiB pages inside the array.
+    let mut e = Entries::new(vec![1 << 16, 64], ValueType::F64);
+    for i in 0..1u64 << 16 {
+        e.push(&[i, i % 64], i as f64 + 0.5).unwrap();
+    }
+    let t = convert_to(&e, &sptk_encoding::csr(), &Default::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.spt");
+    sptk_store::write(&path, &t, &WriteOptions::default()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let loaders: [(&str, SptFile); 3] = [
+        ("open", SptFile::open(&path).unwrap()),
+        ("read", SptFile::read(&path).unwrap()),
+        ("from_bytes", SptFile::from_bytes(&bytes).unwrap()),
+    ];
+    for (how, f) in loaders {
+        let back = f.validate().unwrap();
+        f.release("values");
+        f.release("no such array");
+        assert_eq!(back.values(), t.values(), "{how}");
+        // And once more through the file after the tensor dropped its view.
+        drop(back);
+        assert_eq!(f.validate().unwrap().values(), t.values(), "{how}");
+    }
+}
