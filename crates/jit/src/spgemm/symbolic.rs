@@ -13,9 +13,11 @@
 //!    B's transpose (12 an entry), B is also transposed by columns, else every row stays
 //!    Gustavson's. Where even a lower bound on the dot form's cost cannot save that
 //!    much, neither the column spans nor the per-row estimate are computed.
-//! 3. Every other row takes the hash accumulator when its bound on distinct columns is
-//!    small against C's column count (`bound * HASH_SHARE < cols`), the dense one
-//!    otherwise.
+//! 3. Every other row takes the dense accumulator where its slots stay in cache: C has
+//!    at most [`DENSE_COLS`] columns, or the row's products span at most [`DENSE_SPAN`]
+//!    columns (first to last, from B's rows' first and last coordinates), or its bound
+//!    on distinct columns is large against C's column count (`bound * HASH_SHARE >=
+//!    cols`); the hash accumulator otherwise.
 //! 4. Rows are split into chunks of equal cost (the chosen form's, plus one per row),
 //!    as many as make most chunks bound for a buffer's entries of C (at least
 //!    [`CHUNKS`]), a number that does not depend on the thread count; each row is
@@ -32,8 +34,25 @@ use crate::ewise::{lock, split};
 use crate::run::{chunk_by_weight, run_chunks, Chunk};
 
 /// A row whose bound on distinct columns, times this, is below C's column count takes
-/// the hash accumulator (measured: docs/PERFORMANCE.md, "SpGEMM").
+/// the hash accumulator unless the dense one's slots are known to stay in cache
+/// ([`DENSE_COLS`], [`DENSE_SPAN`]) (measured: docs/PERFORMANCE.md, "SpGEMM").
 pub(crate) const HASH_SHARE: u64 = 16;
+
+/// The bytes a column of the dense accumulator takes at most (a 4-byte mark, a value of
+/// up to 8 bytes).
+const DENSE_SLOT: u64 = 12;
+
+/// Up to this many columns of C every row takes the dense accumulator: a thread's marks
+/// and values (4 MiB) stay in its share of L3. Measured on R-MAT 16 `A A^T` (65,536
+/// columns): fill 786-859 ms dense against 932-959 ms with the hash rows; the triangle
+/// count (262,144 columns, the mask's bitmap in front): 1.24 s against 1.78 s.
+const DENSE_COLS: u64 = (4 << 20) / DENSE_SLOT;
+
+/// A row whose products' columns all lie within this many columns takes the dense
+/// accumulator: the slots it touches lie in one window that fits L2 (1 MiB), and the next
+/// rows' windows overlap on banded and FEM matrices. FEM 100^3 `A A` (1M columns, every
+/// row spanning about 40,000): fill 149-170 ms dense against 176-238 ms hash.
+const DENSE_SPAN: u64 = (1 << 20) / DENSE_SLOT;
 
 /// How many chunks rows are split into at least (of equal cost).
 const CHUNKS: usize = 256;
@@ -164,13 +183,24 @@ pub(crate) fn symbolic<C: Coord>(
     masked_form: MaskedForm,
     threads: usize,
 ) -> Symbolic {
-    let flops = per_row(s.rows, s.a.pos, threads, |i| {
-        s.a.row(i)
-            .0
-            .iter()
-            .map(|&k| s.b.len(k.to_u64() as usize))
-            .sum::<u64>()
+    // Each row's flops, and where C is too wide for the dense accumulator to stay in
+    // cache anyway, the span of its product columns (first to last, over the rows of B
+    // it reaches), in the same pass.
+    let want_spans = accumulator == Accumulator::Auto && s.cols as u64 > DENSE_COLS;
+    let per = per_row(s.rows, s.a.pos, threads, |i| {
+        let (mut flops, mut lo, mut hi) = (0u64, u64::MAX, 0u64);
+        for &k in s.a.row(i).0 {
+            let bk = s.b.row(k.to_u64() as usize).0;
+            flops += bk.len() as u64;
+            if let (true, Some(f), Some(l)) = (want_spans, bk.first(), bk.last()) {
+                lo = lo.min(f.to_u64());
+                hi = hi.max(l.to_u64());
+            }
+        }
+        [flops, hi.saturating_sub(lo).saturating_add(1)]
     });
+    let flops: Vec<u64> = per.iter().map(|x| x[0]).collect();
+    let span = |i: usize| per.get(i).map_or(u64::MAX, |x| x[1]);
     let total_flops = flops.iter().sum();
     let mask_len = |i: usize| s.mask.as_ref().map_or(0, |m| m.len(i));
     let cols = s.cols as u64;
@@ -186,8 +216,9 @@ pub(crate) fn symbolic<C: Coord>(
     let gustavson = |i: usize| match accumulator {
         Accumulator::Dense => Form::Dense,
         Accumulator::Hash => Form::Hash,
-        Accumulator::Auto if bound(i) * HASH_SHARE < cols => Form::Hash,
-        Accumulator::Auto => Form::Dense,
+        Accumulator::Auto if cols <= DENSE_COLS || bound(i) * HASH_SHARE >= cols => Form::Dense,
+        Accumulator::Auto if want_spans && span(i) <= DENSE_SPAN => Form::Dense,
+        Accumulator::Auto => Form::Hash,
     };
     let model = MODEL;
     let g_cost =
