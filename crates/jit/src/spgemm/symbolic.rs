@@ -10,7 +10,7 @@
 //!    estimated from its length and first and last coordinate (B's columns' from one pass
 //!    over its coordinates). A row takes the dot form where it is modelled [`MARGIN`]
 //!    times cheaper (a row of an empty mask: always); where those rows save more than
-//!    B's transpose (12 an entry), B is also transposed by columns, else every row stays
+//!    B's transpose and the estimate itself (40 a B entry), B is also transposed by columns, else every row stays
 //!    Gustavson's. Where even a lower bound on the dot form's cost cannot save that
 //!    much, neither the column spans nor the per-row estimate are computed.
 //! 3. Every other row takes the dense accumulator where its slots stay in cache: C has
@@ -99,7 +99,9 @@ pub(crate) struct Model {
     pub step: u64,
     /// A mask entry of the dot form (B's column found, both lists cut to their shared range).
     pub d_entry: u64,
-    /// An entry of B transposed for the dot form.
+    /// An entry of B, for the dot form's setup: B transposed by columns, its columns'
+    /// spans and the per-row estimate (measured together: 70-80 ms of the triangle
+    /// count's 3.80M entries, on 2 threads).
     pub transpose: u64,
     /// A step of the binary searches that cut both lists to their shared range, two on
     /// each list (cache misses on long lists).
@@ -127,15 +129,20 @@ fn bits(len: u64) -> u32 {
 /// (its steps are overestimated on FEM), and on the triangle count the rows it was
 /// modelled cheaper for filled no faster than by Gustavson's form; so its per-entry cost
 /// carries the column lookup and the binary searches (cache misses on long lists), and a
-/// row takes it only by a margin. FEM's rows all take Gustavson's form (the dot form's
-/// lower bound rules it out before the estimate); on the triangle count 14,118 rows with
-/// entries take the dot form (and the 98,713 empty ones), the rest Gustavson's.
+/// row takes it only by a margin, and only where the rows it takes save more than its
+/// setup (B by columns, the spans, the estimate: 40 an entry of B). With the dense
+/// accumulator, the triangle count's 14,118 rows that the margin admitted filled no
+/// faster (auto 1.11-1.21 s, 102 MB peak, against Gustavson's form alone 1.08-1.18 s,
+/// 85-87 MB), so the setup's cost now keeps every row there in Gustavson's form. FEM's
+/// rows all take Gustavson's form too (the dot form's lower bound rules it out before the
+/// estimate). The dot form remains for masks far sparser than the products' reach (the
+/// test `a_sparse_mask_takes_the_dot_form_and_counts_triangles`).
 const MODEL: Model = Model {
     flop: 2,
     g_entry: 22,
     step: 6,
     d_entry: 40,
-    transpose: 12,
+    transpose: 40,
     search: 20,
 };
 
@@ -230,7 +237,11 @@ pub(crate) fn symbolic<C: Coord>(
         (0..s.rows)
             .map(|i| {
                 let floor = (model.d_entry + model.search * u64::from(bits(s.a.len(i)))) * m.len(i);
-                g_cost(i).saturating_sub(floor)
+                // A row moves only by the margin.
+                match floor.saturating_mul(MARGIN) <= g_cost(i) {
+                    true => g_cost(i) - floor,
+                    false => 0,
+                }
             })
             .sum()
     };
