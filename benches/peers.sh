@@ -11,7 +11,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 # Element-wise operations on two sparse operands (issue 29), against SciPy and
-# python-graphblas: `benches/peers.sh ewise [--quick] [--only uniform,banded,longrow]
+# python-graphblas: `benches/peers.sh ewise [--quick] [--only uniform,banded,longrow,skewed]
 # [--ops add,mul,dot] [--no-ours]` (peers_ewise.py). The peers run in the CI's virtual
 # environment at .ci/run's pinned versions (made here when it lacks them); the pairs
 # (2 x 20M entries each, about 1 GB of .npz and .spt a pair) go to SPTK_BENCH_DATA, made

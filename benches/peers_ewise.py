@@ -7,7 +7,9 @@ converted by `sparse-convert --to CSR --pos-width 32 --crd-width 32` into `.spt`
   moved to random columns of their row (about half the entries overlap), new values;
 - banded: 10 diagonals (offsets -5..4), B the same shifted by 5 (offsets 0..9);
 - longrow: 20k x 2M, 1000 entries per row (one in each stretch of 2000 columns); B moved as
-  for uniform.
+  for uniform;
+- skewed: longrow's A against a B of 40 random entries per row (one list 25 times the
+  other: the galloping and the short-list tail of the intersections).
 (`--quick`: 10x fewer rows and entries.)
 
 Timed, in rounds that alternate the tools (this machine's 2 cores are shared):
@@ -45,8 +47,8 @@ RUNS = int(os.environ.get("SPTK_BENCH_RUNS", "5"))
 REPS = int(os.environ.get("SPTK_BENCH_REPS", "5"))
 PY = sys.executable
 OPS = ["add", "mul", "dot"]
-CASES = ["uniform", "banded", "longrow"]
-# The issue's targets apply to these pairs; longrow is reported only.
+CASES = ["uniform", "banded", "longrow", "skewed"]
+# The issue's targets apply to these pairs; longrow and skewed are reported only.
 TARGET_CASES = {"uniform", "banded"}
 TARGET_SCIPY, TARGET_GB, TARGET_RSS = 2.0, 1.5, 1.2
 
@@ -71,6 +73,18 @@ GENERATE = {
         A = sp.csr_matrix((rng.random(rows * per), c.astype(np.int32), np.arange(0, rows * per + 1, per, dtype=np.int64)), shape=(rows, n))
         del c
         B = moved(A, rng, n)
+    """,
+    "skewed": """
+        rng = np.random.default_rng(31)
+        per = 1000; step = n // per
+        c = (np.arange(per, dtype=np.int64)[None, :] * step + rng.integers(0, step, (rows, per))).reshape(-1)
+        A = sp.csr_matrix((rng.random(rows * per), c.astype(np.int32), np.arange(0, rows * per + 1, per, dtype=np.int64)), shape=(rows, n))
+        del c
+        rng = np.random.default_rng(32)
+        short = 40
+        r = np.repeat(np.arange(rows, dtype=np.int32), short); c = rng.integers(0, n, rows * short, dtype=np.int32)
+        B = sp.csr_matrix((rng.random(rows * short), (r, c)), shape=(rows, n))
+        del r, c
     """,
     # For the process's baseline RSS only.
     "tiny": """
@@ -101,7 +115,7 @@ def sizes(name, quick):
     n = 200_000 if quick else 2_000_000
     if name == "tiny":
         return 2, 2, 2
-    if name == "longrow":
+    if name in ("longrow", "skewed"):
         return (2_000 if quick else 20_000), n, (2_000 if quick else 20_000) * 1000
     return n, n, (2_000_000 if quick else 20_000_000)
 
