@@ -179,8 +179,7 @@ fn long_blocks(
     a.ins(C::VEX_Kmovw_r32_kr, &[R(EAX), R(K3)])?;
     a.ins(C::Popcnt_r32_rm32, &[R(R14D), R(EAX)])?;
     dynasm!(a.ops ; .arch x64 ; mov edx, -1);
-    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EDX), R(EDX), R(R14D)])?;
-    a.ins(C::VEX_Kmovw_kr_r32, &[R(K5), R(EDX)])?;
+    low_lanes(a, K5, R14D, (EDX, EDX))?;
     a.ins_masked(
         C::EVEX_Vpcompressd_zmmm512_k1z_zmm,
         &[R(ZMM24), R(ZMM20)],
@@ -218,11 +217,9 @@ fn long_blocks(
         dynasm!(a.ops ; .arch x64 ; movzx ecx, al);
         a.ins(C::Popcnt_r32_rm32, &[R(ECX), R(ECX)])?;
         dynasm!(a.ops ; .arch x64 ; mov edx, -1);
-        a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EBX), R(EDX), R(ECX)])?;
-        a.ins(C::VEX_Kmovw_kr_r32, &[R(K4), R(EBX)])?;
+        low_lanes(a, K4, ECX, (EDX, EBX))?;
         dynasm!(a.ops ; .arch x64 ; mov ebx, r14d ; sub ebx, ecx);
-        a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EBX), R(EDX), R(EBX)])?;
-        a.ins(C::VEX_Kmovw_kr_r32, &[R(K6), R(EBX)])?;
+        low_lanes(a, K6, EBX, (EDX, EBX))?;
         let store = C::EVEX_Vmovdqu64_zmmm512_k1z_zmm;
         a.ins_masked(
             store,
@@ -463,10 +460,8 @@ pub(super) fn union_rows(
         ; mov ecx, -1
     );
     // k1 / k2: A's and B's lanes; zmm20 / zmm21 their coordinates.
-    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EDX), R(ECX), R(EBX)])?;
-    a.ins(mask, &[R(K1), R(EDX)])?;
-    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EDX), R(ECX), R(EAX)])?;
-    a.ins(mask, &[R(K2), R(EDX)])?;
+    low_lanes(a, K1, EBX, (ECX, EDX))?;
+    low_lanes(a, K2, EAX, (ECX, EDX))?;
     let load32 = C::EVEX_Vmovdqu32_zmm_k1z_zmmm512;
     a.ins_masked(load32, &[R(ZMM20), M(R8, RSI, 4, 0)], Some((K1, true)))?;
     a.ins_masked(load32, &[R(ZMM21), M(R9, RBP, 4, 0)], Some((K2, true)))?;
@@ -647,8 +642,7 @@ fn lanes_below_n(a: &mut Asm, from: i32, width: i32) -> Result<(), KernelError> 
         ; cmova rdi, rdx
         ; mov edx, -1
     );
-    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EDX), R(EDX), R(EDI)])?;
-    a.ins(C::VEX_Kmovw_kr_r32, &[R(K6), R(EDX)])
+    low_lanes(a, K6, EDI, (EDX, EDX))
 }
 
 /// The values of the `n` output lanes: A's gathered by `zmm6` / `zmm8` under `from_a`
@@ -688,8 +682,7 @@ fn values(
                 ; sub rdi, Rq(p)
                 ; mov edx, -1
             );
-            a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EDX), R(EDX), R(EDI)])?;
-            a.ins(mask, &[R(K4), R(EDX)])?;
+            low_lanes(a, K4, EDI, (EDX, EDX))?;
             dynasm!(a.ops ; .arch x64 ; shr edx, 8);
             a.ins(mask, &[R(K5), R(EDX)])?;
             a.ins_masked(load, &[R(lo), M(val, pos, 8, 0)], Some((K4, true)))?;
@@ -759,6 +752,19 @@ fn values(
 }
 
 /// The ymm register of a zmm register.
+/// `k` = a mask of the low `count` lanes (`count` at most 16 here): `bzhi scratch, ones,
+/// count; kmovw k, scratch`, where `ones` holds -1 (`scratch` may be `ones` when the ones
+/// are not needed again).
+fn low_lanes(
+    a: &mut Asm,
+    k: Register,
+    count: Register,
+    (ones, scratch): (Register, Register),
+) -> Result<(), KernelError> {
+    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(scratch), R(ones), R(count)])?;
+    a.ins(C::VEX_Kmovw_kr_r32, &[R(k), R(scratch)])
+}
+
 fn ymm(z: Register) -> Register {
     Register::try_from(Register::YMM0 as usize + (z as usize - Register::ZMM0 as usize))
         .unwrap_or(Register::None)
