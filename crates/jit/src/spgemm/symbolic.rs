@@ -10,9 +10,10 @@
 //!    estimated from its length and first and last coordinate (B's columns' from one pass
 //!    over its coordinates). A row takes the dot form where it is modelled [`MARGIN`]
 //!    times cheaper (a row of an empty mask: always); where those rows save more than
-//!    B's transpose and the estimate itself (40 a B entry), B is also transposed by columns, else every row stays
-//!    Gustavson's. Where even a lower bound on the dot form's cost cannot save that
-//!    much, neither the column spans nor the per-row estimate are computed.
+//!    the dot form's setup (B transposed by columns, the spans, the estimate: 40 a B
+//!    entry), B is transposed, else every row stays Gustavson's. Where even a lower
+//!    bound on the dot form's cost cannot save that much, neither the column spans nor
+//!    the per-row estimate are computed.
 //! 3. Every other row takes the dense accumulator where its slots stay in cache: C has
 //!    at most [`DENSE_COLS`] columns, or the row's products span at most [`DENSE_SPAN`]
 //!    columns (first to last, from B's rows' first and last coordinates), or its bound
