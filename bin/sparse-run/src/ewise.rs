@@ -84,7 +84,8 @@ pub struct EwiseFlags {
     pub explain: bool,
     /// Which loops merge C = op(A, B): generated code where it was measured at least as
     /// fast (auto), the monomorphized loops always, or generated code wherever a kernel
-    /// exists (f32 / f64 values on AVX2 or AVX-512).
+    /// exists (f32 / f64 values on AVX2 or AVX-512; `dot` and `rowdot` have none and
+    /// refuse `generated`).
     #[arg(long, default_value = "auto", value_parser = ["auto", "monomorphized", "generated"])]
     pub kernels: String,
 }
@@ -220,6 +221,15 @@ fn options(
 pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
     let run = &args.flags.run;
     let repeat = run.repeats()?;
+    // Asked for by name, generated code that does not exist is refused, not replaced.
+    if !matches!(kind, Kind::Op(_)) && args.flags.kernels == "generated" {
+        bail!(
+            "--kernels generated: {} has no generated kernel (its sums run in the \
+             monomorphized loops, in a fixed order so every --threads gives the same bits); \
+             use --kernels auto or monomorphized",
+            kind.name()
+        );
+    }
     let (a_shards, b_shards) = (shards(&args.a)?, shards(&args.b)?);
     if a_shards.len() != b_shards.len() || a_shards.iter().zip(&b_shards).any(|(x, y)| x.0 != y.0) {
         let names = |s: &[(String, PathBuf)]| s.iter().map(|x| x.0.clone()).collect::<Vec<_>>();

@@ -159,6 +159,16 @@ fn explain_and_refusals() {
     let txt = dir.path().join("c.mtx");
     let (ok, _, err) = run(&["add", s(&ap), s(&bp), "-o", s(&txt)]);
     assert!(!ok && err.contains(".spt"), "{err}");
+    // dot and rowdot have no generated kernels: asking for them by name is refused.
+    for op in ["dot", "rowdot"] {
+        let (ok, _, err) = run(&[op, s(&ap), s(&bp), "--kernels", "generated"]);
+        assert!(
+            !ok && err.contains("--kernels generated") && err.contains(op),
+            "{err}"
+        );
+        let (ok, _, err) = run(&[op, s(&ap), s(&bp), "--kernels", "monomorphized"]);
+        assert!(ok, "{err}");
+    }
 }
 
 /// Two folders pair their shards by name; `-o` is a folder of results.
