@@ -68,18 +68,12 @@ GENERATE = {
     """,
     "longrow": """
         rng = np.random.default_rng(31)
-        per = 1000; step = n // per
-        c = (np.arange(per, dtype=np.int64)[None, :] * step + rng.integers(0, step, (rows, per))).reshape(-1)
-        A = sp.csr_matrix((rng.random(rows * per), c.astype(np.int32), np.arange(0, rows * per + 1, per, dtype=np.int64)), shape=(rows, n))
-        del c
+        A = long_rows(rng, rows, n)
         B = moved(A, rng, n)
     """,
     "skewed": """
         rng = np.random.default_rng(31)
-        per = 1000; step = n // per
-        c = (np.arange(per, dtype=np.int64)[None, :] * step + rng.integers(0, step, (rows, per))).reshape(-1)
-        A = sp.csr_matrix((rng.random(rows * per), c.astype(np.int32), np.arange(0, rows * per + 1, per, dtype=np.int64)), shape=(rows, n))
-        del c
+        A = long_rows(rng, rows, n)
         rng = np.random.default_rng(32)
         short = 40
         r = np.repeat(np.arange(rows, dtype=np.int32), short); c = rng.integers(0, n, rows * short, dtype=np.int32)
@@ -102,6 +96,11 @@ GENERATE_COMMON = """
         move = rng.random(c.size) < 0.5
         c[move] = rng.integers(0, ncols, int(move.sum()), dtype=c.dtype)
         return sp.csr_matrix((rng.random(c.size), (coo.row, c)), shape=A.shape)
+    def long_rows(rng, rows, ncols, per=1000):
+        # rows x ncols, `per` entries a row: one in each stretch of ncols // per columns.
+        step = ncols // per
+        c = (np.arange(per, dtype=np.int64)[None, :] * step + rng.integers(0, step, (rows, per))).reshape(-1)
+        return sp.csr_matrix((rng.random(rows * per), c.astype(np.int32), np.arange(0, rows * per + 1, per, dtype=np.int64)), shape=(rows, ncols))
     def save(M, path):
         M = M.tocsr(); M.sum_duplicates(); M.sort_indices()
         M.indices = M.indices.astype(np.int32); M.indptr = M.indptr.astype(np.int64 if M.nnz >= 2**31 else np.int32)
