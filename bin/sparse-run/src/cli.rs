@@ -44,9 +44,13 @@ pub enum Command {
     /// C = A (+).(x) B over a semiring (plus_times, plus_pair, min_plus, max_times, lor_land), optionally masked.
     Spgemm(crate::spgemm::SpgemmArgs),
     /// Print the machine code of a kernel for any instruction set, whatever this CPU runs,
-    /// e.g. `sparse-run asm "spmv csr f64 pos32 crd32 avx512"`.
+    /// e.g. `sparse-run asm "spmv csr f64 pos32 crd32 avx512"`,
+    /// `"ewise union add csr.p32.c32 dcsr.p64.c32 -> csr f64 avx2 fill"` or
+    /// `"spgemm scatter plus_times f64 c32 unmasked avx512"`.
     Asm {
-        /// The kernel description: OP FORMAT TYPE posW crdW ISA.
+        /// The kernel description: SpMV / SpMM (OP FORMAT TYPE posW crdW ISA), element-wise
+        /// (ewise SET OP A B -> C TYPE ISA PHASE) or SpGEMM's scatter (spgemm scatter
+        /// SEMIRING TYPE cBITS FILTER ISA).
         desc: String,
     },
     /// The helper of an isolated HDF5 read: run by sparse-run itself, never by hand.

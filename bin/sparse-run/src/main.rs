@@ -69,8 +69,8 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Asm { desc } => {
             // Generated, not compiled: any instruction set's code prints on any host.
-            let d: Desc = desc.parse()?;
-            print!("{}", sptk_jit::generate(&d)?.disassembly());
+            let d: sptk_jit::coiter::AnyDesc = desc.parse()?;
+            print!("{}", d.disassembly()?);
             Ok(())
         }
     }

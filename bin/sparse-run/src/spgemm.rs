@@ -47,6 +47,15 @@ pub struct SpgemmArgs {
     /// A masked product's form: auto (per row), gustavson or dot (for measurements).
     #[arg(long, default_value = "auto")]
     pub form: String,
+    /// The dense accumulator's inner loops: generated code where measured at least as
+    /// fast (auto: AVX2 / AVX-512, every semiring), the Rust loops (monomorphized), or
+    /// generated wherever a kernel exists (generated).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "monomorphized", "generated"])]
+    pub kernels: String,
+    /// The generated scatter's instruction set: avx2 or avx512 (default: the best this
+    /// CPU has).
+    #[arg(long, value_parser = ["avx2", "avx512"])]
+    pub isa: Option<String>,
     /// Print each operand's route through the planner and the loops that ran.
     #[arg(long)]
     pub explain: bool,
@@ -129,8 +138,19 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
         .to
         .as_deref()
         .is_some_and(|t| sptk_encoding::is_preset_name(t.trim()));
+    let isa = match args.isa.as_deref() {
+        Some(name) => {
+            let isa: sptk_jit::Isa = name.parse()?;
+            if !isa.available() {
+                bail!("--isa {name}: this CPU does not run {name} code");
+            }
+            Some(isa)
+        }
+        None => None,
+    };
     let opts = Options {
         transpose_b: args.transpose_b,
+        isa,
         accumulator,
         masked_form,
         common: sptk_jit::ewise::Options {
@@ -140,6 +160,11 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
             auto_widths: sptk_tensor::AutoWidths {
                 pos: preset,
                 crd: preset,
+            },
+            kernels: match args.kernels.as_str() {
+                "monomorphized" => sptk_jit::ewise::Kernels::Monomorphized,
+                "generated" => sptk_jit::ewise::Kernels::Generated,
+                _ => sptk_jit::ewise::Kernels::Auto,
             },
             ..Default::default()
         },

@@ -239,6 +239,21 @@ fn asm_prints_a_kernels_instructions() {
     assert!(!ok && err.contains("no generated kernel"), "{err}");
     let (ok, _, err) = run(&["asm", "spmv csr f64 pos32"]);
     assert!(!ok && err.contains("six words"), "{err}");
+    // The element-wise co-iteration and SpGEMM's scatter kernels print the same way.
+    let ewise = "ewise union add csr.p32.c32 dcsr.p64.c32 -> csr f64 avx2 fill";
+    let (ok, out, err) = run(&["asm", ewise]);
+    assert!(
+        ok && out.contains("vaddsd") && out.contains("ret"),
+        "{err}{out}"
+    );
+    let scatter = "spgemm scatter plus_pair i64 c32 mask avx512";
+    let (ok, out, err) = run(&["asm", scatter]);
+    assert!(
+        ok && out.contains("vpgatherdq") && out.contains("ret"),
+        "{err}{out}"
+    );
+    let (ok, _, err) = run(&["asm", "spgemm scatter plus_pair f64 c32 mask avx512"]);
+    assert!(!ok && err.contains("i64"), "{err}");
 }
 
 #[test]

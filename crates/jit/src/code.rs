@@ -9,8 +9,10 @@
 //! Code can also be run by something other than this CPU ([`Executor`]): the AArch64
 //! tests record each call and run them all under user-mode emulation (`a64::emulate`).
 
+use std::collections::HashMap;
+use std::hash::Hash;
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use memmap2::{Mmap, MmapMut};
 
@@ -84,5 +86,33 @@ impl Code {
             Code::Mapped { map, .. } => Runner::Native(map.as_ptr()),
             Code::Recorded { exec, .. } => Runner::Recorded(exec.as_ref()),
         }
+    }
+}
+
+/// The process's kernels of one kind: each description generated and mapped once, then
+/// shared between threads (a `static` per kind of kernel).
+pub(crate) struct Cache<D, K>(OnceLock<Mutex<HashMap<D, Arc<K>>>>);
+
+impl<D: Hash + Eq + Copy, K> Cache<D, K> {
+    /// An empty cache.
+    pub(crate) const fn new() -> Cache<D, K> {
+        Cache(OnceLock::new())
+    }
+
+    /// The kernel of `desc`: the one made before, or `make`'s, kept for the life of the
+    /// process. A description that fails is not kept (the next call tries again).
+    pub(crate) fn get<E>(
+        &self,
+        desc: &D,
+        make: impl FnOnce(&D) -> Result<K, E>,
+    ) -> Result<Arc<K>, E> {
+        let map = self.0.get_or_init(Default::default);
+        let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = map.get(desc) {
+            return Ok(Arc::clone(k));
+        }
+        let k = Arc::new(make(desc)?);
+        map.insert(*desc, Arc::clone(&k));
+        Ok(k)
     }
 }

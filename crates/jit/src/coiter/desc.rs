@@ -308,13 +308,33 @@ pub enum AnyDesc {
     Single(crate::Desc),
     /// Element-wise co-iteration.
     Ewise(CoDesc),
+    /// SpGEMM's scatter into the dense accumulator.
+    Scatter(crate::spgemm::ScatterDesc),
+}
+
+impl AnyDesc {
+    /// The code of the description for its instruction set, generated on any host, as
+    /// text: one instruction per line with its offset.
+    ///
+    /// # Errors
+    /// A description no generator takes.
+    pub fn disassembly(&self) -> Result<String, KernelError> {
+        Ok(match self {
+            AnyDesc::Single(d) => crate::generate(d)?.disassembly(),
+            AnyDesc::Ewise(d) => super::disassemble(&super::generate(d)?),
+            AnyDesc::Scatter(d) => super::disassemble(&crate::spgemm::generate(d)?),
+        })
+    }
 }
 
 impl FromStr for AnyDesc {
     type Err = KernelError;
     fn from_str(s: &str) -> Result<AnyDesc, KernelError> {
-        if s.split_whitespace().next() == Some("ewise") {
+        let first = s.split_whitespace().next();
+        if first == Some("ewise") {
             s.parse().map(AnyDesc::Ewise)
+        } else if first == Some("spgemm") {
+            s.parse().map(AnyDesc::Scatter)
         } else {
             s.parse().map(AnyDesc::Single)
         }
@@ -326,6 +346,7 @@ impl fmt::Display for AnyDesc {
         match self {
             AnyDesc::Single(d) => d.fmt(f),
             AnyDesc::Ewise(d) => d.fmt(f),
+            AnyDesc::Scatter(d) => d.fmt(f),
         }
     }
 }
@@ -352,6 +373,21 @@ mod tests {
         let d: crate::Desc = part1.parse().unwrap();
         assert_eq!(part1.parse::<AnyDesc>().unwrap(), AnyDesc::Single(d));
         assert_eq!(AnyDesc::Single(d).to_string(), part1);
+        // SpGEMM's scatter too, and every kind prints its code.
+        let scatter = "spgemm scatter max_times f32 c64 complement avx512";
+        let any: AnyDesc = scatter.parse().unwrap();
+        assert_eq!(any.to_string(), scatter);
+        for text in [
+            part1,
+            scatter,
+            "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 avx2 fill",
+        ] {
+            let listing = text.parse::<AnyDesc>().unwrap().disassembly().unwrap();
+            assert!(
+                listing.lines().count() > 10 && listing.contains("ret"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

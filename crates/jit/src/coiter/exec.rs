@@ -5,15 +5,14 @@
 //! kernel run on its own (its counts checked against the fill's by the tests).
 
 use std::any::TypeId;
-use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use sptk_tensor::{big_zeroed, Index, IndexVec, IndexWidth, Value};
 
 use super::desc::{CoDesc, Operand, Phase};
 use super::emit::arg;
-use crate::code::Code;
+use crate::code::{Cache, Code};
 use crate::desc::{Isa, Real};
 use crate::ewise::{lock, one_pass, split, EwiseError, EwiseOp, Filled, Room};
 use crate::run::{map_chunks, Chunk};
@@ -313,26 +312,19 @@ impl CoKernel {
 /// The instruction set is not on this CPU, no cursor reads the levels, or the code pages
 /// cannot be mapped.
 pub fn kernel(desc: &CoDesc) -> Result<Arc<CoKernel>, KernelError> {
-    static CACHE: OnceLock<Mutex<HashMap<CoDesc, Arc<CoKernel>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(k) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(desc) {
-        return Ok(k.clone());
-    }
-    if !desc.isa.available() {
-        return Err(KernelError::Isa(format!(
-            "this CPU does not run {} code (kernel {desc})",
-            desc.isa.name()
-        )));
-    }
-    let bytes = super::emit::generate(desc)?;
-    let code =
-        Code::new(&bytes).map_err(|e| KernelError::Alloc(format!("cannot map code: {e}")))?;
-    let k = Arc::new(CoKernel { desc: *desc, code });
-    cache
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(*desc, k.clone());
-    Ok(k)
+    static CACHE: Cache<CoDesc, CoKernel> = Cache::new();
+    CACHE.get(desc, |d| {
+        if !d.isa.available() {
+            return Err(KernelError::Isa(format!(
+                "this CPU does not run {} code (kernel {d})",
+                d.isa.name()
+            )));
+        }
+        let bytes = super::emit::generate(d)?;
+        let code =
+            Code::new(&bytes).map_err(|e| KernelError::Alloc(format!("cannot map code: {e}")))?;
+        Ok(CoKernel { desc: *d, code })
+    })
 }
 
 /// How a co-iteration runs: the operation, its set, the instruction set, threads.

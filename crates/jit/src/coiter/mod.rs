@@ -30,8 +30,8 @@ mod desc;
 mod emit;
 mod exec;
 mod merge;
-mod short;
-mod values;
+pub(crate) mod short;
+pub(crate) mod values;
 
 use sptk_encoding::LevelExpr;
 use sptk_tensor::{

@@ -751,11 +751,10 @@ fn values(
     Ok(())
 }
 
-/// The ymm register of a zmm register.
 /// `k` = a mask of the low `count` lanes (`count` at most 16 here): `bzhi scratch, ones,
 /// count; kmovw k, scratch`, where `ones` holds -1 (`scratch` may be `ones` when the ones
 /// are not needed again).
-fn low_lanes(
+pub(crate) fn low_lanes(
     a: &mut Asm,
     k: Register,
     count: Register,
@@ -765,6 +764,7 @@ fn low_lanes(
     a.ins(C::VEX_Kmovw_kr_r32, &[R(k), R(scratch)])
 }
 
+/// The ymm register of a zmm register.
 fn ymm(z: Register) -> Register {
     Register::try_from(Register::YMM0 as usize + (z as usize - Register::ZMM0 as usize))
         .unwrap_or(Register::None)

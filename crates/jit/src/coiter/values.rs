@@ -11,22 +11,22 @@ use crate::KernelError;
 use Arg::R;
 
 /// The value instructions of one type.
-pub(super) struct Values {
-    pub(super) size: u32,
-    pub(super) load: C,
-    pub(super) store: C,
-    pub(super) add: C,
-    pub(super) sub: C,
-    pub(super) mul: C,
-    pub(super) div: C,
-    pub(super) min: C,
-    pub(super) max: C,
-    pub(super) cmp: C,
-    pub(super) blend: C,
+pub(crate) struct Values {
+    pub(crate) size: u32,
+    pub(crate) load: C,
+    pub(crate) store: C,
+    pub(crate) add: C,
+    pub(crate) sub: C,
+    pub(crate) mul: C,
+    pub(crate) div: C,
+    pub(crate) min: C,
+    pub(crate) max: C,
+    pub(crate) cmp: C,
+    pub(crate) blend: C,
 }
 
 impl Values {
-    pub(super) fn new(real: Real) -> Values {
+    pub(crate) fn new(real: Real) -> Values {
         match real {
             Real::F64 => Values {
                 size: 8,

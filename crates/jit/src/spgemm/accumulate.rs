@@ -25,6 +25,9 @@
 use sptk_tensor::big_zeroed;
 
 use super::operand::{Coord, Rows};
+#[cfg(target_arch = "x86_64")]
+use super::scatter::ScatterArgs;
+use super::scatter::ScatterKernel;
 use super::semiring::Ring;
 
 /// What the mask does to row `i`'s columns.
@@ -52,6 +55,11 @@ pub(crate) struct Product<'a, C, R: Ring> {
     pub mode: MaskMode,
     /// C's column count.
     pub cols: usize,
+    /// Generated scatter code for the dense accumulator's rows, made for `C`'s width and
+    /// `R` (`None`: the Rust loop).
+    pub scatter: Option<&'a ScatterKernel>,
+    /// B's longest row (the touched list's room for generated code).
+    pub b_longest: u64,
 }
 
 /// Where a row's entries go in the fill pass: exactly as many as the count pass found.
@@ -63,7 +71,7 @@ pub(crate) struct Out<'o, C, V> {
 }
 
 /// C's widest column count that gets a [`Filter`] (2 MiB of bits a thread).
-const FILTER_COLS: usize = 1 << 24;
+pub(crate) const FILTER_COLS: usize = 1 << 24;
 
 /// One bit per column of C, set on the mask's columns of the row being computed and
 /// cleared after it (through the same list), so a row costs O(its mask entries).
@@ -146,12 +154,13 @@ impl<V: sptk_tensor::Value> Dense<V> {
         self.stamp - 1
     }
 
-    /// Row `i` of C: its entry count, and with `out` its entries written there.
+    /// Row `i` of C, whose products are `flops`: its entry count, and with `out` its
+    /// entries written there (`usize::MAX` where generated code refused the row).
     #[inline(never)]
     pub fn row<C: Coord, R: Ring<Out = V>>(
         &mut self,
         p: &Product<'_, C, R>,
-        i: usize,
+        (i, flops): (usize, u64),
         mut filter: Option<&mut Filter>,
         mut out: Option<Out<'_, C, V>>,
     ) -> usize {
@@ -166,14 +175,50 @@ impl<V: sptk_tensor::Value> Dense<V> {
         if let Some(f) = filter.as_mut() {
             f.mark(mask, true);
         }
-        let fill = out.is_some();
+        let generated = match p.scatter {
+            // Masked rows without a filter are turned away by the marks alone: Rust's.
+            Some(k) if p.mode == MaskMode::None || filter.is_some() => Some(k),
+            _ => None,
+        };
+        let n = match generated {
+            Some(k) => {
+                // Room for every product, or for every column plus B's longest row (the
+                // kernel checks `new columns + the row's length <= room` before each row
+                // of B).
+                let room = flops.min((self.marks.len() as u64).saturating_add(p.b_longest));
+                self.scatter(k, p, (i, room), filter.as_deref(), hit)
+            }
+            None => self.products(p, i, filter.as_deref(), s, out.is_some()),
+        };
+        match out.as_mut() {
+            Some(out) if n != usize::MAX => self.write(hit, out),
+            _ => self.touched.clear(),
+        }
+        if let Some(f) = filter {
+            f.mark(mask, false);
+        }
+        n
+    }
+
+    /// Row `i`'s products into the accumulator by the Rust loop: the new columns, listed
+    /// in `touched` where `fill`.
+    #[inline(always)]
+    fn products<C: Coord, R: Ring<Out = V>>(
+        &mut self,
+        p: &Product<'_, C, R>,
+        i: usize,
+        filter: Option<&Filter>,
+        s: u32,
+        fill: bool,
+    ) -> usize {
+        let hit = s + 1;
         let mut n = 0usize;
         let (ak, av) = p.a.row(i);
         for (&k, &a) in ak.iter().zip(av) {
             let (bj, bv) = p.b.row(k.to_u64() as usize);
             for (&j, &b) in bj.iter().zip(bv) {
                 let j = j.to_u64() as usize;
-                if filter.as_ref().is_some_and(|f| !f.admits(p.mode, j as u64)) {
+                if filter.is_some_and(|f| !f.admits(p.mode, j as u64)) {
                     continue;
                 }
                 let (Some(mark), Some(val)) = (self.marks.get_mut(j), self.values.get_mut(j))
@@ -202,13 +247,80 @@ impl<V: sptk_tensor::Value> Dense<V> {
                 }
             }
         }
-        if let Some(out) = out.as_mut() {
-            self.write(hit, out);
-        }
-        if let Some(f) = filter {
-            f.mark(mask, false);
-        }
         n
+    }
+
+    /// Row `i`'s products into the accumulator by generated code (`scatter.rs`), with room
+    /// for `room` new columns: the new columns, always listed in `touched`; `usize::MAX`
+    /// where the room could not be reserved or the code refused the row.
+    #[cfg(target_arch = "x86_64")]
+    fn scatter<C: Coord, R: Ring<Out = V>>(
+        &mut self,
+        k: &ScatterKernel,
+        p: &Product<'_, C, R>,
+        (i, room): (usize, u64),
+        filter: Option<&Filter>,
+        hit: u32,
+    ) -> usize {
+        self.touched.clear();
+        if usize::try_from(room)
+            .ok()
+            .and_then(|r| self.touched.try_reserve(r).ok())
+            .is_none()
+        {
+            return usize::MAX;
+        }
+        let (ak, av) = p.a.row(i);
+        let bits = filter.map_or(&[][..], |f| &f.bits[..]);
+        let mut cols = self.marks.len().min(self.values.len()) as u64;
+        if filter.is_some() {
+            cols = cols.min(bits.len() as u64 * 64);
+        }
+        let args = ScatterArgs {
+            a_crd: ak.as_ptr().cast(),
+            a_val: av.as_ptr().cast(),
+            a_len: ak.len().min(av.len()) as u64,
+            b_pos: p.b.pos.as_ptr(),
+            b_crd: p.b.crd.as_ptr().cast(),
+            b_val: p.b.val.as_ptr().cast(),
+            b_rows: p.b.pos.len().saturating_sub(1) as u64,
+            b_n: p.b.crd.len().min(p.b.val.len()) as u64,
+            marks: self.marks.as_mut_ptr(),
+            values: self.values.as_mut_ptr().cast(),
+            cols,
+            hit: u64::from(hit),
+            filter: bits.as_ptr(),
+            touched: self.touched.as_mut_ptr().cast(),
+            cap: self.touched.capacity() as u64,
+        };
+        // SAFETY: `args` is made of live slices and their lengths just above (A's row,
+        // B's arrays, the marks and values of `cols` or more, the filter's bits of `cols`
+        // or more where masked, the touched list's capacity), and the kernel was made
+        // for `C`'s width and `V` (`Product::scatter`'s contract, `numeric.rs`); nothing
+        // else reads or writes these arrays during the call.
+        let n = unsafe { k.call(&args) };
+        match usize::try_from(n) {
+            Ok(n) if n <= self.touched.capacity() => {
+                // SAFETY: the kernel wrote the `n` new columns at `touched[..n]`, inside
+                // the capacity (checked).
+                unsafe { self.touched.set_len(n) };
+                n
+            }
+            _ => usize::MAX,
+        }
+    }
+
+    /// Off x86-64 no scatter kernel exists (`Product::scatter` is `None`).
+    #[cfg(not(target_arch = "x86_64"))]
+    fn scatter<C: Coord, R: Ring<Out = V>>(
+        &mut self,
+        _: &ScatterKernel,
+        _: &Product<'_, C, R>,
+        _: (usize, u64),
+        _: Option<&Filter>,
+        _: u32,
+    ) -> usize {
+        usize::MAX
     }
 
     /// Writes the row's entries in column order and forgets the touched columns.

@@ -47,6 +47,8 @@ mod dot;
 mod numeric;
 mod operand;
 pub mod reference;
+mod scatter;
+mod scatter_emit;
 mod semiring;
 mod symbolic;
 
@@ -60,6 +62,7 @@ use operand::{coord_width, plan, Coord, Lists, Operand, Rows};
 use semiring::{with_ring, Ring, RingJob};
 use symbolic::{symbolic, Form, Shape, Symbolic};
 
+pub use scatter::{generate, kernel, Filtered, ScatterDesc, ScatterKernel};
 pub use semiring::Semiring;
 
 /// A mask: the structure of `tensor` chooses which entries of C may exist, or with
@@ -106,6 +109,9 @@ pub struct Options {
     pub accumulator: Accumulator,
     /// A masked product's form (for tests and measurements; the default chooses per row).
     pub masked_form: MaskedForm,
+    /// The instruction set of the generated scatter (for tests; `None`: the best this CPU
+    /// has). [`Options::common`]'s `kernels` says whether it runs.
+    pub isa: Option<crate::Isa>,
     /// Threads, C's encoding and widths, zeros dropped, the memory limit: as the
     /// element-wise operations take them (`intersect` and `first_touch_apart` do not
     /// apply). By default a `plus_times` sum that cancels stays a stored entry, and C is
@@ -351,7 +357,7 @@ impl Planned<'_> {
             threads,
             opts,
         };
-        let (tensor, mut times, entries, out_type) = with_ring(job, semiring, &values)??;
+        let (tensor, mut times, entries, out_type, scatter) = with_ring(job, semiring, &values)??;
         times.prepare += self.prepare;
         times.symbolic = symbolic_time;
         let mut routes = vec![
@@ -367,8 +373,9 @@ impl Planned<'_> {
         if let Some(o) = &self.mask {
             routes.push(("M".into(), o.route.clone()));
         }
-        let kernel = format!(
-            "spgemm {semiring} {} {}{}{} -> csr {out_type}: rows dense {}, hash {}, dot {}{}",
+        let kernel =
+            format!(
+            "spgemm {semiring} {} {}{}{} -> csr {out_type}: rows dense {} ({}), hash {}, dot {}{}",
             self.a.name(false),
             self.b.name(opts.transpose_b),
             if opts.transpose_b { " (as B^T)" } else { "" },
@@ -378,6 +385,10 @@ impl Planned<'_> {
                 (None, _) => String::new(),
             },
             sym.rows_by_form[0],
+            match (&scatter, self.mode, self.dims[1] as usize > accumulate::FILTER_COLS) {
+                (Some(_), MaskMode::None, _) | (Some(_), _, false) => "generated scatter",
+                _ => "rust loop",
+            },
             sym.rows_by_form[1],
             sym.rows_by_form[2],
             match sym.costs {
@@ -413,7 +424,9 @@ struct Numeric<'x, 'p, C: Coord> {
     opts: &'x Options,
 }
 
-type NumericOut = Result<(Tensor, Times, u64, &'static str), SpgemmError>;
+/// C, the phases' times, C's entries, C's value type and the generated scatter kernel
+/// that ran (if any).
+type NumericOut = Result<(Tensor, Times, u64, &'static str, Option<ScatterDesc>), SpgemmError>;
 
 impl<C: Coord> RingJob for Numeric<'_, '_, C> {
     type Out = NumericOut;
@@ -427,6 +440,7 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             false => None,
         };
         let transposing = start.elapsed();
+        let scatter = scatter_kernel::<C, R>(self.opts, self.mode);
         let p = Product::<C, R> {
             a: rows_of(self.a, v(0)),
             b,
@@ -436,6 +450,13 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             mask: self.mask,
             mode: self.mode,
             cols: self.dims[1] as usize,
+            scatter: scatter.as_deref(),
+            b_longest: b
+                .pos
+                .windows(2)
+                .map(|w| w[1].saturating_sub(w[0]))
+                .max()
+                .unwrap_or(0),
         };
         let filled = numeric::multiply(&p, self.sym, self.dims[0] as usize, self.threads)?;
         // B by columns is not needed past the fill: its memory goes before C is finished.
@@ -457,6 +478,40 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             times,
             entries,
             <R::Out as sptk_tensor::Value>::TYPE.name(),
+            scatter.map(|k| *k.desc()),
         ))
     }
+}
+
+/// The generated scatter kernel for the dense accumulator's rows of a product at `C`'s
+/// width over `R` under `mode`, where [`Kernels`](crate::ewise::Kernels) asks for one and
+/// this CPU has AVX2 or AVX-512 ([`Options::isa`]); `None` runs the Rust loop.
+///
+/// [`Kernels::Auto`](crate::ewise::Kernels::Auto) takes it on every semiring and mask:
+/// measured in `docs/PERFORMANCE.md` ("SpGEMM, generated scatter").
+fn scatter_kernel<C: Coord, R: Ring>(
+    opts: &Options,
+    mode: MaskMode,
+) -> Option<std::sync::Arc<ScatterKernel>> {
+    if opts.common.kernels == crate::ewise::Kernels::Monomorphized {
+        return None;
+    }
+    let isa = match opts.isa {
+        Some(isa) => isa,
+        None => [crate::Isa::Avx512, crate::Isa::Avx2]
+            .into_iter()
+            .find(|i| i.available())?,
+    };
+    let desc = ScatterDesc {
+        semiring: R::SEMIRING,
+        value: <R::Out as sptk_tensor::Value>::TYPE,
+        crd: C::WIDTH,
+        filter: match mode {
+            MaskMode::None => Filtered::Unmasked,
+            MaskMode::Keep => Filtered::Mask,
+            MaskMode::Skip => Filtered::Complement,
+        },
+        isa,
+    };
+    scatter::kernel(&desc).ok()
 }

@@ -91,12 +91,13 @@ impl<V: sptk_tensor::Value> Workspace<V> {
                     .row(p, i, keys as usize, self.filter.as_mut(), out)
             }
             Form::Dense => {
+                let flops = sym.flops.get(i).copied().unwrap_or(0);
                 if self.dense.is_none() && !self.failed {
                     self.dense = Dense::new(self.cols);
                     self.failed = self.dense.is_none();
                 }
                 match self.dense.as_mut() {
-                    Some(d) => d.row(p, i, self.filter.as_mut(), out),
+                    Some(d) => d.row(p, (i, flops), self.filter.as_mut(), out),
                     None => 0,
                 }
             }

@@ -88,6 +88,8 @@ impl FromStr for Semiring {
 
 /// A semiring on typed values, as the loops instantiate it.
 pub(crate) trait Ring: Copy + Send + Sync + 'static {
+    /// The semiring's name.
+    const SEMIRING: Semiring;
     /// The operands' value type (`()` for the pattern semirings).
     type In: Copy + Send + Sync + 'static;
     /// C's value type.
@@ -143,6 +145,7 @@ pub(crate) struct PlusPair;
 pub(crate) struct LorLand;
 
 impl<V: Float> Ring for PlusTimes<V> {
+    const SEMIRING: Semiring = Semiring::PlusTimes;
     type In = V;
     type Out = V;
     #[inline(always)]
@@ -156,6 +159,7 @@ impl<V: Float> Ring for PlusTimes<V> {
 }
 
 impl<V: Float> Ring for MinPlus<V> {
+    const SEMIRING: Semiring = Semiring::MinPlus;
     type In = V;
     type Out = V;
     #[inline(always)]
@@ -169,6 +173,7 @@ impl<V: Float> Ring for MinPlus<V> {
 }
 
 impl<V: Float> Ring for MaxTimes<V> {
+    const SEMIRING: Semiring = Semiring::MaxTimes;
     type In = V;
     type Out = V;
     #[inline(always)]
@@ -182,6 +187,7 @@ impl<V: Float> Ring for MaxTimes<V> {
 }
 
 impl Ring for PlusPair {
+    const SEMIRING: Semiring = Semiring::PlusPair;
     type In = ();
     type Out = i64;
     #[inline(always)]
@@ -195,6 +201,7 @@ impl Ring for PlusPair {
 }
 
 impl Ring for LorLand {
+    const SEMIRING: Semiring = Semiring::LorLand;
     type In = ();
     type Out = bool;
     #[inline(always)]

@@ -100,6 +100,11 @@ impl Asm {
         self.ins_masked(code, args, None)
     }
 
+    /// `N` new labels, to bind with `=>label` (`let [top, done] = a.labels();`).
+    pub(crate) fn labels<const N: usize>(&mut self) -> [dynasmrt::DynamicLabel; N] {
+        std::array::from_fn(|_| self.ops.new_dynamic_label())
+    }
+
     /// The finished code (labels resolved).
     pub(crate) fn finish(self) -> Result<Vec<u8>, KernelError> {
         self.ops
