@@ -48,8 +48,8 @@ pub struct SpgemmArgs {
     #[arg(long, default_value = "auto")]
     pub form: String,
     /// The dense accumulator's inner loops: generated code where measured at least as
-    /// fast (auto: AVX2 / AVX-512, every semiring), the Rust loops (monomorphized), or
-    /// generated wherever a kernel exists (generated).
+    /// fast (auto: unmasked on AVX2 and AVX-512, masked on AVX-512), the Rust loops
+    /// (monomorphized), or generated wherever a kernel exists (generated).
     #[arg(long, default_value = "auto", value_parser = ["auto", "monomorphized", "generated"])]
     pub kernels: String,
     /// The generated scatter's instruction set: avx2 or avx512 (default: the best this
