@@ -122,20 +122,22 @@ impl Filter {
 }
 
 /// The dense accumulator of one thread: a mark and a value per column of C.
-pub(crate) struct Dense<V> {
+pub(crate) struct Dense<C, V> {
     marks: Vec<u32>,
     values: Vec<V>,
     stamp: u32,
-    touched: Vec<usize>,
+    /// The row's new columns, in the order found (at C's coordinate width: sorted
+    /// narrow).
+    touched: Vec<C>,
 }
 
 /// Above this share of C's columns (1 / SCAN_SHARE), the fill pass scans the marks in
 /// column order instead of sorting the touched columns.
 const SCAN_SHARE: usize = 16;
 
-impl<V: sptk_tensor::Value> Dense<V> {
+impl<C: Coord, V: sptk_tensor::Value> Dense<C, V> {
     /// An accumulator for `cols` columns, its pages touched only where rows reach.
-    pub fn new(cols: usize) -> Option<Dense<V>> {
+    pub fn new(cols: usize) -> Option<Dense<C, V>> {
         Some(Dense {
             marks: big_zeroed(cols).ok()?,
             values: big_zeroed(cols).ok()?,
@@ -157,7 +159,7 @@ impl<V: sptk_tensor::Value> Dense<V> {
     /// Row `i` of C, whose products are `flops`: its entry count, and with `out` its
     /// entries written there (`usize::MAX` where generated code refused the row).
     #[inline(never)]
-    pub fn row<C: Coord, R: Ring<Out = V>>(
+    pub fn row<R: Ring<Out = V>>(
         &mut self,
         p: &Product<'_, C, R>,
         (i, flops): (usize, u64),
@@ -203,7 +205,7 @@ impl<V: sptk_tensor::Value> Dense<V> {
     /// Row `i`'s products into the accumulator by the Rust loop: the new columns, listed
     /// in `touched` where `fill`.
     #[inline(always)]
-    fn products<C: Coord, R: Ring<Out = V>>(
+    fn products<R: Ring<Out = V>>(
         &mut self,
         p: &Product<'_, C, R>,
         i: usize,
@@ -242,7 +244,7 @@ impl<V: sptk_tensor::Value> Dense<V> {
                     n += 1;
                     if fill {
                         *val = R::times(a, b);
-                        self.touched.push(j);
+                        self.touched.push(C::from_u64_unchecked(j as u64));
                     }
                 }
             }
@@ -254,7 +256,7 @@ impl<V: sptk_tensor::Value> Dense<V> {
     /// for `room` new columns: the new columns, always listed in `touched`; `usize::MAX`
     /// where the room could not be reserved or the code refused the row.
     #[cfg(target_arch = "x86_64")]
-    fn scatter<C: Coord, R: Ring<Out = V>>(
+    fn scatter<R: Ring<Out = V>>(
         &mut self,
         k: &ScatterKernel,
         p: &Product<'_, C, R>,
@@ -312,7 +314,7 @@ impl<V: sptk_tensor::Value> Dense<V> {
 
     /// Off x86-64 no scatter kernel exists (`Product::scatter` is `None`).
     #[cfg(not(target_arch = "x86_64"))]
-    fn scatter<C: Coord, R: Ring<Out = V>>(
+    fn scatter<R: Ring<Out = V>>(
         &mut self,
         _: &ScatterKernel,
         _: &Product<'_, C, R>,
@@ -324,7 +326,7 @@ impl<V: sptk_tensor::Value> Dense<V> {
     }
 
     /// Writes the row's entries in column order and forgets the touched columns.
-    fn write<C: Coord>(&mut self, hit: u32, out: &mut Out<'_, C, V>) {
+    fn write(&mut self, hit: u32, out: &mut Out<'_, C, V>) {
         let mut slots = out.crd.iter_mut().zip(out.val.iter_mut());
         if self.touched.len() > self.marks.len() / SCAN_SHARE {
             for (j, (&m, &v)) in self.marks.iter().zip(&self.values).enumerate() {
@@ -337,10 +339,11 @@ impl<V: sptk_tensor::Value> Dense<V> {
         } else {
             self.touched.sort_unstable();
             for &j in &self.touched {
-                let (Some(&v), Some((c, x))) = (self.values.get(j), slots.next()) else {
+                let (Some(&v), Some((c, x))) = (self.values.get(j.to_u64() as usize), slots.next())
+                else {
                     break;
                 };
-                *c = C::from_u64_unchecked(j as u64);
+                *c = j;
                 *x = v;
             }
         }

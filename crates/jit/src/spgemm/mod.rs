@@ -500,7 +500,9 @@ fn scatter_kernel<C: Coord, R: Ring>(
     use crate::Isa;
     let isa = match opts.isa {
         Some(isa) => isa,
-        None => [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available())?,
+        None => [Isa::Avx512, Isa::Avx2]
+            .into_iter()
+            .find(|i| i.available())?,
     };
     let wanted = match opts.common.kernels {
         Kernels::Monomorphized => false,

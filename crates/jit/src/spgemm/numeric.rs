@@ -43,9 +43,12 @@ pub(crate) fn row_bound(mode: MaskMode, flops: u64, mask: u64, cols: u64) -> u64
     .min(cols)
 }
 
+/// A one-pass thread's accumulators and its buffer of C's coordinates and values.
+type Buffers<C, V> = (Workspace<C, V>, Vec<C>, Vec<V>);
+
 /// A thread's accumulators: the dense one made on its first dense row.
-struct Workspace<V> {
-    dense: Option<Dense<V>>,
+struct Workspace<C, V> {
+    dense: Option<Dense<C, V>>,
     hash: Hash<V>,
     /// The mask's columns of the row as bits (masked products only; `None` where C is
     /// too wide).
@@ -55,8 +58,8 @@ struct Workspace<V> {
     failed: bool,
 }
 
-impl<V: sptk_tensor::Value> Workspace<V> {
-    fn new(cols: usize, masked: bool) -> Workspace<V> {
+impl<C: Coord, V: sptk_tensor::Value> Workspace<C, V> {
+    fn new(cols: usize, masked: bool) -> Workspace<C, V> {
         Workspace {
             dense: None,
             hash: Hash::default(),
@@ -68,7 +71,7 @@ impl<V: sptk_tensor::Value> Workspace<V> {
 
     /// Row `i` by its form: the entry count, and with `out` the entries.
     #[inline(always)]
-    fn row<C: Coord, R: Ring<Out = V>>(
+    fn row<R: Ring<Out = V>>(
         &mut self,
         p: &Product<'_, C, R>,
         sym: &Symbolic,
@@ -167,12 +170,12 @@ fn one_pass<C: Coord, R: Ring>(
         threads,
         || {
             (
-                Workspace::<R::Out>::new(p.cols, p.mode != MaskMode::None),
+                Workspace::<C, R::Out>::new(p.cols, p.mode != MaskMode::None),
                 Vec::new(),
                 Vec::new(),
             )
         },
-        |(w, bc, bv): &mut (Workspace<R::Out>, Vec<C>, Vec<R::Out>), c, (lo, hi)| {
+        |(w, bc, bv): &mut Buffers<C, R::Out>, c, (lo, hi)| {
             // Dropped without publishing (a row gone wrong): the chunks after it stop.
             let publish = seq.publisher(c);
             let Some(piece) = count_pieces.get(c) else {
@@ -277,7 +280,7 @@ fn two_pass<C: Coord, R: Ring>(
         run_chunks_with(
             chunks,
             threads,
-            || Workspace::<R::Out>::new(p.cols, p.mode != MaskMode::None),
+            || Workspace::<C, R::Out>::new(p.cols, p.mode != MaskMode::None),
             |w, c, (lo, hi)| {
                 if let Some(piece) = pieces.get(c) {
                     for (n, i) in lock(piece).iter_mut().zip(lo..hi) {
@@ -320,7 +323,7 @@ fn two_pass<C: Coord, R: Ring>(
         run_chunks_with(
             chunks,
             threads,
-            || Workspace::<R::Out>::new(p.cols, p.mode != MaskMode::None),
+            || Workspace::<C, R::Out>::new(p.cols, p.mode != MaskMode::None),
             |w, c, (lo, hi)| {
                 let (Some(cp), Some(vp)) = (crd_pieces.get(c), val_pieces.get(c)) else {
                     return;

@@ -193,8 +193,8 @@ pub(crate) struct ScatterArgs {
     /// The row's stamp: a mark of `hit` is a column already in the row.
     pub hit: u64,
     pub filter: *const u64,
-    /// The touched list: room for `cap` columns.
-    pub touched: *mut u64,
+    /// The touched list: room for `cap` columns, at the coordinates' width.
+    pub touched: *mut u8,
     pub cap: u64,
 }
 
@@ -367,7 +367,7 @@ mod tests {
             let (rust, generated) = (product(None), product(Some(&*k)));
             let mut runs: Vec<Vec<RowSeen>> = Vec::new();
             for p in [&rust, &generated] {
-                let mut dense = Dense::<R::Out>::new(cols).unwrap();
+                let mut dense = Dense::<C, R::Out>::new(cols).unwrap();
                 let mut filter = Filter::new(cols);
                 let mut rows = Vec::new();
                 for i in 0..30 {

@@ -357,7 +357,13 @@ fn body(a: &mut Asm, d: &ScatterDesc, real: Option<Real>) -> Result<(), KernelEr
         ; cmp eax, r8d
         ; setne r11b
         ; mov DWORD [r14 + rcx * 4], r8d
-        ; mov QWORD [rbx + rbp * 8], rcx
+    );
+    match d.crd {
+        IndexWidth::W32 => dynasm!(a.ops ; .arch x64 ; mov DWORD [rbx + rbp * 4], ecx),
+        _ => dynasm!(a.ops ; .arch x64 ; mov QWORD [rbx + rbp * 8], rcx),
+    }
+    dynasm!(a.ops
+        ; .arch x64
         ; add rbp, r11
     );
     match (d.semiring, real) {
