@@ -87,7 +87,7 @@ impl Side {
         let (at, qs, end) = (self.at, self.q, self.end);
         if self.op.runs() {
             // The run of entries whose outer coordinate is this one.
-            let (scan, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+            let [scan, done] = a.labels();
             dynasm!(a.ops
                 ; .arch x64
                 ; lea Rq(t2), [Rq(q) + 1]

@@ -200,12 +200,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     if d.phase == Phase::Fill && short_union(d) {
         union_constants(&mut a)?;
     }
-    let (top, done, fail, exit) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [top, done, fail, exit] = a.labels();
 
     // The outer loop: rbx = A's coordinate, rcx = B's (u64::MAX past the end).
     dynasm!(a.ops ; .arch x64 ; =>top);
@@ -231,7 +226,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             ; je =>done
         );
     } else {
-        let (same, b_behind) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+        let [same, b_behind] = a.labels();
         dynasm!(a.ops
             ; .arch x64
             ; cmp rbx, -1
@@ -250,7 +245,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     dynasm!(a.ops ; .arch x64 ; mov QWORD [rsp + slot::I], rax);
     // Each side standing on the row gives its segment (and steps); the other none.
     for (s, c) in [(&sa, gp::RBX), (&sb, gp::RCX)] {
-        let (absent, next) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+        let [absent, next] = a.labels();
         dynasm!(a.ops
             ; .arch x64
             ; cmp Rq(c), QWORD [rsp + slot::I]
@@ -303,7 +298,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
 /// and the total.
 #[allow(clippy::useless_conversion)]
 fn count_row(a: &mut Asm, d: &CoDesc, (sa, sb): (&Side, &Side)) -> Result<(), KernelError> {
-    let (lp, end) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let [lp, end] = a.labels();
     // r10 / r11 (the values, unused in a count) hold the segment ends.
     dynasm!(a.ops
         ; .arch x64

@@ -41,12 +41,7 @@ pub(super) fn merge(
     v: &Values,
 ) -> Result<(), KernelError> {
     let shift = crd_shift(d);
-    let (blk, body, tail, rest) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [blk, body, tail, rest] = a.labels();
     // r15 = min(a_end - i, b_end - j) - 1 (every step of the block has a next coordinate
     // on both sides), at most the room left.
     dynasm!(a.ops
@@ -93,7 +88,7 @@ pub(super) fn merge(
     }
     // The rest of either list, the other's value zero.
     for (s, mine, other) in [(sa, XMM0, XMM1), (sb, XMM1, XMM0)] {
-        let (lp, out) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+        let [lp, out] = a.labels();
         dynasm!(a.ops
             ; .arch x64
             ; =>lp

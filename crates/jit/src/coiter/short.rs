@@ -58,12 +58,7 @@ pub(super) fn short_rows(
     v: &Values,
     row_done: dynasmrt::DynamicLabel,
 ) -> Result<(), KernelError> {
-    let (again, b_shorter, long, merge) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [again, b_shorter, long, merge] = a.labels();
     dynasm!(a.ops ; .arch x64 ; =>again);
     row_lengths(a);
     dynasm!(a.ops
@@ -280,7 +275,7 @@ fn short_list(
     s_is_a: bool,
 ) -> Result<(), KernelError> {
     let cs = 1u32 << crd_shift(d);
-    let (lp, out) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let [lp, out] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; mov ecx, r15d
@@ -441,11 +436,7 @@ pub(super) fn union_rows(
     v: &Values,
     row_done: dynasmrt::DynamicLabel,
 ) -> Result<(), KernelError> {
-    let (merge, rank_lp, values_done) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [merge, rank_lp, values_done] = a.labels();
     let mask = C::VEX_Kmovw_kr_r32;
     row_lengths(a);
     dynasm!(a.ops
@@ -808,13 +799,7 @@ fn gallop(
     (ocrd, opos): (u8, u8),
     blk: dynasmrt::DynamicLabel,
 ) {
-    let (up, down, half, next, no) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [up, down, half, next, no] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; mov ecx, DWORD [Rq(ocrd) + Rq(opos) * 4]

@@ -462,4 +462,68 @@ mod tests {
             assert!(e.contains(says), "{bad}: {e}");
         }
     }
+
+    /// Arrays no validated tensor holds: columns of C's width or more in B, a row of A
+    /// naming no row of B, a row of B whose positions pass B's entries. Each array is a
+    /// slice of a larger one whose ends hold a valid column (5) and value (99): a read
+    /// outside would put it in C. The Rust loop reads the passing row as empty, the
+    /// generated code up to B's last entry; both skip the rest.
+    #[test]
+    fn damaged_rows_are_skipped_inside_the_arrays() {
+        let Some(isa) = [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available()) else {
+            return;
+        };
+        let cols = 64usize;
+        // B: row 0 columns 3 and 9; row 1 columns 70 and 1000 (past C) and 63; row 2's
+        // positions 5..9 pass the 6 entries.
+        let b_pos = [0u64, 2, 5, 9];
+        let b_crd_all = [5u32, 3, 9, 70, 1000, 63, 7, 5];
+        let b_val_all = [99.0f64, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 99.0];
+        let (b_crd, b_val) = (&b_crd_all[1..7], &b_val_all[1..7]);
+        // A's row: k = 0, 1, 2 and 7 (no such row of B), in a larger array likewise.
+        let a_crd_all = [0u32, 0, 1, 2, 7, 0];
+        let a_val_all = [99.0f64, 1.0, 1.0, 1.0, 1.0, 99.0];
+        let (a_crd, a_val) = (&a_crd_all[1..5], &a_val_all[1..5]);
+        let desc = ScatterDesc {
+            semiring: Semiring::PlusTimes,
+            value: ValueType::F64,
+            crd: IndexWidth::W32,
+            filter: Filtered::Unmasked,
+            isa,
+        };
+        let k = kernel(&desc).unwrap();
+        let mut found = Vec::new();
+        for scatter in [None, Some(&*k)] {
+            let p = Product::<u32, PlusTimes<f64>> {
+                a: Rows {
+                    pos: &[0, 4],
+                    crd: a_crd,
+                    val: a_val,
+                },
+                b: Rows {
+                    pos: &b_pos,
+                    crd: b_crd,
+                    val: b_val,
+                },
+                b_cols: None,
+                mask: None,
+                mode: MaskMode::None,
+                cols,
+                scatter,
+                b_longest: 5,
+            };
+            let mut dense = Dense::<u32, f64>::new(cols).unwrap();
+            let n = dense.row(&p, (0, 16), None, None);
+            let mut crd = vec![0u32; n];
+            let mut val = vec![0f64; n];
+            let out = Out {
+                crd: &mut crd,
+                val: &mut val,
+            };
+            assert_eq!(dense.row(&p, (0, 16), None, Some(out)), n);
+            found.push((crd, val));
+        }
+        assert_eq!(found[0], (vec![3, 9, 63], vec![1.0, 2.0, 5.0]));
+        assert_eq!(found[1], (vec![3, 7, 9, 63], vec![1.0, 6.0, 2.0, 5.0]));
+    }
 }

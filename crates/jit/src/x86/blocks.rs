@@ -55,12 +55,7 @@ pub(crate) fn spmv_blocks(
     a.ins(f.load, &[R(XMM14), Arg::M(RDI, None, 1, at::ALPHA)])?;
     a.ins(f.load, &[R(XMM15), Arg::M(RDI, None, 1, at::BETA)])?;
     f.op(&mut a, f.zero, XMM12, R(XMM12))?;
-    let (row_loop, block_loop, row_end, done) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [row_loop, block_loop, row_end, done] = a.labels();
     dynasm!(a.ops ; .arch x64 ; =>row_loop ; cmp rcx, rdx ; jae =>done);
     load_index(&mut a, d.pos, gp::RAX, gp::R8, gp::RCX, 0)?;
     load_index(&mut a, d.pos, gp::RBX, gp::R8, gp::RCX, 1)?;
@@ -134,12 +129,7 @@ pub(crate) fn spmv_block_scatter(
     enter(&mut a, &[gp::RBX, gp::R12, gp::R13, gp::R14]);
     load_args(&mut a, &ROW_ARGS);
     f.op(&mut a, f.zero, XMM12, R(XMM12))?;
-    let (outer_loop, block_loop, outer_end, done) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [outer_loop, block_loop, outer_end, done] = a.labels();
     let x_step = (q * vs) as i32;
     let out_step = (p * vs) as i32;
     let block_bytes = (p * q * vs) as i32;

@@ -38,7 +38,7 @@ pub(crate) fn spmv_coo(d: &Desc, soa: bool, transpose: bool) -> Result<Vec<u8>, 
             (gp::RDX, at::END),
         ],
     );
-    let (entry, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let [entry, done] = a.labels();
     dynasm!(a.ops ; .arch x64 ; =>entry ; cmp rax, rdx ; jae =>done);
     // r12 = the output coordinate, r13 = the x coordinate.
     let (out_reg, x_reg) = if transpose {

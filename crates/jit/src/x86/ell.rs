@@ -116,13 +116,7 @@ fn vector_rows(a: &mut Asm, d: &Desc, k: u32, lanes: i32) -> Result<(), KernelEr
         C::VEX_Vxorpd_ymm_ymm_ymmm256,
         &[R(YMM13), R(YMM13), R(YMM13)],
     )?;
-    let (group, done, slot, slots_done, store_l) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [group, done, slot, slots_done, store_l] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; =>group
@@ -191,13 +185,7 @@ fn scalar_rows(a: &mut Asm, d: &Desc, k: u32, vs: u32) -> Result<(), KernelError
     a.ins(f.load, &[R(XMM14), Arg::M(RDI, None, 1, at::ALPHA)])?;
     a.ins(f.load, &[R(XMM15), Arg::M(RDI, None, 1, at::BETA)])?;
     f.op(a, f.zero, XMM13, R(XMM13))?;
-    let (row, done, slot, slots_done, store_l) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [row, done, slot, slots_done, store_l] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; =>row
@@ -249,12 +237,7 @@ pub(crate) fn spmv_ell_scatter(d: &Desc, k: u32) -> Result<Vec<u8>, KernelError>
     );
     let f = Scalar::new(d);
     f.op(&mut a, f.zero, XMM13, R(XMM13))?;
-    let (row, done, slot, slots_done) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [row, done, slot, slots_done] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; =>row

@@ -91,11 +91,7 @@ pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError>
     } else {
         dynasm!(a.ops ; .arch x64 ; movss xmm14, DWORD [rdi + at::ALPHA as i32] ; movss xmm15, DWORD [rdi + at::BETA as i32]);
     }
-    let (row_loop, done, store) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [row_loop, done, store] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; =>row_loop
@@ -225,7 +221,7 @@ fn scalar_epilogue(a: &mut Asm, f64s: bool, yi: u8, store: dynasmrt::DynamicLabe
 
 /// One row, one entry at a time, in SSE2.
 fn scalar_row(a: &mut Asm, d: &Desc, f64s: bool) -> Result<(), KernelError> {
-    let (entry, row_done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let [entry, row_done] = a.labels();
     dynasm!(a.ops ; .arch x64 ; xorpd xmm0, xmm0 ; =>entry ; cmp rax, rbx ; jae =>row_done);
     load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
     if f64s {
@@ -289,7 +285,7 @@ fn lanes(d: &Desc) -> i32 {
 /// AVX2 does.
 fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
     let n = lanes(d);
-    let (step, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let [step, done] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; mov r13, rbx
@@ -344,7 +340,7 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
         );
     }
     horizontal_sum(a, d)?;
-    let (entry, row_done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let [entry, row_done] = a.labels();
     dynasm!(a.ops ; .arch x64 ; =>entry ; cmp rax, rbx ; jae =>row_done);
     load_index(a, d.crd, gp::R12, gp::R9, gp::RAX, 0)?;
     let (load_s, fma_s) = match d.value {

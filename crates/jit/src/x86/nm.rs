@@ -76,15 +76,7 @@ pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32, transpose: bool) -> Result<Vec<u
     a.ins(f.load, &[R(XMM14), Arg::M(RDI, None, 1, at::ALPHA)])?;
     a.ins(f.load, &[R(XMM15), Arg::M(RDI, None, 1, at::BETA)])?;
     f.op(&mut a, f.zero, XMM13, R(XMM13))?;
-    let (row, done, slot, slots_done, skip, same_group, store_l) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [row, done, slot, slots_done, skip, same_group, store_l] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; =>row

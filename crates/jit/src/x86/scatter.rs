@@ -35,12 +35,7 @@ pub(crate) fn spmv_scatter(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError
     enter(&mut a, &[gp::RBX, gp::R12, gp::R13]);
     load_args(&mut a, &ROW_ARGS);
     load_args(&mut a, &[(gp::R13, at::OUTER)]);
-    let (outer_loop, entry, next, done) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [outer_loop, entry, next, done] = a.labels();
     dynasm!(a.ops ; .arch x64 ; =>outer_loop ; cmp rcx, rdx ; jae =>done);
     // xmm2 = x[j], j the position or the coordinate stored there.
     let j = if outer {

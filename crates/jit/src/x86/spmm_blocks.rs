@@ -225,7 +225,7 @@ fn gather(
         dynasm!(a.ops ; .arch x64 ; mov r14, QWORD [rdi + at::END]);
         load_index(&mut a, d.pos, gp::R14, gp::R8, gp::R14, 0)?;
     }
-    let (row_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let [row_loop, done] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; =>row_loop
@@ -292,12 +292,7 @@ fn gather_tiles(a: &mut Asm, d: &Desc, f: &Forms, u: u32, sh: &Gather) -> Result
     );
     let acc = |o: u32, v: u32| vreg(f, (o - g0) * u + v);
     let xr = |v: u32| vreg(f, (g1 - g0) * u + v);
-    let (tile, tiles_done, entry, entries_done) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [tile, tiles_done, entry, entries_done] = a.labels();
     tile_start(a, width, sh.masked, tile, tiles_done);
     for o in g0..g1 {
         for v in 0..u {
@@ -481,7 +476,7 @@ pub(crate) fn spmm_scatter(
     );
     dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
     load_tail_mask(&mut a, d)?;
-    let (outer_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let [outer_loop, done] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; =>outer_loop
@@ -540,12 +535,7 @@ fn scatter_tiles(
     let xr = |t: u32, v: u32| vreg(f, (t - t0) * u + v);
     let acc = |v: u32| vreg(f, (t1 - t0) * u + v);
     let (bcast, prod) = (vreg(f, (t1 - t0 + 1) * u), vreg(f, (t1 - t0 + 1) * u + 1));
-    let (tile, tiles_done, entry, entries_done) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [tile, tiles_done, entry, entries_done] = a.labels();
     tile_start(a, width, sh.masked, tile, tiles_done);
     // The X rows of the group's block columns, once per tile.
     if sh.outer {
@@ -669,12 +659,7 @@ fn coo_tiles(
     let width = (u * f.lanes) as i32;
     let vs = d.value.size() as u32;
     let (bcast, prod) = (vreg(f, u), vreg(f, u + 1));
-    let (tile, tiles_done, entry, entries_done) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [tile, tiles_done, entry, entries_done] = a.labels();
     tile_start(a, width, masked, tile, tiles_done);
     dynasm!(a.ops
         ; .arch x64
@@ -756,7 +741,7 @@ pub(crate) fn spmm_nm(d: &Desc, n: u32, m: u32) -> Result<Vec<u8>, KernelError> 
     );
     dynasm!(a.ops ; .arch x64 ; imul r15, r15, vs);
     load_tail_mask(&mut a, d)?;
-    let (row_loop, done) = (a.ops.new_dynamic_label(), a.ops.new_dynamic_label());
+    let [row_loop, done] = a.labels();
     dynasm!(a.ops
         ; .arch x64
         ; =>row_loop
@@ -795,14 +780,7 @@ fn nm_tiles(
         vreg(f, nreg - 2),
         vreg(f, nreg - 1),
     );
-    let (tile, tiles_done, slot, slots_done, skip, same_group) = (
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-        a.ops.new_dynamic_label(),
-    );
+    let [tile, tiles_done, slot, slots_done, skip, same_group] = a.labels();
     tile_start(a, width, masked, tile, tiles_done);
     for v in 0..u {
         zero(a, f, vreg(f, v))?;
