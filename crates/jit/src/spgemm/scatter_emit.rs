@@ -10,10 +10,16 @@
 //! the sum; AVX2 selects with `xmm4` / `xmm5`, AVX-512 with `k1` / `k2`.
 //!
 //! Per product: the column (skipped at `cols` or more), the filter's bit (masked), the
-//! mark read and replaced by `hit`, `j` written at the touched list's end, which moves on
-//! by one where the mark was not `hit`; the value written is the product where the column
-//! is new and `plus(value, product)` where not, both computed and one kept by a mask. The
-//! touched list's room is checked once per row of B (`n + its length <= cap`).
+//! mark read and replaced by `hit`, `j` written at the touched list's end (at the
+//! coordinates' width), which moves on by one where the mark was not `hit`; the value
+//! written is the product where the column is new and `plus(value, product)` where not,
+//! both computed and one kept by a mask. The touched list's room is checked once per row
+//! of B (`n + its length <= cap`).
+//!
+//! Masked on AVX-512, the column test and the filter run on a block of B's entries at a
+//! time (`filter_lanes`: `zmm16`-`zmm22` and `k1`-`k5`, constants in `zmm24`-`zmm26`, the
+//! block's first position in the one stack slot `[rsp]`); each lane that passes runs the
+//! product's body with `rsi` and `rcx` set as above.
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
