@@ -386,8 +386,10 @@ impl Planned<'_> {
             },
             sym.rows_by_form[0],
             match (&scatter, self.mode, self.dims[1] as usize > accumulate::FILTER_COLS) {
-                (Some(_), MaskMode::None, _) | (Some(_), _, false) => "generated scatter",
-                _ => "rust loop",
+                (Some(d), MaskMode::None, _) | (Some(d), _, false) => {
+                    format!("generated scatter `{d}`")
+                }
+                _ => "rust loop".to_string(),
             },
             sym.rows_by_form[1],
             sym.rows_by_form[2],
