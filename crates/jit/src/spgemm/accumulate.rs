@@ -11,9 +11,15 @@
 //!   linear probing), cleared through the list of slots it used. It stays in cache for
 //!   rows whose products are few against C's column count.
 //!
-//! Each runs a row twice: to count its entries (marks only, no values), then to fill C's
-//! coordinates (ascending: the dense accumulator sorts the columns it touched, or scans
-//! its slots when they are many; the hash table sorts its pairs) and values.
+//! A row runs once with `out` (the one-pass fill), or, in the two-pass form, once to count
+//! its entries and once to fill C's coordinates (ascending: the dense accumulator sorts
+//! the columns it touched, or scans its slots when they are many; the hash table sorts its
+//! pairs) and values.
+//!
+//! The dense accumulator's products run through generated code where
+//! [`Product::scatter`] holds a kernel (`scatter.rs`: branch-free, the mask's bitmap tested
+//! a vector at a time on AVX-512); the Rust loop (`Dense::products`) runs elsewhere and is
+//! the shape the generated code follows.
 //!
 //! With a mask, `Keep` admits only the mask's columns of row `i` (structural mask) and
 //! `Skip` admits every other column (complemented mask). A [`Filter`] (one bit per column
