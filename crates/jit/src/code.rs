@@ -116,3 +116,20 @@ impl<D: Hash + Eq + Copy, K> Cache<D, K> {
         Ok(k)
     }
 }
+
+/// The code `generate` makes for a kernel `what` of instruction set `isa`, mapped
+/// executable: refused before generating where this CPU does not run `isa`.
+pub(crate) fn map_generated(
+    isa: crate::desc::Isa,
+    what: &dyn std::fmt::Display,
+    generate: impl FnOnce() -> Result<Vec<u8>, crate::KernelError>,
+) -> Result<Code, crate::KernelError> {
+    if !isa.available() {
+        return Err(crate::KernelError::Isa(format!(
+            "this CPU does not run {} code (kernel {what})",
+            isa.name()
+        )));
+    }
+    let bytes = generate()?;
+    Code::new(&bytes).map_err(|e| crate::KernelError::Alloc(format!("cannot map code: {e}")))
+}

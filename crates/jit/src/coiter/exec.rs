@@ -314,15 +314,7 @@ impl CoKernel {
 pub fn kernel(desc: &CoDesc) -> Result<Arc<CoKernel>, KernelError> {
     static CACHE: Cache<CoDesc, CoKernel> = Cache::new();
     CACHE.get(desc, |d| {
-        if !d.isa.available() {
-            return Err(KernelError::Isa(format!(
-                "this CPU does not run {} code (kernel {d})",
-                d.isa.name()
-            )));
-        }
-        let bytes = super::emit::generate(d)?;
-        let code =
-            Code::new(&bytes).map_err(|e| KernelError::Alloc(format!("cannot map code: {e}")))?;
+        let code = crate::code::map_generated(d.isa, d, || super::emit::generate(d))?;
         Ok(CoKernel { desc: *d, code })
     })
 }

@@ -269,15 +269,7 @@ impl ScatterKernel {
 pub fn kernel(desc: &ScatterDesc) -> Result<Arc<ScatterKernel>, KernelError> {
     static CACHE: Cache<ScatterDesc, ScatterKernel> = Cache::new();
     CACHE.get(desc, |d| {
-        if !d.isa.available() {
-            return Err(KernelError::Isa(format!(
-                "this CPU does not run {} code (kernel {d})",
-                d.isa.name()
-            )));
-        }
-        let bytes = generate(d)?;
-        let code =
-            Code::new(&bytes).map_err(|e| KernelError::Alloc(format!("cannot map code: {e}")))?;
+        let code = crate::code::map_generated(d.isa, d, || generate(d))?;
         Ok(ScatterKernel { desc: *d, code })
     })
 }
