@@ -131,7 +131,12 @@ fn random_products_match_the_reference_bit_for_bit() {
     let (mut dense_rows, mut hash_rows, mut dot_rows) = (0, 0, 0);
     let mut generated_rows = 0;
     for case in 0..150 * scale() {
-        let (m, k, n) = (1 + rng.below(30), 1 + rng.below(30), 1 + rng.below(40));
+        let (m, mut k, mut n) = (1 + rng.below(30), 1 + rng.below(30), 1 + rng.below(40));
+        // Some products of A with itself (`A A`, `A A^T`): B's arrays are A's.
+        let square = rng.below(6) == 0;
+        if square {
+            (k, n) = (m, m);
+        }
         let transpose_b = rng.below(3) == 0;
         let b_shape = if transpose_b { (n, k) } else { (k, n) };
         let f64s = rng.below(3) != 0;
@@ -167,11 +172,22 @@ fn random_products_match_the_reference_bit_for_bit() {
         opts.common.drop_zeros = rng.below(4) == 0;
         opts.common.kernels = pick(&mut rng, &KERNELS);
         let what = format!(
-            "case {case}: {semiring} {fa} {wa:?} x {fb} {wb:?} ({m}x{k}x{n}, B^T {transpose_b}, \
+            "case {case}: {semiring} {fa} {wa:?} x {} ({m}x{k}x{n}, B^T {transpose_b}, \
              mask {:?}, {opts:?})",
+            if square {
+                "A itself".to_string()
+            } else {
+                format!("{fb} {wb:?}")
+            },
             mask.map(|x| (fm, x.complement))
         );
-        let stats = check(&what, (&a, &b), semiring, mask, &opts);
+        let stats = check(
+            &what,
+            (&a, if square { &a } else { &b }),
+            semiring,
+            mask,
+            &opts,
+        );
         dense_rows += stats.rows_by_form[0];
         if stats.kernel.contains("generated scatter") {
             generated_rows += stats.rows_by_form[0];

@@ -343,7 +343,7 @@ impl<C: Coord, V: sptk_tensor::Value> Dense<C, V> {
                 }
             }
         } else {
-            self.touched.sort_unstable();
+            super::sort::sort_columns(&mut self.touched);
             for &j in &self.touched {
                 let (Some(&v), Some((c, x))) = (self.values.get(j.to_u64() as usize), slots.next())
                 else {

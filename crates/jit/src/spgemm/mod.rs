@@ -50,6 +50,7 @@ pub mod reference;
 mod scatter;
 mod scatter_emit;
 mod semiring;
+mod sort;
 mod symbolic;
 
 use std::fmt;
@@ -329,14 +330,21 @@ impl Planned<'_> {
         let start = Instant::now();
         let (rows, cols) = (self.dims[0] as usize, self.dims[1] as usize);
         let a = self.a.lists::<C>()?;
-        let b = self.b.lists::<C>()?;
+        // `A A` (a FEM or Markov step, a graph's square): B's lists are A's.
+        let b_lists;
+        let b = if std::ptr::eq::<Tensor>(&*self.a.tensor, &*self.b.tensor) {
+            &a
+        } else {
+            b_lists = self.b.lists::<C>()?;
+            &b_lists
+        };
         let mask = self.mask.as_ref().map(|m| m.lists::<C>()).transpose()?;
         let units = vec![(); self.a.nnz().max(self.b.nnz())];
         let mask_units = vec![(); self.mask.as_ref().map_or(0, |m| m.nnz())];
         let pattern = |l, n: usize| rows_of(l, units.get(..n).unwrap_or_default());
         let shape = Shape {
             a: pattern(&a, self.a.nnz()),
-            b: pattern(&b, self.b.nnz()),
+            b: pattern(b, self.b.nnz()),
             mask: mask.as_ref().map(|l| rows_of(l, &mask_units)),
             mode: self.mode,
             rows,
@@ -348,7 +356,7 @@ impl Planned<'_> {
         let values = [self.a.tensor.values(), self.b.tensor.values()];
         let job = Numeric {
             a: &a,
-            b: &b,
+            b,
             by_columns,
             mask: shape.mask,
             mode: self.mode,

@@ -182,17 +182,21 @@ fn one_pass<C: Coord, R: Ring>(
                 return;
             };
             let mut counts = lock(piece);
-            bc.clear();
-            bv.clear();
+            // The buffers keep the longest length they have had (grown, never cleared:
+            // only `..at` is the chunk's), so the room for a row is not written first.
+            let mut at = 0usize;
             for (slot, i) in counts.iter_mut().zip(lo..hi) {
                 let b = bound(i);
-                let at = bc.len();
                 let Some(end) = at.checked_add(b) else {
                     return flags.wrong.store(true, Ordering::Relaxed);
                 };
-                bc.resize(end, C::default());
-                bv.resize(end, R::Out::default());
-                let (Some(crd), Some(val)) = (bc.get_mut(at..), bv.get_mut(at..)) else {
+                if bc.len() < end {
+                    bc.resize(end, C::default());
+                }
+                if bv.len() < end {
+                    bv.resize(end, R::Out::default());
+                }
+                let (Some(crd), Some(val)) = (bc.get_mut(at..end), bv.get_mut(at..end)) else {
                     return;
                 };
                 let n = w.row(p, sym, i, Some(Out { crd, val }));
@@ -202,12 +206,11 @@ fn one_pass<C: Coord, R: Ring>(
                 if n > b {
                     return flags.wrong.store(true, Ordering::Relaxed);
                 }
-                bc.truncate(at + n);
-                bv.truncate(at + n);
+                at += n;
                 *slot = n as u64;
             }
             let Some(start) = seq.start(c) else { return };
-            let n = bc.len().min(bv.len());
+            let n = at.min(bc.len()).min(bv.len());
             let Some(at) = usize::try_from(start)
                 .ok()
                 .filter(|&s| s.checked_add(n).is_some_and(|e| e <= room))
