@@ -84,8 +84,7 @@ pub struct EwiseFlags {
     pub explain: bool,
     /// Which loops merge C = op(A, B): generated code where it was measured at least as
     /// fast (auto), the monomorphized loops always, or generated code wherever a kernel
-    /// exists (f32 / f64 values on AVX2 or AVX-512; `dot` and `rowdot` have none and
-    /// refuse `generated`).
+    /// exists (f32 / f64 values on AVX2 or AVX-512).
     #[arg(long, default_value = "auto", value_parser = ["auto", "monomorphized", "generated"])]
     pub kernels: String,
 }
@@ -221,15 +220,6 @@ fn options(
 pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
     let run = &args.flags.run;
     let repeat = run.repeats()?;
-    // Asked for by name, generated code that does not exist is refused, not replaced.
-    if !matches!(kind, Kind::Op(_)) && args.flags.kernels == "generated" {
-        bail!(
-            "--kernels generated: {} has no generated kernel (its sums run in the \
-             monomorphized loops, in a fixed order so every --threads gives the same bits); \
-             use --kernels auto or monomorphized",
-            kind.name()
-        );
-    }
     let (a_shards, b_shards) = (shards(&args.a)?, shards(&args.b)?);
     if a_shards.len() != b_shards.len() || a_shards.iter().zip(&b_shards).any(|(x, y)| x.0 != y.0) {
         let names = |s: &[(String, PathBuf)]| s.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
@@ -282,39 +272,33 @@ pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
                     explain = Some(rep.explain);
                     Output::Tensor(Box::new(rep.tensor))
                 }
-                Kind::Dot => {
-                    Output::Dense(ewise::dot(&a, &b, &opts).with_context(|| what.clone())?)
-                }
-                Kind::Rowdot => {
-                    Output::Dense(ewise::rowdot(&a, &b, &opts).with_context(|| what.clone())?)
+                Kind::Dot | Kind::Rowdot => {
+                    let report = match kind {
+                        Kind::Dot => ewise::dot_report(&a, &b, &opts),
+                        _ => ewise::rowdot_report(&a, &b, &opts),
+                    }
+                    .with_context(|| what.clone())?;
+                    explain = Some(report.explain);
+                    Output::Dense(report.values)
                 }
             };
             timing.total.push(start.elapsed());
             result = Some(r);
         }
-        if args.flags.explain {
-            match &explain {
-                Some(e) => eprintln!(
-                    "sparse-run: explain: A {}: {}\nsparse-run: explain: B {}: {}\nsparse-run: explain: {} ({})",
-                    ap.display(),
-                    e.a,
-                    bp.display(),
-                    e.b,
-                    e.kernel,
-                    if e.generated {
-                        "generated code"
-                    } else {
-                        "monomorphized loops"
-                    }
-                ),
-                None => eprintln!(
-                    "sparse-run: explain: {} of A {} and B {}: operands through the planner as for \
-                     the element-wise operations, the intersection merged by outer ranges",
-                    kind.name(),
-                    a.encoding(),
-                    b.encoding()
-                ),
-            }
+        if let (true, Some(e)) = (args.flags.explain, &explain) {
+            eprintln!(
+                "sparse-run: explain: A {}: {}\nsparse-run: explain: B {}: {}\nsparse-run: explain: {} ({})",
+                ap.display(),
+                e.a,
+                bp.display(),
+                e.b,
+                e.kernel,
+                if e.generated {
+                    "generated code"
+                } else {
+                    "monomorphized loops"
+                }
+            );
         }
         let Some(result) = result else { continue };
         let written = write(&result, out.as_deref(), &what, kind)?;

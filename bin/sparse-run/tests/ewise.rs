@@ -159,15 +159,30 @@ fn explain_and_refusals() {
     let txt = dir.path().join("c.mtx");
     let (ok, _, err) = run(&["add", s(&ap), s(&bp), "-o", s(&txt)]);
     assert!(!ok && err.contains(".spt"), "{err}");
-    // dot and rowdot have no generated kernels: asking for them by name is refused.
+    // dot and rowdot run either way, the same scalar / vector, and `--explain` names the
+    // loops (B is COO: the planner brings it to CSR first).
+    let avx = sptk_jit::Isa::Avx2.available();
     for op in ["dot", "rowdot"] {
-        let (ok, _, err) = run(&[op, s(&ap), s(&bp), "--kernels", "generated"]);
-        assert!(
-            !ok && err.contains("--kernels generated") && err.contains(op),
-            "{err}"
-        );
-        let (ok, _, err) = run(&[op, s(&ap), s(&bp), "--kernels", "monomorphized"]);
-        assert!(ok, "{err}");
+        let mut results = Vec::new();
+        for kernels in ["generated", "monomorphized"] {
+            let out = dir.path().join(format!("{op}-{kernels}.npy"));
+            let (ok, _, err) = run(&[
+                op,
+                s(&ap),
+                s(&bp),
+                "--kernels",
+                kernels,
+                "--explain",
+                "-o",
+                s(&out),
+            ]);
+            assert!(ok, "{err}");
+            let generated = kernels == "generated" && avx;
+            assert_eq!(err.contains("(generated code)"), generated, "{err}");
+            assert!(err.contains(&format!(" {op} (")), "{err}");
+            results.push(std::fs::read(&out).unwrap());
+        }
+        assert_eq!(results[0], results[1], "{op}");
     }
 }
 

@@ -95,7 +95,11 @@ fn every_pair_operation_phase_and_isa_generates() {
                 for op in ops(union) {
                     for value in [sptk_jit::Real::F32, sptk_jit::Real::F64] {
                         for isa in [Isa::Avx2, Isa::Avx512] {
-                            for phase in [Phase::Count, Phase::Fill] {
+                            for phase in [Phase::Count, Phase::Fill, Phase::Dot, Phase::RowDot] {
+                                // The sums are of an intersection's products.
+                                if phase.reduces() && (union || op != EwiseOp::Mul) {
+                                    continue;
+                                }
                                 let d = CoDesc {
                                     union,
                                     op,
@@ -346,7 +350,7 @@ fn generated_kernels_equal_the_reference() {
         return;
     }
     let mut rng = Rng(30);
-    let (mut ran, mut entries) = (0, 0);
+    let (mut ran, mut entries, mut sums) = (0, 0, 0);
     let rounds = cases().div_ceil(8).max(1);
     for round in 0..rounds {
         for (an, bn) in pairs() {
@@ -438,9 +442,36 @@ fn generated_kernels_equal_the_reference() {
                     }
                 }
             }
+            // The sums of the intersection's products: `dot` over ranges of outer
+            // coordinates, `rowdot` per row (column-major operands: the planner gives
+            // `ewise::rowdot` rows first, so only row-major pairs meet it here).
+            let opts = Options::default();
+            let want_dot = bits(&reference::dot(&a, &b, &opts).unwrap());
+            let want_rows = (!col).then(|| bits(&reference::rowdot(&a, &b, &opts).unwrap()));
+            for &isa in &isas {
+                for threads in [1, 3] {
+                    let what = format!(
+                        "{an} {wa:?} x {bn} {wb:?} {dims:?} {relation:?} {isa:?} f64={f64s} \
+                         threads={threads}"
+                    );
+                    let got = coiter::dot(&a, &b, false, (isa, threads))
+                        .unwrap_or_else(|e| panic!("{what}: dot: {e}"));
+                    assert_eq!(bits(&got), want_dot, "{what}: dot");
+                    if let Some(want) = &want_rows {
+                        let got = coiter::dot(&a, &b, true, (isa, threads))
+                            .unwrap_or_else(|e| panic!("{what}: rowdot: {e}"));
+                        assert_eq!(&bits(&got), want, "{what}: rowdot");
+                        sums += 1;
+                    }
+                    sums += 1;
+                }
+            }
         }
     }
-    eprintln!("{ran} generated runs equal the reference ({entries} entries of C)");
+    eprintln!(
+        "{ran} generated runs equal the reference ({entries} entries of C); {sums} dot and \
+         rowdot runs"
+    );
     assert!(entries > ran, "the operands are mostly empty");
 }
 
@@ -517,6 +548,17 @@ fn vector_paths_equal_the_reference() {
                         assert_eq!(got.crd(1).unwrap().width(), IndexWidth::W32, "{what}");
                     }
                 }
+            }
+            // The sums by the short-list compares and the merge.
+            let opts = Options::default();
+            let want_dot = bits(&reference::dot(&a, &b, &opts).unwrap());
+            let want_rows = bits(&reference::rowdot(&a, &b, &opts).unwrap());
+            for &isa in &isas {
+                let what = format!("round {round} {isa:?} f64={f64s}");
+                let got = coiter::dot(&a, &b, false, (isa, 2)).unwrap();
+                assert_eq!(bits(&got), want_dot, "{what}: dot");
+                let got = coiter::dot(&a, &b, true, (isa, 2)).unwrap();
+                assert_eq!(bits(&got), want_rows, "{what}: rowdot");
             }
         }
     }

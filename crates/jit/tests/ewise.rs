@@ -279,17 +279,30 @@ fn check_pair(a: &Tensor, b: &Tensor, what: &str) {
         ),
         ("rowdot", ewise::rowdot, reference::rowdot),
     ] {
-        match (fast(a, b, &one), slow(a, b, &one)) {
-            (Ok(g), Ok(w)) => {
-                assert_eq!(bits(&g), bits(&w), "{what} {name}");
-                assert_eq!(
-                    bits(&fast(a, b, &three).unwrap()),
-                    bits(&w),
-                    "{what} {name} (3 threads)"
-                );
+        for kernels in KERNELS {
+            let (one, three) = (
+                Options {
+                    kernels,
+                    ..one.clone()
+                },
+                Options {
+                    kernels,
+                    ..three.clone()
+                },
+            );
+            let what = format!("{what} {name} {kernels:?}");
+            match (fast(a, b, &one), slow(a, b, &one)) {
+                (Ok(g), Ok(w)) => {
+                    assert_eq!(bits(&g), bits(&w), "{what}");
+                    assert_eq!(
+                        bits(&fast(a, b, &three).unwrap()),
+                        bits(&w),
+                        "{what} (3 threads)"
+                    );
+                }
+                (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what}"),
+                (g, w) => panic!("{what}: fast {g:?}, reference {w:?}"),
             }
-            (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what} {name}"),
-            (g, w) => panic!("{what} {name}: fast {g:?}, reference {w:?}"),
         }
     }
     let axes: &[Axis] = if a.dim_sizes().len() == 2 {
@@ -586,6 +599,37 @@ fn the_report_names_the_loops_that_ran() {
         assert_eq!(generated.ends_with(" fill"), avx, "{op}: {generated}");
         assert!(run(&a, Kernels::Monomorphized).ends_with(" fast"), "{op}");
         assert!(run(&ints, Kernels::Generated).ends_with(" fast"), "{op}");
+    }
+    // `dot` and `rowdot` too: the kernel's phase names the sum.
+    for (name, report) in [
+        (
+            "dot",
+            ewise::dot_report as fn(&Tensor, &Tensor, &Options) -> _,
+        ),
+        ("rowdot", ewise::rowdot_report),
+    ] {
+        let run = |x: &Tensor, kernels| {
+            let opts = Options {
+                kernels,
+                ..Options::default()
+            };
+            let r: ewise::DotReport = report(x, x, &opts).unwrap();
+            (r.explain.kernel, r.explain.generated)
+        };
+        let (generated, ran) = run(&a, Kernels::Generated);
+        assert_eq!(ran, avx, "{name}: {generated}");
+        assert!(
+            generated.ends_with(&format!(" {name}")),
+            "{name}: {generated}"
+        );
+        assert_eq!(generated.contains(" fast "), !avx, "{name}: {generated}");
+        let (fast, ran) = run(&a, Kernels::Monomorphized);
+        assert!(
+            !ran && fast.ends_with(&format!(" fast {name}")),
+            "{name}: {fast}"
+        );
+        let (ints, ran) = run(&ints, Kernels::Generated);
+        assert!(!ran && ints.contains(" fast "), "{name}: {ints}");
     }
 }
 

@@ -125,14 +125,37 @@ impl Operand {
     }
 }
 
-/// The phase of an element-wise kernel: counting C's entries per outer coordinate, or
-/// writing them.
+/// The phase of an element-wise kernel: counting C's entries per outer coordinate,
+/// writing them, or summing the products of the intersection (`dot`, `rowdot`: the
+/// operation is `mul`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
     /// Entries per outer coordinate into `counts`; returns the chunk's total.
     Count,
     /// C's coordinates and values at the counted places; returns the entries written.
     Fill,
+    /// The chunk's `sum a_ij * b_ij` in storage order, from zero, at `out_val[0]`.
+    Dot,
+    /// Each outer coordinate's `sum_j a_ij * b_ij`, from zero, at `out_val[row - lo]`
+    /// (rows the operands do not both hold are not written).
+    RowDot,
+}
+
+impl Phase {
+    /// The phase's word in the text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Count => "count",
+            Phase::Fill => "fill",
+            Phase::Dot => "dot",
+            Phase::RowDot => "rowdot",
+        }
+    }
+
+    /// True for the sums of products (`dot`, `rowdot`).
+    pub fn reduces(self) -> bool {
+        matches!(self, Phase::Dot | Phase::RowDot)
+    }
 }
 
 /// Everything a co-iteration kernel is generated for (its cache key).
@@ -198,10 +221,7 @@ impl fmt::Display for CoDesc {
             operand_text(&self.b),
             self.value.name(),
             self.isa.name(),
-            match self.phase {
-                Phase::Count => "count",
-                Phase::Fill => "fill",
-            }
+            self.phase.name()
         )
     }
 }
@@ -282,11 +302,20 @@ impl FromStr for CoDesc {
             "f64" => Real::F64,
             other => return Err(bad(format!("unknown value type '{other}' (f32, f64)"))),
         };
-        let phase = match *phase {
-            "count" => Phase::Count,
-            "fill" => Phase::Fill,
-            other => return Err(bad(format!("unknown phase '{other}' (count, fill)"))),
-        };
+        let phase = [Phase::Count, Phase::Fill, Phase::Dot, Phase::RowDot]
+            .into_iter()
+            .find(|p| p.name() == *phase)
+            .ok_or_else(|| {
+                bad(format!(
+                    "unknown phase '{phase}' (count, fill, dot, rowdot)"
+                ))
+            })?;
+        if phase.reduces() && (union || op != EwiseOp::Mul) {
+            return Err(bad(format!(
+                "'{s}': {} sums the products of an intersection: 'ewise intersection mul'",
+                phase.name()
+            )));
+        }
         Ok(CoDesc {
             union,
             op,
@@ -363,6 +392,8 @@ mod tests {
             "ewise intersection min dcsc.p8.c8 csc.p16.c16 -> csc.c8 f64 avx2 count",
             "ewise union sub vec.p64.c64 vec.p32.c8 -> vec f32 avx2 fill",
             "ewise union max coo.p64.c32 dcsr.p32.c32 -> csr.c64 f64 scalar fill",
+            "ewise intersection mul csr.p32.c32 dcsr.p64.c16 -> csr f64 avx512 dot",
+            "ewise intersection mul coo.p64.c32 csr.p32.c32 -> csr f32 avx2 rowdot",
         ] {
             let d: CoDesc = text.parse().unwrap();
             assert_eq!(d.to_string(), text);
@@ -381,6 +412,7 @@ mod tests {
             part1,
             scatter,
             "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 avx2 fill",
+            "ewise intersection mul csr.p32.c32 csr.p32.c32 -> csr f64 avx512 rowdot",
         ] {
             let listing = text.parse::<AnyDesc>().unwrap().disassembly().unwrap();
             assert!(
@@ -414,6 +446,18 @@ mod tests {
             (
                 "ewise both add csr.p32.c32 csr.p32.c32 -> csr f64 avx2 fill",
                 "'both'",
+            ),
+            (
+                "ewise union mul csr.p32.c32 csr.p32.c32 -> csr f64 avx2 dot",
+                "intersection mul",
+            ),
+            (
+                "ewise intersection add csr.p32.c32 csr.p32.c32 -> csr f64 avx2 rowdot",
+                "intersection mul",
+            ),
+            (
+                "ewise intersection mul csr.p32.c32 csr.p32.c32 -> csr f64 avx2 sum",
+                "'sum'",
             ),
             (
                 "ewise union pow csr.p32.c32 csr.p32.c32 -> csr f64 avx2 fill",

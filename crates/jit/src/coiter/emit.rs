@@ -9,6 +9,9 @@
 //!   locates the other's coordinate in O(1), a compressed one steps); equal, both give
 //!   their segment.
 //!
+//! The row's body counts C's entries, writes them (the one-pass fill), or sums the
+//! products of the matches (`dot`, `rowdot`: [`ACC`], in storage order).
+//!
 //! Per row, the inner segments meet in `merge.rs` (a merge of two lists) or, where a
 //! list is short, in `short.rs` (vector compares); `values.rs` holds the value
 //! instructions and the operations.
@@ -45,9 +48,16 @@ use super::short::{short_lists, short_rows, short_union, union_constants, union_
 use super::values::Values;
 use crate::desc::Isa;
 
-use crate::x86::asm::{bytes, Asm};
+use crate::x86::asm::{bytes, Arg, Asm};
 use crate::x86::gp;
 use crate::KernelError;
+use iced_x86::Register;
+use iced_x86::Register::{RAX, RDI, RDX, XMM0, XMM8, XMM9};
+use Arg::{M, R};
+
+/// The sum of a `dot` / `rowdot` kernel's products (the merges and the short-list
+/// compares leave `xmm8` alone).
+pub(super) const ACC: Register = XMM8;
 
 /// Byte offsets of the argument struct's fields (`CoArgs`, checked by `offset_of!` in
 /// `exec.rs`): two operands of [`arg::SIDE`] bytes, then the chunk and C.
@@ -131,6 +141,12 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             "{d}: co-iteration kernels are generated for avx2 and avx512"
         )));
     }
+    if d.phase.reduces() && (d.union || d.op != crate::ewise::EwiseOp::Mul) {
+        return Err(KernelError::Unsupported(format!(
+            "{d}: {} sums the products of an intersection ('intersection mul')",
+            d.phase.name()
+        )));
+    }
     for o in [&d.a, &d.b] {
         let ok = match (o.outer.kind, o.inner.kind) {
             (LevelKind::Dense, LevelKind::Compressed) => true,
@@ -200,6 +216,9 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     if d.phase == Phase::Fill && short_union(d) {
         union_constants(&mut a)?;
     }
+    if d.phase.reduces() {
+        a.ins(C::VEX_Vxorpd_xmm_xmm_xmmm128, &[R(ACC), R(ACC), R(ACC)])?;
+    }
     let [top, done, fail, exit] = a.labels();
 
     // The outer loop: rbx = A's coordinate, rcx = B's (u64::MAX past the end).
@@ -259,6 +278,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     match d.phase {
         Phase::Count => count_row(&mut a, d, (&sa, &sb))?,
         Phase::Fill => fill_row(&mut a, d, (&sa, &sb), fail)?,
+        Phase::Dot | Phase::RowDot => dot_row(&mut a, d, (&sa, &sb), fail)?,
     }
     dynasm!(a.ops
         ; .arch x64
@@ -274,6 +294,17 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             ; sub rax, QWORD [rsp + slot::OUT_BASE]
             ; shr rax, crd_shift(d)
         ),
+        Phase::Dot => {
+            dynasm!(a.ops
+                ; .arch x64
+                ; mov rdi, QWORD [rsp + slot::ARGS]
+                ; mov rdx, QWORD [rdi + arg::OUT_VAL]
+            );
+            let v = Values::new(d.value);
+            a.ins(v.store, &[M(RDX, Register::None, 1, 0), R(ACC)])?;
+            dynasm!(a.ops ; .arch x64 ; xor eax, eax);
+        }
+        Phase::RowDot => dynasm!(a.ops ; .arch x64 ; xor eax, eax),
     }
     dynasm!(a.ops
         ; .arch x64
@@ -283,7 +314,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
         ; =>exit
         ; add rsp, slot::FRAME
     );
-    if d.phase == Phase::Fill && (short_lists(d) || short_union(d)) {
+    if d.phase != Phase::Count && (short_lists(d) || short_union(d)) {
         // zmm4 to zmm15 written: no dirty upper state left to the caller's SSE code.
         a.ins(C::VEX_Vzeroupper, &[])?;
     }
@@ -427,6 +458,46 @@ fn fill_row(
         ; mov QWORD [rdx + rax * 8], rcx
     );
     Ok(())
+}
+
+/// The dot body: the products of the row's matches added to the sum (`ACC`) in storage
+/// order, by the short-list compares or the merge; `rowdot` starts each row's sum from
+/// zero and stores it at `out_val[row - lo]` (a row outside the chunk fails), `dot` goes on
+/// with the chunk's sum. A step without a match adds `+0.0`, as the monomorphized loops
+/// do, which leaves a sum from `+0.0` as it was, so the bits are theirs.
+#[allow(clippy::useless_conversion)]
+fn dot_row(
+    a: &mut Asm,
+    d: &CoDesc,
+    (sa, sb): (&Side, &Side),
+    fail: dynasmrt::DynamicLabel,
+) -> Result<(), KernelError> {
+    let v = Values::new(d.value);
+    if d.phase == Phase::RowDot {
+        a.ins(C::VEX_Vxorpd_xmm_xmm_xmmm128, &[R(ACC), R(ACC), R(ACC)])?;
+    }
+    let row_done = a.ops.new_dynamic_label();
+    if short_lists(d) {
+        short_rows(a, d, (sa, sb), &v, row_done)?;
+    }
+    merge(a, d, (sa, sb), &v)?;
+    dynasm!(a.ops ; .arch x64 ; =>row_done ; mov rdi, QWORD [rsp + slot::ARGS]);
+    if d.phase == Phase::RowDot {
+        count_slot(a, fail);
+        dynasm!(a.ops ; .arch x64 ; mov rdx, QWORD [rdi + arg::OUT_VAL]);
+        a.ins(v.store, &[M(RDX, RAX, v.size, 0), R(ACC)])?;
+    }
+    Ok(())
+}
+
+/// `ACC += xmm0` where `rdi` is 1 (a match), `ACC += +0.0` where it is 0; clobbers `rdi`
+/// and `xmm9`.
+#[allow(clippy::useless_conversion)]
+pub(super) fn accumulate(a: &mut Asm, v: &Values) -> Result<(), KernelError> {
+    dynasm!(a.ops ; .arch x64 ; neg rdi);
+    a.ins(C::VEX_Vmovq_xmm_rm64, &[R(XMM9), R(RDI)])?;
+    a.ins(C::VEX_Vandpd_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM9)])?;
+    a.ins(v.add, &[R(ACC), R(ACC), R(XMM0)])
 }
 
 /// `rbx` = the entries of A's segment left (`A_END - rsi`), `rax` = B's (`B_END - rbp`).

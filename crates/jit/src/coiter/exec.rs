@@ -462,3 +462,74 @@ pub(crate) fn count_levels<V: Value>(
     }
     Ok(counts)
 }
+
+/// The `dot` kernel's sum of each chunk (`sum a_ij * b_ij` over the intersection, from
+/// zero in storage order), in chunk order; the caller adds them in that order, as the
+/// monomorphized `dot` does.
+///
+/// # Errors
+/// As [`ewise_levels`]; a kernel refusing a chunk.
+pub(crate) fn dot_levels<V: Value>(
+    a: &Levels<'_>,
+    b: &Levels<'_>,
+    plan: Plan,
+    chunks: &[Chunk],
+) -> Result<(Vec<V>, CoDesc), EwiseError> {
+    let (k, dot) = entry::<u64, V>(a, b, plan, Phase::Dot)?;
+    let sums = map_chunks(chunks, plan.threads, |_, range| {
+        let mut sum = V::default();
+        let none = std::ptr::null_mut();
+        let at = (&mut sum as *mut V).cast::<u8>();
+        let x = call_args((a, b), range, none, (none.cast(), at), 0);
+        // SAFETY: reads as in the fill ([`ewise_levels`]); writes one value at `out_val`
+        // (`sum`, a `V`, the kernel's value type) and nothing else.
+        let r = unsafe { dot(&x) };
+        (r != u64::MAX).then_some(sum)
+    });
+    let sums: Option<Vec<V>> = sums.into_iter().collect();
+    match sums {
+        Some(s) if s.len() == chunks.len() => Ok((s, k.desc)),
+        _ => Err(EwiseError::Convert(
+            "generated code refused a chunk of the dot product".into(),
+        )),
+    }
+}
+
+/// The `rowdot` kernel's `sum_j a_ij * b_ij` for every outer coordinate `0..outer`, from
+/// zero in storage order (zero where the operands' rows do not meet), run over `chunks`.
+///
+/// # Errors
+/// As [`ewise_levels`]; a kernel refusing a chunk.
+pub(crate) fn rowdot_levels<V: Value>(
+    a: &Levels<'_>,
+    b: &Levels<'_>,
+    plan: Plan,
+    (outer, chunks): (usize, &[Chunk]),
+) -> Result<(Vec<V>, CoDesc), EwiseError> {
+    let (k, rowdot) = entry::<u64, V>(a, b, plan, Phase::RowDot)?;
+    let mut out: Vec<V> = big_zeroed(outer).map_err(|e| EwiseError::Alloc(e.to_string()))?;
+    let pieces = split(&mut out, chunks.iter().map(|&(lo, hi)| hi - lo));
+    let done = map_chunks(chunks, plan.threads, |c, range| {
+        let Some(piece) = pieces.get(c) else {
+            return false;
+        };
+        let mut piece = lock(piece);
+        if piece.len() != range.1 - range.0 {
+            return false;
+        }
+        let none = std::ptr::null_mut();
+        let at = piece.as_mut_ptr().cast::<u8>();
+        let x = call_args((a, b), range, none, (none.cast(), at), 0);
+        // SAFETY: reads as in the fill ([`ewise_levels`]); writes `out_val[row - lo]` only
+        // for `row - lo < hi - lo`, the piece's length (checked above; emit.rs refuses a
+        // row outside the chunk), values of `V`, the kernel's value type.
+        unsafe { rowdot(&x) != u64::MAX }
+    });
+    drop(pieces);
+    if done.len() != chunks.len() || done.contains(&false) {
+        return Err(EwiseError::Convert(
+            "generated code refused a chunk of the row dot products".into(),
+        ));
+    }
+    Ok((out, k.desc))
+}

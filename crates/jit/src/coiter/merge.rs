@@ -20,7 +20,7 @@ use iced_x86::Register::*;
 
 use super::cursor::Side;
 use super::desc::CoDesc;
-use super::emit::{crd_shift, slot, RDI_N};
+use super::emit::{accumulate, crd_shift, slot, RDI_N};
 use super::values::{op, Values};
 use crate::x86::asm::{reg, store_to, Arg, Asm};
 use crate::x86::gp;
@@ -54,11 +54,19 @@ pub(super) fn merge(
         ; cmp r14, r15
         ; cmovl r15, r14
         ; dec r15
-        ; mov r14, QWORD [rsp + slot::K_END]
-        ; sub r14, r12
-        ; sar r14, shift
-        ; cmp r14, r15
-        ; cmovl r15, r14
+    );
+    if !d.phase.reduces() {
+        dynasm!(a.ops
+            ; .arch x64
+            ; mov r14, QWORD [rsp + slot::K_END]
+            ; sub r14, r12
+            ; sar r14, shift
+            ; cmp r14, r15
+            ; cmovl r15, r14
+        );
+    }
+    dynasm!(a.ops
+        ; .arch x64
         ; test r15, r15
         ; jle =>tail
     );
@@ -76,9 +84,14 @@ pub(super) fn merge(
         ; jae =>rest
         ; cmp rbp, QWORD [rsp + slot::B_END]
         ; jae =>rest
-        ; cmp r12, QWORD [rsp + slot::K_END]
-        ; jae =>rest
     );
+    if !d.phase.reduces() {
+        dynasm!(a.ops
+            ; .arch x64
+            ; cmp r12, QWORD [rsp + slot::K_END]
+            ; jae =>rest
+        );
+    }
     sa.inner(a, gp::RAX, gp::RSI, 0);
     sb.inner(a, gp::RDX, gp::RBP, 0);
     step(a, d, v, (sa, sb), false)?;
@@ -164,7 +177,9 @@ fn step(
     } else {
         a.ins(v.load, &[R(XMM0), M(R10, RSI, v.size, 0)])?;
         a.ins(v.load, &[R(XMM1), M(R11, RBP, v.size, 0)])?;
-        store_to(a, d.out_crd, gp::R12, gp::RAX);
+        if !d.phase.reduces() {
+            store_to(a, d.out_crd, gp::R12, gp::RAX);
+        }
         dynasm!(a.ops
             ; .arch x64
             ; xor edi, edi
@@ -187,7 +202,9 @@ fn step(
         ; add rsi, r14
     );
     op(a, v, d.op)?;
-    if d.union {
+    if d.phase.reduces() {
+        accumulate(a, v)?;
+    } else if d.union {
         a.ins(v.store, &[M(R13, Register::None, 1, 0), R(XMM0)])?;
         next_entry(a, d, v)?;
     } else {

@@ -4,7 +4,7 @@ pair of operands, generated from their levels, never from their format names.
 
 - [`CoDesc`] (`desc.rs`): each operand as its levels (dense / compressed / singleton,
   ordered, unique) and widths, C's coordinate width, the operation, union or
-  intersection, the phase (count or fill) and the ISA; the text form
+  intersection, the phase (count, fill, or the sums `dot` / `rowdot`) and the ISA; the text form
   `ewise union add csr.p32.c32 dcsr.p64.c32 -> csr f64 avx2 fill` parses back to it, and
   [`AnyDesc`] parses part 1's text as well.
 - `cursor.rs`: a cursor per level kind and width emits start (from the chunk's outer
@@ -20,7 +20,7 @@ pair of operands, generated from their levels, never from their format names.
 
 Entry points: [`ewise`] on two stored tensors as they are (CSR, CSC, DCSR, DCSC, COO AoS
 and SoA, sparse vectors, each at its own widths, no planner); [`counts`], the count
-phase alone; `ewise_pair` for the fast path's operands, which `ewise::ewise` runs where
+phase alone; [`dot`], the sums of the intersection's products; `ewise_pair` for the fast path's operands, which `ewise::ewise` runs where
 [`Kernels`](crate::ewise::Kernels) picks generated code; [`generate`] for the bytes of any
 description on any host.
 */
@@ -40,7 +40,7 @@ use sptk_tensor::{
 
 pub(crate) use crate::ewise::Filled;
 pub use desc::{AnyDesc, CoDesc, Level, LevelKind, Operand, Phase};
-pub(crate) use exec::{count_levels, ewise_levels, Ix, Levels, Plan};
+pub(crate) use exec::{count_levels, dot_levels, ewise_levels, rowdot_levels, Ix, Levels, Plan};
 pub use exec::{kernel, CoKernel};
 
 use crate::desc::{Format, Isa};
@@ -193,6 +193,85 @@ pub fn counts(
     }
 }
 
+/// `dot` (`rows` false: a one-element vector, each of [`ENTRY_CHUNKS`] ranges of outer
+/// coordinates summed by the kernel, then the ranges' sums in order) or `rowdot` (`rows`:
+/// the sum of each outer coordinate, zero where the operands do not both store one) of
+/// `sum a_ij * b_ij` by generated code on `isa`, operands as [`ewise`] takes them. The
+/// ranges are those of `ewise::dot` (balanced by both operands' entries), so the bits are
+/// the reference's.
+///
+/// # Errors
+/// As [`ewise`].
+pub fn dot(
+    a: &Tensor,
+    b: &Tensor,
+    rows: bool,
+    (isa, threads): (Isa, usize),
+) -> Result<ValueVec, EwiseError> {
+    let plan = Plan {
+        op: EwiseOp::Mul,
+        union: false,
+        isa,
+        threads,
+        first_touch_apart: false,
+    };
+    match (a.values(), b.values()) {
+        (ValueVec::F64(x), ValueVec::F64(y)) => dot_typed::<f64>((a, b), (x, y), rows, plan),
+        (ValueVec::F32(x), ValueVec::F32(y)) => dot_typed::<f32>((a, b), (x, y), rows, plan),
+        _ => Err(EwiseError::ValueType(
+            "generated co-iteration takes two f32 or two f64 operands".into(),
+        )),
+    }
+}
+
+fn dot_typed<V: ValueVecAccess + std::ops::Add<Output = V>>(
+    (a, b): (&Tensor, &Tensor),
+    (av, bv): (&[V], &[V]),
+    rows: bool,
+    plan: Plan,
+) -> Result<ValueVec, EwiseError> {
+    let (la, lb, outer, _) = pair_levels((a, b), (av, bv))?;
+    let chunks = chunk_by_weight(0..outer, ENTRY_CHUNKS, |i| {
+        la.entries_before(i).saturating_add(lb.entries_before(i))
+    });
+    if rows {
+        let (sums, _) = rowdot_levels::<V>(&la, &lb, plan, (outer, &chunks))?;
+        return Ok(V::wrap(sums));
+    }
+    let (sums, _) = dot_levels::<V>(&la, &lb, plan, &chunks)?;
+    let zero = V::default();
+    Ok(V::wrap(vec![sums
+        .into_iter()
+        .reduce(|x, y| x + y)
+        .unwrap_or(zero)]))
+}
+
+/// Both operands' levels, their outer size and outer dimension, where they meet: one
+/// shape, one dimension order.
+fn pair_levels<'a, V: Value>(
+    (a, b): (&'a Tensor, &'a Tensor),
+    (av, bv): (&'a [V], &'a [V]),
+) -> Result<(Levels<'a>, Levels<'a>, usize, usize), EwiseError> {
+    let dims = a.dim_sizes();
+    if dims != b.dim_sizes() || !(1..=2).contains(&dims.len()) {
+        return Err(EwiseError::Shape(format!(
+            "A is {:?} and B is {:?}",
+            dims,
+            b.dim_sizes()
+        )));
+    }
+    let (la, lb) = (levels_of(a, av)?, levels_of(b, bv)?);
+    let (outer_dim, other) = (describe(a)?.1, describe(b)?.1);
+    if outer_dim != other {
+        return Err(EwiseError::Convert(
+            "operands in different dimension orders: the planner transposes B first".into(),
+        ));
+    }
+    let outer = if dims.len() == 1 { 1 } else { dims[outer_dim] };
+    let outer = usize::try_from(outer).map_err(|_| EwiseError::Shape(format!("{dims:?}")))?;
+    Ok((la, lb, outer, outer_dim))
+}
+
 /// What [`run`] gives back.
 enum Ran {
     /// C (the fill).
@@ -233,22 +312,7 @@ fn typed<V: ValueVecAccess>(
     count: bool,
 ) -> Result<Ran, EwiseError> {
     let dims = a.dim_sizes().to_vec();
-    if dims != b.dim_sizes() || !(1..=2).contains(&dims.len()) {
-        return Err(EwiseError::Shape(format!(
-            "A is {:?} and B is {:?}",
-            dims,
-            b.dim_sizes()
-        )));
-    }
-    let (la, lb) = (levels_of(a, av)?, levels_of(b, bv)?);
-    let (outer_dim, other) = (describe(a)?.1, describe(b)?.1);
-    if outer_dim != other {
-        return Err(EwiseError::Convert(
-            "operands in different dimension orders: the planner transposes B first".into(),
-        ));
-    }
-    let outer = if dims.len() == 1 { 1 } else { dims[outer_dim] };
-    let outer = usize::try_from(outer).map_err(|_| EwiseError::Shape(format!("{dims:?}")))?;
+    let (la, lb, outer, outer_dim) = pair_levels((a, b), (av, bv))?;
     if count {
         let chunks = chunk_by_weight(0..outer, ENTRY_CHUNKS, |i| {
             la.entries_before(i).saturating_add(lb.entries_before(i))
@@ -330,6 +394,26 @@ pub(crate) fn ewise_pair<P: Index, C: Index, V: Value>(
 ) -> Result<(Filled<C, V>, CoDesc), EwiseError> {
     let (la, lb) = (pair_side(a)?, pair_side(b)?);
     ewise_levels::<C, V>(&la, &lb, plan, outer)
+}
+
+/// `dot` (`rows` false: each chunk's sum, in chunk order) or `rowdot` (`rows`: every
+/// outer coordinate's sum) of the fast path's operands by generated code, as
+/// [`ewise_pair`] takes them, over `chunks` of the outer coordinates `0..outer`.
+///
+/// # Errors
+/// As [`ewise_pair`].
+pub(crate) fn dot_pair<P: Index, C: Index, V: Value>(
+    a: PairSide<'_, P, C, V>,
+    b: PairSide<'_, P, C, V>,
+    plan: Plan,
+    (rows, outer, chunks): (bool, usize, &[crate::run::Chunk]),
+) -> Result<(Vec<V>, CoDesc), EwiseError> {
+    let (la, lb) = (pair_side(a)?, pair_side(b)?);
+    if rows {
+        rowdot_levels::<V>(&la, &lb, plan, (outer, chunks))
+    } else {
+        dot_levels::<V>(&la, &lb, plan, chunks)
+    }
 }
 
 /// One fast-path operand as levels: CSR-like (dense outer) or DCSR-like (compressed).

@@ -30,7 +30,7 @@ use iced_x86::Register::*;
 
 use super::cursor::Side;
 use super::desc::{CoDesc, LevelKind};
-use super::emit::{crd_shift, row_lengths, slot};
+use super::emit::{accumulate, crd_shift, row_lengths, slot};
 use super::values::{op, vector_op, Values};
 use crate::desc::Isa;
 use crate::x86::asm::{reg, store_to, Arg, Asm};
@@ -84,7 +84,8 @@ pub(super) fn short_rows(
     );
     short_list(a, d, v, (sb, sa), false)?;
     dynasm!(a.ops ; .arch x64 ; jmp =>row_done ; =>long);
-    if d.out_crd == IndexWidth::W32 {
+    // The blocks write C's entries: a dot's rows longer than 16 on both sides merge.
+    if d.out_crd == IndexWidth::W32 && !d.phase.reduces() {
         long_blocks(a, d, v, (again, merge))?;
     }
     dynasm!(a.ops ; .arch x64 ; =>merge);
@@ -336,15 +337,19 @@ fn short_list(
     a.ins(v.load, &[R(XMM0), M(R10, ia, v.size, 0)])?;
     a.ins(v.load, &[R(XMM1), M(R11, ib, v.size, 0)])?;
     op(a, v, d.op)?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; cmp r12, QWORD [rsp + slot::K_END]
-        ; jae =>out
-    );
-    store_to(a, d.out_crd, gp::R12, gp::RAX);
-    a.ins(v.store, &[M(R13, Register::None, 1, 0), R(XMM0)])?;
-    a.ins(C::Lea_r64_m, &[R(R12), M(R12, RDI, cs, 0)])?;
-    a.ins(C::Lea_r64_m, &[R(R13), M(R13, RDI, v.size, 0)])?;
+    if d.phase.reduces() {
+        accumulate(a, v)?;
+    } else {
+        dynasm!(a.ops
+            ; .arch x64
+            ; cmp r12, QWORD [rsp + slot::K_END]
+            ; jae =>out
+        );
+        store_to(a, d.out_crd, gp::R12, gp::RAX);
+        a.ins(v.store, &[M(R13, Register::None, 1, 0), R(XMM0)])?;
+        a.ins(C::Lea_r64_m, &[R(R12), M(R12, RDI, cs, 0)])?;
+        a.ins(C::Lea_r64_m, &[R(R13), M(R13, RDI, v.size, 0)])?;
+    }
     dynasm!(a.ops
         ; .arch x64
         ; inc Rq(l.k)

@@ -13,6 +13,7 @@ use super::fast::{Filled, Pair};
 use super::{EwiseError, EwiseOp, Kernels, Options};
 use crate::coiter::{self, CoDesc, Plan};
 use crate::desc::Isa;
+use crate::run::Chunk;
 
 /// True where [`Kernels::Auto`] runs generated code: both operands with a dense outer
 /// level (CSR x CSR, CSC x CSC) and
@@ -51,32 +52,80 @@ pub(super) fn run<V: Kind, P: Width, C: Width>(
     (outer, opts): (usize, &Options),
     dense: (bool, bool),
 ) -> Result<Option<Generated<C, V>>, EwiseError> {
-    let Some(isa) = [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available()) else {
+    let Some(plan) = plan(opts, (op, union), |isa| by_default(op, dense, isa)) else {
         return Ok(None);
     };
+    let (a, b) = sides(&pair);
+    fallback(coiter::ewise_pair(a, b, plan, outer))
+}
+
+/// True where [`Kernels::Auto`] runs generated code for `dot` and `rowdot`: both operands
+/// with a dense outer level, on AVX-512 (the short-list compares).
+///
+/// Measured (CSR x CSR, f64, 32-bit indices; `sparse-run dot|rowdot A B --kernels K
+/// --threads 2 --repeat 21`, medians of 3 alternating runs), monomorphized / generated,
+/// uniform / banded / long-row / skewed pairs: see docs/PERFORMANCE.md, "Generated dot".
+fn dot_by_default(dense: (bool, bool), isa: Isa) -> bool {
+    dense == (true, true) && isa == Isa::Avx512
+}
+
+/// `dot` (each chunk's sum, in chunk order) or `rowdot` (`rows`: every outer coordinate's
+/// sum) by generated code with its kernel's description, or `None` where the monomorphized
+/// loops are to run, as [`run`] decides.
+///
+/// # Errors
+/// Memory for the row sums.
+pub(super) fn run_dot<V: Kind, P: Width, C: Width>(
+    pair: Pair<'_, P, C, V>,
+    (rows, outer, chunks): (bool, usize, &[Chunk]),
+    opts: &Options,
+    dense: (bool, bool),
+) -> Result<Option<(Vec<V>, CoDesc)>, EwiseError> {
+    let Some(plan) = plan(opts, (EwiseOp::Mul, false), |isa| {
+        dot_by_default(dense, isa)
+    }) else {
+        return Ok(None);
+    };
+    let (a, b) = sides(&pair);
+    fallback(coiter::dot_pair(a, b, plan, (rows, outer, chunks)))
+}
+
+/// How generated code would run `(op, union)`, or `None` where the monomorphized loops
+/// are to ([`Options::kernels`]; `auto` asks `by_default` of the best ISA here).
+fn plan(opts: &Options, (op, union): (EwiseOp, bool), auto: impl Fn(Isa) -> bool) -> Option<Plan> {
+    let isa = [Isa::Avx512, Isa::Avx2]
+        .into_iter()
+        .find(|i| i.available())?;
     let wanted = match opts.kernels {
         Kernels::Monomorphized => false,
         Kernels::Generated => true,
-        Kernels::Auto => by_default(op, dense, isa),
+        Kernels::Auto => auto(isa),
     };
-    if !wanted {
-        return Ok(None);
-    }
-    let plan = Plan {
+    wanted.then_some(Plan {
         op,
         union,
         isa,
         threads: opts.threads(),
         first_touch_apart: opts.first_touch_apart,
-    };
-    let (a, b) = (pair.a, pair.b);
-    let sides = (
+    })
+}
+
+/// The fast path's two operands as `coiter` takes them.
+type Sides<'x, P, C, V> = (coiter::PairSide<'x, P, C, V>, coiter::PairSide<'x, P, C, V>);
+
+fn sides<'x, P: Width, C: Width, V: Kind>(pair: &Pair<'x, P, C, V>) -> Sides<'x, P, C, V> {
+    let (a, b) = (&pair.a, &pair.b);
+    (
         (a.outer, a.pos, a.crd, pair.av),
         (b.outer, b.pos, b.crd, pair.bv),
-    );
-    match coiter::ewise_pair(sides.0, sides.1, plan, outer) {
+    )
+}
+
+/// Generated code's result, or `None` where it has no kernel for these values or levels
+/// (the monomorphized loops run).
+fn fallback<T>(r: Result<T, EwiseError>) -> Result<Option<T>, EwiseError> {
+    match r {
         Ok(done) => Ok(Some(done)),
-        // No kernel for these values or levels: the monomorphized loops run.
         Err(EwiseError::Convert(_) | EwiseError::ValueType(_)) => Ok(None),
         Err(e) => Err(e),
     }

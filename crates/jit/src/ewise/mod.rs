@@ -259,7 +259,32 @@ fn set_of(op: EwiseOp, opts: &Options) -> Result<bool, EwiseError> {
 /// # Errors
 /// Shapes or value types that do not meet, a conversion through the planner that fails.
 pub fn dot(a: &Tensor, b: &Tensor, opts: &Options) -> Result<ValueVec, EwiseError> {
+    Ok(dot_report(a, b, opts)?.values)
+}
+
+/// [`dot`] or [`rowdot`]'s result with how it was computed.
+#[derive(Clone, Debug)]
+pub struct DotReport {
+    /// The scalar (one element) or the row sums.
+    pub values: ValueVec,
+    /// The routes and the loops that ran.
+    pub explain: Explain,
+}
+
+/// [`dot`] with the routes taken and the loops that ran.
+///
+/// # Errors
+/// As [`dot`].
+pub fn dot_report(a: &Tensor, b: &Tensor, opts: &Options) -> Result<DotReport, EwiseError> {
     dots(a, b, opts, false)
+}
+
+/// [`rowdot`] with the routes taken and the loops that ran.
+///
+/// # Errors
+/// As [`dot`].
+pub fn rowdot_report(a: &Tensor, b: &Tensor, opts: &Options) -> Result<DotReport, EwiseError> {
+    dots(a, b, opts, true)
 }
 
 /// `sum_j a_ij * b_ij` for every row `i` (one element for vectors): a dense vector, zero
@@ -269,17 +294,17 @@ pub fn dot(a: &Tensor, b: &Tensor, opts: &Options) -> Result<ValueVec, EwiseErro
 /// # Errors
 /// As [`dot`].
 pub fn rowdot(a: &Tensor, b: &Tensor, opts: &Options) -> Result<ValueVec, EwiseError> {
-    dots(a, b, opts, true)
+    Ok(rowdot_report(a, b, opts)?.values)
 }
 
-/// [`dot`], or [`rowdot`] with `rows`.
-fn dots(a: &Tensor, b: &Tensor, opts: &Options, rows: bool) -> Result<ValueVec, EwiseError> {
+/// [`dot_report`], or [`rowdot_report`] with `rows`.
+fn dots(a: &Tensor, b: &Tensor, opts: &Options, rows: bool) -> Result<DotReport, EwiseError> {
     let prep = Prep::new(a, b, opts, rows)?;
-    prep.run(DotJob {
-        rows,
-        threads: opts.threads(),
-        outer: prep.shape.0,
-    })?
+    let (values, kernel) = prep.run(DotJob { rows, opts })??;
+    Ok(DotReport {
+        values,
+        explain: prep.explain(kernel),
+    })
 }
 
 /// Two operands made ready: planned in A's dimension order, with their compute type.
@@ -516,31 +541,52 @@ impl<P: Width, C: Width, V: Kind> OpJob<V> for OpStage<'_, '_, '_, '_, P, C, V> 
     }
 }
 
-/// `dot` or `rowdot` as a [`PairJob`].
-struct DotJob {
+/// `dot` or `rowdot` as a [`PairJob`]: the sums and the loops that ran.
+struct DotJob<'o> {
     rows: bool,
-    threads: usize,
-    outer: usize,
+    opts: &'o Options,
 }
 
-impl PairJob for DotJob {
-    type Out = Result<ValueVec, EwiseError>;
+impl PairJob for DotJob<'_> {
+    type Out = Result<(ValueVec, (String, bool)), EwiseError>;
     fn call<V: Kind, P: Width, C: Width>(
         self,
-        _: &Prep<'_>,
+        prep: &Prep<'_>,
         pair: Pair<'_, P, C, V>,
         chunks: &[Chunk],
-        _: (IndexWidth, IndexWidth),
+        widths: (IndexWidth, IndexWidth),
     ) -> Self::Out {
         if V::TYPE == ValueType::Bool {
             return Err(EwiseError::ValueType(
                 "dot products of bool values: convert with sparse-convert --dtype".into(),
             ));
         }
-        Ok(if self.rows {
-            V::wrap(fast::rowdot(pair, (self.outer, chunks), self.threads)?)
+        let (rows, outer) = (self.rows, prep.shape.0);
+        let dense = (prep.a.outer_dense, prep.b.outer_dense);
+        if let Some((sums, desc)) =
+            generated::run_dot(pair, (rows, outer, chunks), self.opts, dense)?
+        {
+            let sums = match rows {
+                true => sums,
+                // The chunks' sums in chunk order, as `fast::dot` adds them.
+                false => vec![sums.into_iter().reduce(V::add).unwrap_or(V::ZERO)],
+            };
+            return Ok((V::wrap(sums), (desc.to_string(), true)));
+        }
+        let fast_kernel = format!(
+            "ewise intersection mul {} {} -> {} {} fast {}",
+            prep.name(&prep.a, widths),
+            prep.name(&prep.b, widths),
+            if prep.dims.len() == 1 { "vec" } else { "csr" },
+            V::TYPE.name(),
+            if rows { "rowdot" } else { "dot" }
+        );
+        let threads = self.opts.threads();
+        let sums = if rows {
+            V::wrap(fast::rowdot(pair, (outer, chunks), threads)?)
         } else {
-            V::wrap(vec![fast::dot(pair, chunks, self.threads)])
-        })
+            V::wrap(vec![fast::dot(pair, chunks, threads)])
+        };
+        Ok((sums, (fast_kernel, false)))
     }
 }
