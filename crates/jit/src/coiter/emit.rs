@@ -43,6 +43,7 @@ use iced_x86::Code as C;
 
 use super::cursor::Side;
 use super::desc::{CoDesc, LevelKind, Phase};
+use super::gallop::skewed_rows;
 use super::merge::merge;
 use super::short::{short_lists, short_rows, short_union, union_constants, union_rows};
 use super::values::Values;
@@ -439,6 +440,9 @@ fn fill_row(
     );
     let v = Values::new(d.value);
     let row_done = a.ops.new_dynamic_label();
+    if !d.union {
+        skewed_rows(a, d, (sa, sb), &v, row_done)?;
+    }
     if short_lists(d) {
         short_rows(a, d, (sa, sb), &v, row_done)?;
     }
@@ -477,6 +481,7 @@ fn dot_row(
         a.ins(C::VEX_Vxorpd_xmm_xmm_xmmm128, &[R(ACC), R(ACC), R(ACC)])?;
     }
     let row_done = a.ops.new_dynamic_label();
+    skewed_rows(a, d, (sa, sb), &v, row_done)?;
     if short_lists(d) {
         short_rows(a, d, (sa, sb), &v, row_done)?;
     }

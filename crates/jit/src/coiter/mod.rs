@@ -29,6 +29,7 @@ mod cursor;
 mod desc;
 mod emit;
 mod exec;
+mod gallop;
 mod merge;
 pub(crate) mod short;
 pub(crate) mod values;

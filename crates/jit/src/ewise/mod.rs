@@ -70,6 +70,7 @@ use fast::Pair;
 /// generated co-iteration of `coiter`.
 pub(crate) use fast::{lock, one_pass, split, Filled, Room};
 use levels::Side;
+pub(crate) use merge::GALLOP_RATIO;
 use operand::{Arrays, Planned};
 use ops::Binary;
 
