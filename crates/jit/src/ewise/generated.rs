@@ -60,11 +60,14 @@ pub(super) fn run<V: Kind, P: Width, C: Width>(
 }
 
 /// True where [`Kernels::Auto`] runs generated code for `dot` and `rowdot`: both operands
-/// with a dense outer level, on AVX-512 (the short-list compares).
+/// with a dense outer level, on AVX-512 (the short-list compares; AVX2 not measured).
 ///
 /// Measured (CSR x CSR, f64, 32-bit indices; `sparse-run dot|rowdot A B --kernels K
-/// --threads 2 --repeat 21`, medians of 3 alternating runs), monomorphized / generated,
-/// uniform / banded / long-row / skewed pairs: see docs/PERFORMANCE.md, "Generated dot".
+/// --threads 2 --repeat 21 --stats`, the middle of 3 alternating runs, release build of
+/// 6672585, a noisy hour), monomorphized / generated on the uniform / banded / long-row /
+/// skewed pairs: `dot` 1.36x / 1.19x / 1.12x / 1.10x (47.2 / 21.5 / 27.3 / 8.27 ms against
+/// 34.7 / 18.1 / 24.5 / 7.52), `rowdot` 1.15x / 1.18x / 1.30x / 1.01x (docs/PERFORMANCE.md,
+/// "Generated dot").
 fn dot_by_default(dense: (bool, bool), isa: Isa) -> bool {
     dense == (true, true) && isa == Isa::Avx512
 }

@@ -135,6 +135,8 @@ pub(crate) struct Dense<C, V> {
     /// The row's new columns, in the order found (at C's coordinate width: sorted
     /// narrow).
     touched: Vec<C>,
+    /// The room for a row's new columns could not be reserved (the row was refused).
+    pub out_of_memory: bool,
 }
 
 /// Above this share of C's columns (1 / SCAN_SHARE), the fill pass scans the marks in
@@ -149,6 +151,7 @@ impl<C: Coord, V: sptk_tensor::Value> Dense<C, V> {
             values: big_zeroed(cols).ok()?,
             stamp: 0,
             touched: Vec::new(),
+            out_of_memory: false,
         })
     }
 
@@ -276,6 +279,7 @@ impl<C: Coord, V: sptk_tensor::Value> Dense<C, V> {
             .and_then(|r| self.touched.try_reserve(r).ok())
             .is_none()
         {
+            self.out_of_memory = true;
             return usize::MAX;
         }
         let (ak, av) = p.a.row(i);

@@ -461,12 +461,16 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             mode: self.mode,
             cols: self.dims[1] as usize,
             scatter: scatter.as_deref(),
-            b_longest: b
-                .pos
-                .windows(2)
-                .map(|w| w[1].saturating_sub(w[0]))
-                .max()
-                .unwrap_or(0),
+            // Read only by generated code: a pass over B's rows where none runs is waste.
+            b_longest: match scatter {
+                Some(_) => b
+                    .pos
+                    .windows(2)
+                    .map(|w| w[1].saturating_sub(w[0]))
+                    .max()
+                    .unwrap_or(0),
+                None => 0,
+            },
         };
         let filled = numeric::multiply(&p, self.sym, self.dims[0] as usize, self.threads)?;
         // B by columns is not needed past the fill: its memory goes before C is finished.

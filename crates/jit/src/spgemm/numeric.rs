@@ -54,7 +54,7 @@ struct Workspace<C, V> {
     /// too wide).
     filter: Option<Filter>,
     cols: usize,
-    /// The dense accumulator could not be allocated.
+    /// The dense accumulator, or the room for a row's new columns, could not be allocated.
     failed: bool,
 }
 
@@ -100,7 +100,12 @@ impl<C: Coord, V: sptk_tensor::Value> Workspace<C, V> {
                     self.failed = self.dense.is_none();
                 }
                 match self.dense.as_mut() {
-                    Some(d) => d.row(p, (i, flops), self.filter.as_mut(), out),
+                    Some(d) => {
+                        let n = d.row(p, (i, flops), self.filter.as_mut(), out);
+                        // A row refused for want of memory is a memory error, not a bug.
+                        self.failed |= d.out_of_memory;
+                        n
+                    }
                     None => 0,
                 }
             }
@@ -128,7 +133,7 @@ pub(crate) fn multiply<C: Coord, R: Ring>(
 /// Which of a one-pass product's chunks went wrong.
 #[derive(Default)]
 struct Flags {
-    /// A dense accumulator could not be allocated.
+    /// A dense accumulator, or the room for a row's new columns, could not be allocated.
     failed: AtomicBool,
     /// A row found more entries than its bound (a bug).
     wrong: AtomicBool,
@@ -230,7 +235,7 @@ fn one_pass<C: Coord, R: Ring>(
     drop(count_pieces);
     if flags.failed.into_inner() {
         return Some(Err(SpgemmError::Alloc(format!(
-            "a dense accumulator of {} columns",
+            "a dense accumulator of {} columns and the room for a row's new columns",
             p.cols
         ))));
     }
@@ -298,7 +303,7 @@ fn two_pass<C: Coord, R: Ring>(
     }
     if failed.into_inner() {
         return Err(SpgemmError::Alloc(format!(
-            "a dense accumulator of {} columns",
+            "a dense accumulator of {} columns and the room for a row's new columns",
             p.cols
         )));
     }
