@@ -465,7 +465,7 @@ fn fill_row(
 }
 
 /// The dot body: the products of the row's matches added to the sum (`ACC`) in storage
-/// order, by the short-list compares or the merge; `rowdot` starts each row's sum from
+/// order, by the gallop (a segment 16 times shorter), the short-list compares or the merge; `rowdot` starts each row's sum from
 /// zero and stores it at `out_val[row - lo]` (a row outside the chunk fails), `dot` goes on
 /// with the chunk's sum. A step without a match adds `+0.0`, as the monomorphized loops
 /// do, which leaves a sum from `+0.0` as it was, so the bits are theirs.
