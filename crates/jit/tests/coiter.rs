@@ -123,6 +123,30 @@ fn every_pair_operation_phase_and_isa_generates() {
             }
         }
     }
+    // SpGEMM's masked dot form: two csr operands with 64-bit positions, C's width.
+    for crd in [IndexWidth::W32, IndexWidth::W64] {
+        let side = Operand::named("csr", IndexWidth::W64, crd).unwrap();
+        for value in [sptk_jit::Real::F32, sptk_jit::Real::F64] {
+            for isa in [Isa::Avx2, Isa::Avx512] {
+                let d = CoDesc {
+                    union: false,
+                    op: EwiseOp::Mul,
+                    a: side,
+                    b: side,
+                    out_crd: crd,
+                    value,
+                    isa,
+                    phase: Phase::MaskDot,
+                };
+                let text = d.to_string();
+                assert_eq!(text.parse::<CoDesc>().unwrap(), d, "{text}");
+                check_code(&coiter::generate(&d).unwrap(), &text);
+                n += 1;
+            }
+        }
+    }
+    let coo = "ewise intersection mul coo.p64.c32 csr.p64.c32 -> csr f64 avx2 maskdot";
+    assert!(coiter::generate(&coo.parse().unwrap()).is_err());
     eprintln!("{n} kernels generated");
     let scalar = "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 scalar fill";
     assert!(coiter::generate(&scalar.parse().unwrap()).is_err());

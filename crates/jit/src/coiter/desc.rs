@@ -139,6 +139,10 @@ pub enum Phase {
     /// Each outer coordinate's `sum_j a_ij * b_ij`, from zero, at `out_val[row - lo]`
     /// (rows the operands do not both hold are not written).
     RowDot,
+    /// SpGEMM's masked dot form: for each column `j` of a mask row, A's row against B's
+    /// column `j`, the products summed from the first; C's row takes `(j, sum)` where
+    /// they meet (`mask_dot.rs`).
+    MaskDot,
 }
 
 impl Phase {
@@ -149,12 +153,13 @@ impl Phase {
             Phase::Fill => "fill",
             Phase::Dot => "dot",
             Phase::RowDot => "rowdot",
+            Phase::MaskDot => "maskdot",
         }
     }
 
-    /// True for the sums of products (`dot`, `rowdot`).
+    /// True for the sums of products (`dot`, `rowdot`, `maskdot`).
     pub fn reduces(self) -> bool {
-        matches!(self, Phase::Dot | Phase::RowDot)
+        matches!(self, Phase::Dot | Phase::RowDot | Phase::MaskDot)
     }
 }
 
@@ -302,14 +307,20 @@ impl FromStr for CoDesc {
             "f64" => Real::F64,
             other => return Err(bad(format!("unknown value type '{other}' (f32, f64)"))),
         };
-        let phase = [Phase::Count, Phase::Fill, Phase::Dot, Phase::RowDot]
-            .into_iter()
-            .find(|p| p.name() == *phase)
-            .ok_or_else(|| {
-                bad(format!(
-                    "unknown phase '{phase}' (count, fill, dot, rowdot)"
-                ))
-            })?;
+        let phase = [
+            Phase::Count,
+            Phase::Fill,
+            Phase::Dot,
+            Phase::RowDot,
+            Phase::MaskDot,
+        ]
+        .into_iter()
+        .find(|p| p.name() == *phase)
+        .ok_or_else(|| {
+            bad(format!(
+                "unknown phase '{phase}' (count, fill, dot, rowdot, maskdot)"
+            ))
+        })?;
         if phase.reduces() && (union || op != EwiseOp::Mul) {
             return Err(bad(format!(
                 "'{s}': {} sums the products of an intersection: 'ewise intersection mul'",
@@ -394,6 +405,7 @@ mod tests {
             "ewise union max coo.p64.c32 dcsr.p32.c32 -> csr.c64 f64 scalar fill",
             "ewise intersection mul csr.p32.c32 dcsr.p64.c16 -> csr f64 avx512 dot",
             "ewise intersection mul coo.p64.c32 csr.p32.c32 -> csr f32 avx2 rowdot",
+            "ewise intersection mul csr.p64.c32 csr.p64.c32 -> csr f64 avx512 maskdot",
         ] {
             let d: CoDesc = text.parse().unwrap();
             assert_eq!(d.to_string(), text);
@@ -413,6 +425,7 @@ mod tests {
             scatter,
             "ewise union add csr.p32.c32 csr.p32.c32 -> csr f64 avx2 fill",
             "ewise intersection mul csr.p32.c32 csr.p32.c32 -> csr f64 avx512 rowdot",
+            "ewise intersection mul csr.p64.c64 csr.p64.c64 -> csr f32 avx2 maskdot",
         ] {
             let listing = text.parse::<AnyDesc>().unwrap().disassembly().unwrap();
             assert!(

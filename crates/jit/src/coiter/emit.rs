@@ -53,7 +53,7 @@ use crate::x86::asm::{bytes, Arg, Asm};
 use crate::x86::gp;
 use crate::KernelError;
 use iced_x86::Register;
-use iced_x86::Register::{RAX, RDI, RDX, XMM0, XMM8, XMM9};
+use iced_x86::Register::{R14, RAX, RDI, RDX, XMM0, XMM10, XMM8, XMM9};
 use Arg::{M, R};
 
 /// The sum of a `dot` / `rowdot` kernel's products (the merges and the short-list
@@ -141,6 +141,9 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
         return Err(KernelError::Unsupported(format!(
             "{d}: co-iteration kernels are generated for avx2 and avx512"
         )));
+    }
+    if d.phase == Phase::MaskDot {
+        return super::mask_dot::generate(d);
     }
     if d.phase.reduces() && (d.union || d.op != crate::ewise::EwiseOp::Mul) {
         return Err(KernelError::Unsupported(format!(
@@ -279,7 +282,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     match d.phase {
         Phase::Count => count_row(&mut a, d, (&sa, &sb))?,
         Phase::Fill => fill_row(&mut a, d, (&sa, &sb), fail)?,
-        Phase::Dot | Phase::RowDot => dot_row(&mut a, d, (&sa, &sb), fail)?,
+        Phase::Dot | Phase::RowDot | Phase::MaskDot => dot_row(&mut a, d, (&sa, &sb), fail)?,
     }
     dynasm!(a.ops
         ; .arch x64
@@ -305,7 +308,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             a.ins(v.store, &[M(RDX, Register::None, 1, 0), R(ACC)])?;
             dynasm!(a.ops ; .arch x64 ; xor eax, eax);
         }
-        Phase::RowDot => dynasm!(a.ops ; .arch x64 ; xor eax, eax),
+        Phase::RowDot | Phase::MaskDot => dynasm!(a.ops ; .arch x64 ; xor eax, eax),
     }
     dynasm!(a.ops
         ; .arch x64
@@ -495,13 +498,24 @@ fn dot_row(
     Ok(())
 }
 
-/// `ACC += xmm0` where `rdi` is 1 (a match), `ACC += +0.0` where it is 0; clobbers `rdi`
-/// and `xmm9`.
+/// `ACC += xmm0` where `rdi` is 1 (a match), `ACC += -0.0` where it is 0 (the exact
+/// identity: a sum from `+0.0` or from `-0.0` keeps its bits), and `r12 += rdi` (the
+/// matches, which the masked dot form reads); clobbers `rdi`, `r14`, `xmm9`, `xmm10`.
 #[allow(clippy::useless_conversion)]
 pub(super) fn accumulate(a: &mut Asm, v: &Values) -> Result<(), KernelError> {
-    dynasm!(a.ops ; .arch x64 ; neg rdi);
+    // r14 = the sign bit where there is no match (an f32 reads the low 32 bits).
+    let sign_shift: i8 = if v.size == 8 { 63 } else { 31 };
+    dynasm!(a.ops
+        ; .arch x64
+        ; add r12, rdi
+        ; lea r14, [rdi - 1]
+        ; shl r14, sign_shift
+        ; neg rdi
+    );
     a.ins(C::VEX_Vmovq_xmm_rm64, &[R(XMM9), R(RDI)])?;
+    a.ins(C::VEX_Vmovq_xmm_rm64, &[R(XMM10), R(R14)])?;
     a.ins(C::VEX_Vandpd_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM9)])?;
+    a.ins(C::VEX_Vorpd_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM10)])?;
     a.ins(v.add, &[R(ACC), R(ACC), R(XMM0)])
 }
 

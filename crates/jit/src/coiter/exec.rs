@@ -533,3 +533,109 @@ pub(crate) fn rowdot_levels<V: Value>(
     }
     Ok((out, k.desc))
 }
+
+/// The signature of the masked dot form's code (`mask_dot.rs`).
+#[cfg(target_arch = "x86_64")]
+type MaskDotEntry = unsafe extern "sysv64" fn(*const super::mask_dot::MaskDotArgs) -> u64;
+/// Never called: off x86-64 no instruction set is available, so no code is mapped.
+#[cfg(not(target_arch = "x86_64"))]
+type MaskDotEntry = unsafe extern "C" fn(*const super::mask_dot::MaskDotArgs) -> u64;
+
+/// SpGEMM's masked dot form by generated code, for one coordinate width and one value
+/// type (f32, f64) of `plus_times`: one call per row of C.
+pub struct MaskDot {
+    kernel: Arc<CoKernel>,
+    entry: MaskDotEntry,
+}
+
+impl MaskDot {
+    /// The kernel for coordinates `C` and values `V` on `isa`, generated once per process.
+    ///
+    /// # Errors
+    /// Values other than f32 / f64, coordinates other than 32 / 64 bits, an ISA this CPU
+    /// lacks, code that cannot be mapped.
+    pub fn new<C: Index, V: Value>(isa: Isa) -> Result<MaskDot, KernelError> {
+        let value = real_of::<V>().ok_or_else(|| {
+            KernelError::Unsupported(format!("no masked dot form for {} values", V::TYPE.name()))
+        })?;
+        let crd = Ix::of_slice::<C>(&[]).width;
+        if !matches!(crd, IndexWidth::W32 | IndexWidth::W64) {
+            return Err(KernelError::Unsupported(
+                "the masked dot form reads 32- or 64-bit coordinates".into(),
+            ));
+        }
+        let side = Operand::named("csr", IndexWidth::W64, crd)
+            .ok_or_else(|| KernelError::Unsupported("no csr operand".into()))?;
+        let desc = CoDesc {
+            union: false,
+            op: EwiseOp::Mul,
+            a: side,
+            b: side,
+            out_crd: crd,
+            value,
+            isa,
+            phase: Phase::MaskDot,
+        };
+        let kernel = kernel(&desc)?;
+        // SAFETY: the code was generated for `MaskDotEntry`'s signature (mask_dot.rs: System
+        // V, `rdi` the arguments, the result in `rax`) and mapped executable on a CPU with
+        // its ISA (`kernel` checks `Isa::available`).
+        let entry = unsafe { std::mem::transmute::<*const u8, MaskDotEntry>(kernel.code.entry()) };
+        Ok(MaskDot { kernel, entry })
+    }
+
+    /// The description.
+    pub fn desc(&self) -> &CoDesc {
+        &self.kernel.desc
+    }
+
+    /// Row `i` of `C<M> = A (+).(x) B` by dot products: `a` A's row, `mask` the mask's row
+    /// (ascending columns), `b` B by columns (positions, rows, values), written to `out`
+    /// (room for the mask's row); the entries written, or `None` where the types are not
+    /// the kernel's or the code refused the row (the room too small).
+    pub fn row<C: Index, I: 'static, O: 'static>(
+        &self,
+        (ak, av): (&[C], &[I]),
+        mask: &[C],
+        (bp, bk, bv): (&[u64], &[C], &[I]),
+        (oc, ov): (&mut [C], &mut [O]),
+    ) -> Option<usize> {
+        let d = self.kernel.desc;
+        let value = match TypeId::of::<I>() {
+            t if t == TypeId::of::<f64>() => Real::F64,
+            t if t == TypeId::of::<f32>() => Real::F32,
+            _ => return None,
+        };
+        if Ix::of_slice::<C>(&[]).width != d.out_crd
+            || value != d.value
+            || TypeId::of::<O>() != TypeId::of::<I>()
+        {
+            return None;
+        }
+        let cap = oc.len().min(ov.len());
+        let args = super::mask_dot::MaskDotArgs {
+            a_crd: ak.as_ptr().cast(),
+            a_val: av.as_ptr().cast(),
+            a_len: ak.len().min(av.len()) as u64,
+            mask: mask.as_ptr().cast(),
+            mask_len: mask.len() as u64,
+            b_pos: bp.as_ptr(),
+            b_crd: bk.as_ptr().cast(),
+            b_val: bv.as_ptr().cast(),
+            b_rows: bp.len().saturating_sub(1) as u64,
+            b_n: bk.len().min(bv.len()) as u64,
+            out_crd: oc.as_mut_ptr().cast(),
+            out_val: ov.as_mut_ptr().cast(),
+            cap: cap as u64,
+        };
+        // SAFETY: the kernel was made for `C`'s width and values of `I` = `O` (checked
+        // above: f32 or f64, the description's); it reads A's
+        // row below `a_len`, the mask below `mask_len`, B's positions at `j` and `j + 1`
+        // for `j < b_rows` (`bp` holds `b_rows + 1`), B's coordinates and values below
+        // `b_n` (positions clamped to it), and writes C's row below `cap`, the room of both
+        // output slices (mask_dot.rs); all are live slices, not written by anyone else
+        // during the call.
+        let n = unsafe { (self.entry)(&args) };
+        usize::try_from(n).ok().filter(|&n| n <= cap)
+    }
+}

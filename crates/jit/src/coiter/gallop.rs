@@ -158,6 +158,8 @@ fn gallop(
     op(a, v, d.op)?;
     if d.phase.reduces() {
         a.ins(v.add, &[R(ACC), R(ACC), R(XMM0)])?;
+        // The matches (the masked dot form's test of a meeting).
+        dynasm!(a.ops ; .arch x64 ; inc r12);
     } else {
         debug_assert_eq!(d.phase, Phase::Fill);
         // The row's room is the shorter segment's length, which the matches never

@@ -30,6 +30,7 @@ mod desc;
 mod emit;
 mod exec;
 mod gallop;
+mod mask_dot;
 mod merge;
 pub(crate) mod short;
 pub(crate) mod values;
@@ -42,7 +43,7 @@ use sptk_tensor::{
 pub(crate) use crate::ewise::Filled;
 pub use desc::{AnyDesc, CoDesc, Level, LevelKind, Operand, Phase};
 pub(crate) use exec::{count_levels, dot_levels, ewise_levels, rowdot_levels, Ix, Levels, Plan};
-pub use exec::{kernel, CoKernel};
+pub use exec::{kernel, CoKernel, MaskDot};
 
 use crate::desc::{Format, Isa};
 use crate::ewise::{EwiseError, EwiseOp};

@@ -66,6 +66,8 @@ pub(crate) struct Product<'a, C, R: Ring> {
     pub scatter: Option<&'a ScatterKernel>,
     /// B's longest row (the touched list's room for generated code).
     pub b_longest: u64,
+    /// Generated code for the dot form's rows (`plus_times` on f32 / f64; `None`: Rust).
+    pub mask_dot: Option<&'a crate::coiter::MaskDot>,
 }
 
 /// Where a row's entries go in the fill pass: exactly as many as the count pass found.

@@ -24,6 +24,13 @@ pub(crate) fn row<C: Coord, R: Ring>(
         return 0;
     };
     let (ak, av) = p.a.row(i);
+    if let (Some(k), Some(o)) = (p.mask_dot, out.as_mut()) {
+        // Generated code, where it takes these types; the Rust loop below otherwise.
+        let b = (cols.pos, cols.crd, cols.val);
+        if let Some(n) = k.row((ak, av), mask.row(i).0, b, (&mut *o.crd, &mut *o.val)) {
+            return n;
+        }
+    }
     let mut n = 0usize;
     for &j in mask.row(i).0 {
         let (bk, bv) = cols.row(j.to_u64() as usize);

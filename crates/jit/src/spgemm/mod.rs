@@ -365,7 +365,8 @@ impl Planned<'_> {
             threads,
             opts,
         };
-        let (tensor, mut times, entries, out_type, scatter) = with_ring(job, semiring, &values)??;
+        let (tensor, mut times, entries, out_type, (scatter, mask_dot)) =
+            with_ring(job, semiring, &values)??;
         times.prepare += self.prepare;
         times.symbolic = symbolic_time;
         let mut routes = vec![
@@ -383,7 +384,7 @@ impl Planned<'_> {
         }
         let kernel =
             format!(
-            "spgemm {semiring} {} {}{}{} -> csr {out_type}: rows dense {} ({}), hash {}, dot {}{}",
+            "spgemm {semiring} {} {}{}{} -> csr {out_type}: rows dense {} ({}), hash {}, dot {} ({}){}",
             self.a.name(false),
             self.b.name(opts.transpose_b),
             if opts.transpose_b { " (as B^T)" } else { "" },
@@ -401,6 +402,10 @@ impl Planned<'_> {
             },
             sym.rows_by_form[1],
             sym.rows_by_form[2],
+            match mask_dot {
+                Some(d) => format!("generated `{d}`"),
+                None => "rust loop".to_string(),
+            },
             match sym.costs {
                 [0, 0] => String::new(),
                 [g, d] => format!(" (modelled costs: gustavson {g}, dot {d})"),
@@ -434,9 +439,11 @@ struct Numeric<'x, 'p, C: Coord> {
     opts: &'x Options,
 }
 
-/// C, the phases' times, C's entries, C's value type and the generated scatter kernel
-/// that ran (if any).
-type NumericOut = Result<(Tensor, Times, u64, &'static str, Option<ScatterDesc>), SpgemmError>;
+/// The generated kernels a product ran (if any): the scatter, the dot form's.
+type Generated = (Option<ScatterDesc>, Option<crate::coiter::CoDesc>);
+
+/// C, the phases' times, C's entries, C's value type and the generated kernels.
+type NumericOut = Result<(Tensor, Times, u64, &'static str, Generated), SpgemmError>;
 
 impl<C: Coord> RingJob for Numeric<'_, '_, C> {
     type Out = NumericOut;
@@ -451,6 +458,10 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
         };
         let transposing = start.elapsed();
         let scatter = scatter_kernel::<C, R>(self.opts, self.mode);
+        let mask_dot = match by_columns {
+            Some(_) => mask_dot_kernel::<C, R>(self.opts),
+            None => None,
+        };
         let p = Product::<C, R> {
             a: rows_of(self.a, v(0)),
             b,
@@ -471,6 +482,7 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
                     .unwrap_or(0),
                 None => 0,
             },
+            mask_dot: mask_dot.as_ref(),
         };
         let filled = numeric::multiply(&p, self.sym, self.dims[0] as usize, self.threads)?;
         // B by columns is not needed past the fill: its memory goes before C is finished.
@@ -492,7 +504,7 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             times,
             entries,
             <R::Out as sptk_tensor::Value>::TYPE.name(),
-            scatter.map(|k| *k.desc()),
+            (scatter.map(|k| *k.desc()), mask_dot.map(|k| *k.desc())),
         ))
     }
 }
@@ -506,6 +518,27 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
 /// as fast as the Rust loop on the three benchmark cases; masked products on AVX2 (scalar
 /// filter: 1.2x slower on the triangle count at 2 threads) keep the Rust loop. Measured
 /// in `docs/PERFORMANCE.md` ("SpGEMM: the generated scatter").
+/// The dot form's generated code for `plus_times` on f32 / f64 where [`Options`] asks for
+/// generated code (`auto`: wherever it exists), else `None` (the Rust loop).
+fn mask_dot_kernel<C: Coord, R: Ring>(opts: &Options) -> Option<crate::coiter::MaskDot> {
+    use crate::ewise::Kernels;
+    use crate::Isa;
+    if R::SEMIRING != Semiring::PlusTimes || opts.common.kernels == Kernels::Monomorphized {
+        return None;
+    }
+    let isa = match opts.isa {
+        Some(isa) => isa,
+        None => [Isa::Avx512, Isa::Avx2]
+            .into_iter()
+            .find(|i| i.available())?,
+    };
+    match <R::Out as sptk_tensor::Value>::TYPE {
+        sptk_tensor::ValueType::F64 => crate::coiter::MaskDot::new::<C, f64>(isa).ok(),
+        sptk_tensor::ValueType::F32 => crate::coiter::MaskDot::new::<C, f32>(isa).ok(),
+        _ => None,
+    }
+}
+
 fn scatter_kernel<C: Coord, R: Ring>(
     opts: &Options,
     mode: MaskMode,

@@ -355,6 +355,7 @@ mod tests {
                 cols,
                 scatter,
                 b_longest: 40,
+                mask_dot: None,
             };
             let (rust, generated) = (product(None), product(Some(&*k)));
             let mut runs: Vec<Vec<RowSeen>> = Vec::new();
@@ -514,6 +515,7 @@ mod tests {
                 cols,
                 scatter,
                 b_longest: 5,
+                mask_dot: None,
             };
             let mut dense = Dense::<u32, f64>::new(cols).unwrap();
             let n = dense.row(&p, (0, 16), None, None);
