@@ -126,7 +126,11 @@ fn every_pair_operation_phase_and_isa_generates() {
     // SpGEMM's masked dot form: two csr operands with 64-bit positions, C's width.
     for crd in [IndexWidth::W32, IndexWidth::W64] {
         let side = Operand::named("csr", IndexWidth::W64, crd).unwrap();
-        for value in [sptk_jit::Real::F32, sptk_jit::Real::F64] {
+        for (value, phase) in [
+            (sptk_jit::Real::F32, Phase::MaskDot),
+            (sptk_jit::Real::F64, Phase::MaskDot),
+            (sptk_jit::Real::F64, Phase::MaskCount),
+        ] {
             for isa in [Isa::Avx2, Isa::Avx512] {
                 let d = CoDesc {
                     union: false,
@@ -136,7 +140,7 @@ fn every_pair_operation_phase_and_isa_generates() {
                     out_crd: crd,
                     value,
                     isa,
-                    phase: Phase::MaskDot,
+                    phase,
                 };
                 let text = d.to_string();
                 assert_eq!(text.parse::<CoDesc>().unwrap(), d, "{text}");

@@ -143,6 +143,9 @@ pub enum Phase {
     /// column `j`, the products summed from the first; C's row takes `(j, sum)` where
     /// they meet (`mask_dot.rs`).
     MaskDot,
+    /// [`Phase::MaskDot`] on the pattern (values not read): C's row takes `(j, matches)`
+    /// as an `i64` where A's row and B's column `j` meet (`plus_pair`).
+    MaskCount,
 }
 
 impl Phase {
@@ -154,12 +157,21 @@ impl Phase {
             Phase::Dot => "dot",
             Phase::RowDot => "rowdot",
             Phase::MaskDot => "maskdot",
+            Phase::MaskCount => "maskcount",
         }
+    }
+
+    /// False for a phase on the pattern alone ([`Phase::MaskCount`]).
+    pub fn reads_values(self) -> bool {
+        self != Phase::MaskCount
     }
 
     /// True for the sums of products (`dot`, `rowdot`, `maskdot`).
     pub fn reduces(self) -> bool {
-        matches!(self, Phase::Dot | Phase::RowDot | Phase::MaskDot)
+        matches!(
+            self,
+            Phase::Dot | Phase::RowDot | Phase::MaskDot | Phase::MaskCount
+        )
     }
 }
 
@@ -313,12 +325,13 @@ impl FromStr for CoDesc {
             Phase::Dot,
             Phase::RowDot,
             Phase::MaskDot,
+            Phase::MaskCount,
         ]
         .into_iter()
         .find(|p| p.name() == *phase)
         .ok_or_else(|| {
             bad(format!(
-                "unknown phase '{phase}' (count, fill, dot, rowdot, maskdot)"
+                "unknown phase '{phase}' (count, fill, dot, rowdot, maskdot, maskcount)"
             ))
         })?;
         if phase.reduces() && (union || op != EwiseOp::Mul) {
@@ -406,6 +419,7 @@ mod tests {
             "ewise intersection mul csr.p32.c32 dcsr.p64.c16 -> csr f64 avx512 dot",
             "ewise intersection mul coo.p64.c32 csr.p32.c32 -> csr f32 avx2 rowdot",
             "ewise intersection mul csr.p64.c32 csr.p64.c32 -> csr f64 avx512 maskdot",
+            "ewise intersection mul csr.p64.c64 csr.p64.c64 -> csr f64 avx2 maskcount",
         ] {
             let d: CoDesc = text.parse().unwrap();
             assert_eq!(d.to_string(), text);

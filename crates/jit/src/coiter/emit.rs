@@ -53,7 +53,7 @@ use crate::x86::asm::{bytes, Arg, Asm};
 use crate::x86::gp;
 use crate::KernelError;
 use iced_x86::Register;
-use iced_x86::Register::{R14, RAX, RDI, RDX, XMM0, XMM10, XMM8, XMM9};
+use iced_x86::Register::{R14, RAX, RDI, RDX, XMM0, XMM1, XMM10, XMM8, XMM9};
 use Arg::{M, R};
 
 /// The sum of a `dot` / `rowdot` kernel's products (the merges and the short-list
@@ -142,7 +142,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             "{d}: co-iteration kernels are generated for avx2 and avx512"
         )));
     }
-    if d.phase == Phase::MaskDot {
+    if matches!(d.phase, Phase::MaskDot | Phase::MaskCount) {
         return super::mask_dot::generate(d);
     }
     if d.phase.reduces() && (d.union || d.op != crate::ewise::EwiseOp::Mul) {
@@ -282,7 +282,9 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     match d.phase {
         Phase::Count => count_row(&mut a, d, (&sa, &sb))?,
         Phase::Fill => fill_row(&mut a, d, (&sa, &sb), fail)?,
-        Phase::Dot | Phase::RowDot | Phase::MaskDot => dot_row(&mut a, d, (&sa, &sb), fail)?,
+        Phase::Dot | Phase::RowDot | Phase::MaskDot | Phase::MaskCount => {
+            dot_row(&mut a, d, (&sa, &sb), fail)?
+        }
     }
     dynasm!(a.ops
         ; .arch x64
@@ -308,7 +310,9 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             a.ins(v.store, &[M(RDX, Register::None, 1, 0), R(ACC)])?;
             dynasm!(a.ops ; .arch x64 ; xor eax, eax);
         }
-        Phase::RowDot | Phase::MaskDot => dynasm!(a.ops ; .arch x64 ; xor eax, eax),
+        Phase::RowDot | Phase::MaskDot | Phase::MaskCount => {
+            dynasm!(a.ops ; .arch x64 ; xor eax, eax)
+        }
     }
     dynasm!(a.ops
         ; .arch x64
@@ -500,9 +504,14 @@ fn dot_row(
 
 /// `ACC += xmm0` where `rdi` is 1 (a match), `ACC += -0.0` where it is 0 (the exact
 /// identity: a sum from `+0.0` or from `-0.0` keeps its bits), and `r12 += rdi` (the
-/// matches, which the masked dot form reads); clobbers `rdi`, `r14`, `xmm9`, `xmm10`.
+/// matches, which the masked dot form reads; on the pattern, only that); clobbers `rdi`,
+/// `r14`, `xmm9`, `xmm10`.
 #[allow(clippy::useless_conversion)]
-pub(super) fn accumulate(a: &mut Asm, v: &Values) -> Result<(), KernelError> {
+pub(super) fn accumulate(a: &mut Asm, d: &CoDesc, v: &Values) -> Result<(), KernelError> {
+    if !d.phase.reads_values() {
+        dynasm!(a.ops ; .arch x64 ; add r12, rdi);
+        return Ok(());
+    }
     // r14 = the sign bit where there is no match (an f32 reads the low 32 bits).
     let sign_shift: i8 = if v.size == 8 { 63 } else { 31 };
     dynasm!(a.ops
@@ -548,4 +557,20 @@ pub(super) fn block(a: &mut Asm, bounds: &[(u8, u8)], out: dynasmrt::DynamicLabe
         }
     }
     dynasm!(a.ops ; .arch x64 ; test r15, r15 ; jz =>out);
+}
+
+/// `xmm0 = op(A's value at ia, B's at ib)`, where the phase reads values (nothing on the
+/// pattern).
+pub(super) fn product(
+    a: &mut Asm,
+    d: &CoDesc,
+    v: &Values,
+    (ia, ib): (Register, Register),
+) -> Result<(), KernelError> {
+    if !d.phase.reads_values() {
+        return Ok(());
+    }
+    a.ins(v.load, &[R(XMM0), M(Register::R10, ia, v.size, 0)])?;
+    a.ins(v.load, &[R(XMM1), M(Register::R11, ib, v.size, 0)])?;
+    super::values::op(a, v, d.op)
 }

@@ -558,6 +558,19 @@ impl MaskDot {
         let value = real_of::<V>().ok_or_else(|| {
             KernelError::Unsupported(format!("no masked dot form for {} values", V::TYPE.name()))
         })?;
+        MaskDot::make::<C>(isa, value, Phase::MaskDot)
+    }
+
+    /// The kernel on the pattern (`plus_pair`: C's value is the number of matches, an
+    /// `i64`; no value is read), for coordinates `C` on `isa`.
+    ///
+    /// # Errors
+    /// As [`MaskDot::new`].
+    pub fn count<C: Index>(isa: Isa) -> Result<MaskDot, KernelError> {
+        MaskDot::make::<C>(isa, Real::F64, Phase::MaskCount)
+    }
+
+    fn make<C: Index>(isa: Isa, value: Real, phase: Phase) -> Result<MaskDot, KernelError> {
         let crd = Ix::of_slice::<C>(&[]).width;
         if !matches!(crd, IndexWidth::W32 | IndexWidth::W64) {
             return Err(KernelError::Unsupported(
@@ -574,7 +587,7 @@ impl MaskDot {
             out_crd: crd,
             value,
             isa,
-            phase: Phase::MaskDot,
+            phase,
         };
         let kernel = kernel(&desc)?;
         // SAFETY: the code was generated for `MaskDotEntry`'s signature (mask_dot.rs: System
@@ -601,15 +614,22 @@ impl MaskDot {
         (oc, ov): (&mut [C], &mut [O]),
     ) -> Option<usize> {
         let d = self.kernel.desc;
-        let value = match TypeId::of::<I>() {
-            t if t == TypeId::of::<f64>() => Real::F64,
-            t if t == TypeId::of::<f32>() => Real::F32,
-            _ => return None,
+        let types = match d.phase.reads_values() {
+            // Values of the description's type in and out.
+            true => {
+                let value = match TypeId::of::<I>() {
+                    t if t == TypeId::of::<f64>() => Some(Real::F64),
+                    t if t == TypeId::of::<f32>() => Some(Real::F32),
+                    _ => None,
+                };
+                value == Some(d.value) && TypeId::of::<O>() == TypeId::of::<I>()
+            }
+            // The pattern in, counts out.
+            false => {
+                TypeId::of::<I>() == TypeId::of::<()>() && TypeId::of::<O>() == TypeId::of::<i64>()
+            }
         };
-        if Ix::of_slice::<C>(&[]).width != d.out_crd
-            || value != d.value
-            || TypeId::of::<O>() != TypeId::of::<I>()
-        {
+        if Ix::of_slice::<C>(&[]).width != d.out_crd || !types {
             return None;
         }
         let cap = oc.len().min(ov.len());
@@ -629,7 +649,8 @@ impl MaskDot {
             cap: cap as u64,
         };
         // SAFETY: the kernel was made for `C`'s width and values of `I` = `O` (checked
-        // above: f32 or f64, the description's); it reads A's
+        // above: f32 or f64, the description's), or on the pattern (no value read, `i64`
+        // counts written to `O` = `i64`); it reads A's
         // row below `a_len`, the mask below `mask_len`, B's positions at `j` and `j + 1`
         // for `j < b_rows` (`bp` holds `b_rows + 1`), B's coordinates and values below
         // `b_n` (positions clamped to it), and writes C's row below `cap`, the room of both

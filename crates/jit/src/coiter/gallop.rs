@@ -17,8 +17,8 @@ use iced_x86::Register::*;
 
 use super::cursor::Side;
 use super::desc::{CoDesc, Phase};
-use super::emit::{crd_shift, row_lengths, slot, ACC};
-use super::values::{op, Values};
+use super::emit::{crd_shift, product, row_lengths, slot, ACC};
+use super::values::Values;
 use crate::ewise::GALLOP_RATIO;
 use crate::x86::asm::{reg, store_to, Arg, Asm};
 use crate::x86::gp;
@@ -153,11 +153,11 @@ fn gallop(
     } else {
         (RBX, reg(sk))
     };
-    a.ins(v.load, &[R(XMM0), M(R10, ia, v.size, 0)])?;
-    a.ins(v.load, &[R(XMM1), M(R11, ib, v.size, 0)])?;
-    op(a, v, d.op)?;
+    product(a, d, v, (ia, ib))?;
     if d.phase.reduces() {
-        a.ins(v.add, &[R(ACC), R(ACC), R(XMM0)])?;
+        if d.phase.reads_values() {
+            a.ins(v.add, &[R(ACC), R(ACC), R(XMM0)])?;
+        }
         // The matches (the masked dot form's test of a meeting).
         dynasm!(a.ops ; .arch x64 ; inc r12);
     } else {

@@ -105,7 +105,8 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             && o.pos == sptk_tensor::IndexWidth::W64
             && o.crd == d.out_crd
     };
-    if d.phase != Phase::MaskDot || !plain(&d.a) || !plain(&d.b) || d.union {
+    let phase_ok = matches!(d.phase, Phase::MaskDot | Phase::MaskCount);
+    if !phase_ok || !plain(&d.a) || !plain(&d.b) || d.union {
         return Err(KernelError::Unsupported(format!(
             "{d}: the masked dot form reads two csr operands with 64-bit positions and C's \
              coordinate width"
@@ -187,8 +188,10 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
         Real::F64 => i64::MIN,
         Real::F32 => 0x8000_0000,
     };
-    dynasm!(a.ops ; .arch x64 ; mov rax, QWORD sign);
-    a.ins(C::VEX_Vmovq_xmm_rm64, &[R(ACC), R(RAX)])?;
+    if d.phase.reads_values() {
+        dynasm!(a.ops ; .arch x64 ; mov rax, QWORD sign);
+        a.ins(C::VEX_Vmovq_xmm_rm64, &[R(ACC), R(RAX)])?;
+    }
     skewed_rows(&mut a, d, (&sa, &sb), &v, row_done)?;
     if short_lists(d) {
         short_rows(&mut a, d, (&sa, &sb), &v, row_done)?;
@@ -211,7 +214,11 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     a.ins(C::Lea_r64_m, &[R(RDX), M(RDX, RAX, cs, 0)])?;
     store_to(&mut a, d.out_crd, gp::RDX, gp::RBX);
     dynasm!(a.ops ; .arch x64 ; mov rdx, QWORD [rdi + field::OUT_VAL]);
-    a.ins(v.store, &[M(RDX, RAX, v.size, 0), R(ACC)])?;
+    match d.phase.reads_values() {
+        true => a.ins(v.store, &[M(RDX, RAX, v.size, 0), R(ACC)])?,
+        // The matches, as C's i64 value.
+        false => dynasm!(a.ops ; .arch x64 ; mov QWORD [rdx + rax * 8], r12),
+    }
     dynasm!(a.ops
         ; .arch x64
         ; inc rax
@@ -292,6 +299,28 @@ mod tests {
             }
             let got: Vec<(u64, u64)> = (0..n).map(|e| (oc[e], ov[e].to_bits())).collect();
             assert_eq!(got, want, "{isa:?}");
+            // On the pattern: the matches of each meeting column.
+            let c = MaskDot::count::<u64>(isa).unwrap();
+            let units = vec![(); bk.len().max(ak.len())];
+            let (mut cc, mut cv) = (vec![0u64; 5], vec![0i64; 5]);
+            let m = c
+                .row(
+                    (&ak, &units[..ak.len()]),
+                    &mask,
+                    (&bp, &bk, &units[..bk.len()]),
+                    (&mut cc, &mut cv),
+                )
+                .unwrap();
+            let counts: Vec<(u64, i64)> = mask
+                .iter()
+                .filter_map(|&j| {
+                    let col = cols.get(j as usize)?;
+                    let n = col.iter().filter(|x| ak.binary_search(x).is_ok()).count();
+                    (n > 0).then_some((j, n as i64))
+                })
+                .collect();
+            let got: Vec<(u64, i64)> = (0..m).map(|e| (cc[e], cv[e])).collect();
+            assert_eq!(got, counts, "{isa:?} count");
             // Room for fewer entries than meet: refused, not overrun.
             let (mut oc, mut ov) = (vec![0u64; 1], vec![0f64; 1]);
             assert!(k

@@ -175,8 +175,10 @@ fn step(
         store_to(a, d.out_crd, gp::R12, RDI_N);
         dynasm!(a.ops ; .arch x64 ; mov r14d, 0 ; setbe r14b);
     } else {
-        a.ins(v.load, &[R(XMM0), M(R10, RSI, v.size, 0)])?;
-        a.ins(v.load, &[R(XMM1), M(R11, RBP, v.size, 0)])?;
+        if d.phase.reads_values() {
+            a.ins(v.load, &[R(XMM0), M(R10, RSI, v.size, 0)])?;
+            a.ins(v.load, &[R(XMM1), M(R11, RBP, v.size, 0)])?;
+        }
         if !d.phase.reduces() {
             store_to(a, d.out_crd, gp::R12, gp::RAX);
         }
@@ -201,9 +203,11 @@ fn step(
         ; sbb rbp, -1
         ; add rsi, r14
     );
-    op(a, v, d.op)?;
+    if d.phase.reads_values() {
+        op(a, v, d.op)?;
+    }
     if d.phase.reduces() {
-        accumulate(a, v)?;
+        accumulate(a, d, v)?;
     } else if d.union {
         a.ins(v.store, &[M(R13, Register::None, 1, 0), R(XMM0)])?;
         next_entry(a, d, v)?;

@@ -30,8 +30,8 @@ use iced_x86::Register::*;
 
 use super::cursor::Side;
 use super::desc::{CoDesc, LevelKind};
-use super::emit::{accumulate, crd_shift, row_lengths, slot};
-use super::values::{op, vector_op, Values};
+use super::emit::{accumulate, crd_shift, product, row_lengths, slot};
+use super::values::{vector_op, Values};
 use crate::desc::Isa;
 use crate::x86::asm::{reg, store_to, Arg, Asm};
 use crate::x86::gp;
@@ -334,11 +334,9 @@ fn short_list(
     } else {
         (reg(l.k), RDX)
     };
-    a.ins(v.load, &[R(XMM0), M(R10, ia, v.size, 0)])?;
-    a.ins(v.load, &[R(XMM1), M(R11, ib, v.size, 0)])?;
-    op(a, v, d.op)?;
+    product(a, d, v, (ia, ib))?;
     if d.phase.reduces() {
-        accumulate(a, v)?;
+        accumulate(a, d, v)?;
     } else {
         dynasm!(a.ops
             ; .arch x64
