@@ -7,7 +7,8 @@
 //! The sum starts from `-0.0`, the exact identity of IEEE addition (`-0.0 + x` is `x` for
 //! every `x`, `-0.0` and NaN included), and a step without a match adds `-0.0`: so the
 //! sum is `p1 + p2 + ...` from the first product, as GraphBLAS and the Rust form sum it,
-//! bit for bit. `r12` counts the matches.
+//! bit for bit. `r12` counts the matches. On the pattern ([`Phase::MaskCount`], for
+//! `plus_pair`) no value is read and C's value is that count, an `i64`.
 //!
 //! Bounds: the mask's columns are read below `mask_len`; a column at or past `b_rows` is
 //! skipped; B's positions are clamped to `b_n` (its stored entries) and ascend; A's row is
