@@ -112,6 +112,24 @@ pub enum Isa {
     Neon,
 }
 
+#[cfg(test)]
+impl Isa {
+    /// AVX2 and AVX-512 where this CPU runs them, for the in-crate tests of generated code;
+    /// one that `REQUIRE_ISA` (as `.ci/run` sets it) names but this CPU lacks fails the
+    /// test instead of being skipped.
+    pub(crate) fn tested() -> Vec<Isa> {
+        let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
+        [Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .filter(|i| {
+                let named = required.split(',').any(|r| r == i.name());
+                assert!(!named || i.available(), "REQUIRE_ISA names {}", i.name());
+                i.available()
+            })
+            .collect()
+    }
+}
+
 impl Isa {
     /// The x86-64 instruction sets, weakest first: the ones the x86-64 kernels are
     /// generated for in every form (every operation and format).

@@ -127,7 +127,34 @@ pub(super) mod slot {
 /// `rdi`'s number (dynasm's `Rq(7)`), a temporary of the fill's merge.
 pub(super) const RDI_N: u8 = 7;
 
-const SAVED: [u8; 6] = [gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15];
+/// The callee-saved registers every co-iteration kernel pushes and pops.
+pub(super) const SAVED: [u8; 6] = [gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15];
+
+/// A's and B's cursors: their registers (coordinates `r8` / `r9`, values `r10` / `r11`,
+/// inner positions `rsi` / `rbp`) and stack slots, as every body and merge reads them.
+pub(super) fn sides(d: &CoDesc) -> (Side, Side) {
+    let sa = Side {
+        op: d.a,
+        at: arg::A,
+        q: slot::A_Q,
+        qe: slot::A_QE,
+        end: slot::A_END,
+        crd: gp::R8,
+        val: gp::R10,
+        k: gp::RSI,
+    };
+    let sb = Side {
+        op: d.b,
+        at: arg::B,
+        q: slot::B_Q,
+        qe: slot::B_QE,
+        end: slot::B_END,
+        crd: gp::R9,
+        val: gp::R11,
+        k: gp::RBP,
+    };
+    (sa, sb)
+}
 
 /// The machine code of `d`.
 ///
@@ -165,26 +192,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             )));
         }
     }
-    let sa = Side {
-        op: d.a,
-        at: arg::A,
-        q: slot::A_Q,
-        qe: slot::A_QE,
-        end: slot::A_END,
-        crd: gp::R8,
-        val: gp::R10,
-        k: gp::RSI,
-    };
-    let sb = Side {
-        op: d.b,
-        at: arg::B,
-        q: slot::B_Q,
-        qe: slot::B_QE,
-        end: slot::B_END,
-        crd: gp::R9,
-        val: gp::R11,
-        k: gp::RBP,
-    };
+    let (sa, sb) = sides(d);
     let mut a = Asm::new();
     for &r in &SAVED {
         dynasm!(a.ops ; .arch x64 ; push Rq(r));
@@ -526,6 +534,20 @@ pub(super) fn accumulate(a: &mut Asm, d: &CoDesc, v: &Values) -> Result<(), Kern
     a.ins(C::VEX_Vandpd_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM9)])?;
     a.ins(C::VEX_Vorpd_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM10)])?;
     a.ins(v.add, &[R(ACC), R(ACC), R(XMM0)])
+}
+
+/// [`row_lengths`], and to `row_done` where either segment is empty (an intersection's row
+/// has no entry then).
+#[allow(clippy::useless_conversion)]
+pub(super) fn nonempty_lengths(a: &mut Asm, row_done: dynasmrt::DynamicLabel) {
+    row_lengths(a);
+    dynasm!(a.ops
+        ; .arch x64
+        ; test rbx, rbx
+        ; jz =>row_done
+        ; test rax, rax
+        ; jz =>row_done
+    );
 }
 
 /// `rbx` = the entries of A's segment left (`A_END - rsi`), `rax` = B's (`B_END - rbp`).

@@ -541,8 +541,8 @@ type MaskDotEntry = unsafe extern "sysv64" fn(*const super::mask_dot::MaskDotArg
 #[cfg(not(target_arch = "x86_64"))]
 type MaskDotEntry = unsafe extern "C" fn(*const super::mask_dot::MaskDotArgs) -> u64;
 
-/// SpGEMM's masked dot form by generated code, for one coordinate width and one value
-/// type (f32, f64) of `plus_times`: one call per row of C.
+/// SpGEMM's masked dot form by generated code, for one coordinate width and `plus_times`
+/// on one value type (f32, f64) or `plus_pair` on the pattern: one call per row of C.
 pub struct MaskDot {
     kernel: Arc<CoKernel>,
     entry: MaskDotEntry,
@@ -650,12 +650,11 @@ impl MaskDot {
         };
         // SAFETY: the kernel was made for `C`'s width and values of `I` = `O` (checked
         // above: f32 or f64, the description's), or on the pattern (no value read, `i64`
-        // counts written to `O` = `i64`); it reads A's
-        // row below `a_len`, the mask below `mask_len`, B's positions at `j` and `j + 1`
-        // for `j < b_rows` (`bp` holds `b_rows + 1`), B's coordinates and values below
-        // `b_n` (positions clamped to it), and writes C's row below `cap`, the room of both
-        // output slices (mask_dot.rs); all are live slices, not written by anyone else
-        // during the call.
+        // counts written to `O` = `i64`); it reads A's row below `a_len`, the mask below
+        // `mask_len`, B's positions at `j` and `j + 1` for `j < b_rows` (`bp` holds
+        // `b_rows + 1`), B's coordinates and values below `b_n` (positions clamped to it),
+        // and writes C's row below `cap`, the room of both output slices (mask_dot.rs); all
+        // are live slices, not written by anyone else during the call.
         let n = unsafe { (self.entry)(&args) };
         usize::try_from(n).ok().filter(|&n| n <= cap)
     }

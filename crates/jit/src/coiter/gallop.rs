@@ -17,7 +17,7 @@ use iced_x86::Register::*;
 
 use super::cursor::Side;
 use super::desc::{CoDesc, Phase};
-use super::emit::{crd_shift, product, row_lengths, slot, ACC};
+use super::emit::{crd_shift, nonempty_lengths, product, slot, ACC};
 use super::values::Values;
 use crate::ewise::GALLOP_RATIO;
 use crate::x86::asm::{reg, store_to, Arg, Asm};
@@ -41,13 +41,9 @@ pub(super) fn skewed_rows(
     row_done: dynasmrt::DynamicLabel,
 ) -> Result<(), KernelError> {
     let [a_short, b_short, even] = a.labels();
-    row_lengths(a);
+    nonempty_lengths(a, row_done);
     dynasm!(a.ops
         ; .arch x64
-        ; test rbx, rbx
-        ; jz =>row_done
-        ; test rax, rax
-        ; jz =>row_done
         ; mov rcx, rbx
         ; shl rcx, RATIO_SHIFT
         ; cmp rcx, rax

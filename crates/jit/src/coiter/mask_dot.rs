@@ -18,9 +18,8 @@ use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
 use iced_x86::Register::*;
 
-use super::cursor::Side;
 use super::desc::{CoDesc, LevelKind, Phase};
-use super::emit::{arg, crd_shift, slot, ACC};
+use super::emit::{crd_shift, sides, slot, ACC, SAVED};
 use super::gallop::skewed_rows;
 use super::merge::merge;
 use super::short::{short_lists, short_rows};
@@ -89,8 +88,6 @@ const _: () = {
 const E: i32 = slot::A_Q;
 const K: i32 = slot::B_Q;
 
-const SAVED: [u8; 6] = [gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15];
-
 /// The machine code of `d` (phase [`Phase::MaskDot`]): A and B both `csr` levels with
 /// 64-bit positions and C's coordinate width.
 ///
@@ -118,26 +115,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             "{d}: co-iteration kernels are generated for avx2 and avx512"
         )));
     }
-    let sa = Side {
-        op: d.a,
-        at: arg::A,
-        q: slot::A_Q,
-        qe: slot::A_QE,
-        end: slot::A_END,
-        crd: gp::R8,
-        val: gp::R10,
-        k: gp::RSI,
-    };
-    let sb = Side {
-        op: d.b,
-        at: arg::B,
-        q: slot::B_Q,
-        qe: slot::B_QE,
-        end: slot::B_END,
-        crd: gp::R9,
-        val: gp::R11,
-        k: gp::RBP,
-    };
+    let (sa, sb) = sides(d);
     let v = Values::new(d.value);
     let mut a = Asm::new();
     for &r in &SAVED {
@@ -253,10 +231,7 @@ mod tests {
     #[test]
     fn sixty_four_bit_coordinates_match_a_plain_intersection() {
         let top = 1u64 << 40;
-        for isa in [Isa::Avx2, Isa::Avx512]
-            .into_iter()
-            .filter(|i| i.available())
-        {
+        for isa in Isa::tested() {
             let k = MaskDot::new::<u64, f64>(isa).unwrap();
             // A's row; B's columns 0..4 (as rows of B^T), the mask asks for 0, 1, 3, 4.
             let ak: Vec<u64> = (0..40).map(|x| top + 3 * x).collect();

@@ -236,16 +236,29 @@ fn dot_typed<V: ValueVecAccess + std::ops::Add<Output = V>>(
     let chunks = chunk_by_weight(0..outer, ENTRY_CHUNKS, |i| {
         la.entries_before(i).saturating_add(lb.entries_before(i))
     });
+    let (sums, _) = sums::<V>(&la, &lb, plan, (rows, outer, &chunks))?;
     if rows {
-        let (sums, _) = rowdot_levels::<V>(&la, &lb, plan, (outer, &chunks))?;
         return Ok(V::wrap(sums));
     }
-    let (sums, _) = dot_levels::<V>(&la, &lb, plan, &chunks)?;
     let zero = V::default();
     Ok(V::wrap(vec![sums
         .into_iter()
         .reduce(|x, y| x + y)
         .unwrap_or(zero)]))
+}
+
+/// Each chunk's sum (`rows` false) or each outer coordinate's (`rows`) by the `dot` or
+/// `rowdot` kernel.
+fn sums<V: Value>(
+    a: &Levels<'_>,
+    b: &Levels<'_>,
+    plan: Plan,
+    (rows, outer, chunks): (bool, usize, &[crate::run::Chunk]),
+) -> Result<(Vec<V>, CoDesc), EwiseError> {
+    match rows {
+        true => rowdot_levels::<V>(a, b, plan, (outer, chunks)),
+        false => dot_levels::<V>(a, b, plan, chunks),
+    }
 }
 
 /// Both operands' levels, their outer size and outer dimension, where they meet: one
@@ -411,11 +424,7 @@ pub(crate) fn dot_pair<P: Index, C: Index, V: Value>(
     (rows, outer, chunks): (bool, usize, &[crate::run::Chunk]),
 ) -> Result<(Vec<V>, CoDesc), EwiseError> {
     let (la, lb) = (pair_side(a)?, pair_side(b)?);
-    if rows {
-        rowdot_levels::<V>(&la, &lb, plan, (outer, chunks))
-    } else {
-        dot_levels::<V>(&la, &lb, plan, chunks)
-    }
+    sums::<V>(&la, &lb, plan, (rows, outer, chunks))
 }
 
 /// One fast-path operand as levels: CSR-like (dense outer) or DCSR-like (compressed).

@@ -30,7 +30,7 @@ use iced_x86::Register::*;
 
 use super::cursor::Side;
 use super::desc::{CoDesc, LevelKind};
-use super::emit::{accumulate, crd_shift, product, row_lengths, slot};
+use super::emit::{accumulate, crd_shift, nonempty_lengths, product, row_lengths, slot};
 use super::values::{vector_op, Values};
 use crate::desc::Isa;
 use crate::x86::asm::{reg, store_to, Arg, Asm};
@@ -60,13 +60,9 @@ pub(super) fn short_rows(
 ) -> Result<(), KernelError> {
     let [again, b_shorter, long, merge] = a.labels();
     dynasm!(a.ops ; .arch x64 ; =>again);
-    row_lengths(a);
+    nonempty_lengths(a, row_done);
     dynasm!(a.ops
         ; .arch x64
-        ; test rbx, rbx
-        ; jz =>row_done
-        ; test rax, rax
-        ; jz =>row_done
         ; cmp rbx, rax
         ; ja =>b_shorter
         ; cmp rbx, SHORT

@@ -3,20 +3,20 @@
 //! (`fast::one_pass`), so C has the same bits either way; only the merge of a range
 //! differs.
 //!
-//! [`Kernels::Auto`] picks generated code for the operations, operand pairs and
-//! instruction sets where it was measured at least as fast as the monomorphized loops
-//! ([`by_default`]), and only where a kernel exists (f32 / f64 values, AVX-512 or AVX2 on
-//! this CPU).
+//! [`Kernels::Auto`](super::Kernels::Auto) picks generated code for the operations, operand
+//! pairs and instruction sets where it was measured at least as fast as the monomorphized
+//! loops ([`by_default`]), and only where a kernel exists (f32 / f64 values, AVX-512 or
+//! AVX2 on this CPU).
 
 use super::dispatch::{Kind, Width};
 use super::fast::{Filled, Pair};
-use super::{EwiseError, EwiseOp, Kernels, Options};
+use super::{EwiseError, EwiseOp, Options};
 use crate::coiter::{self, CoDesc, Plan};
 use crate::desc::Isa;
 use crate::run::Chunk;
 
-/// True where [`Kernels::Auto`] runs generated code: both operands with a dense outer
-/// level (CSR x CSR, CSC x CSC) and
+/// True where [`Kernels::Auto`](super::Kernels::Auto) runs generated code: both operands
+/// with a dense outer level (CSR x CSR, CSC x CSC) and
 /// - on AVX-512, every operation: generated code was at least 1.0x the monomorphized
 ///   loops on every benchmark pair of `benches/peers_ewise.py` for each operation timed;
 /// - on AVX2, `mul` only (the union there has no vector form for short rows, and its
@@ -59,8 +59,9 @@ pub(super) fn run<V: Kind, P: Width, C: Width>(
     fallback(coiter::ewise_pair(a, b, plan, outer))
 }
 
-/// True where [`Kernels::Auto`] runs generated code for `dot` and `rowdot`: both operands
-/// with a dense outer level, on AVX-512 (the short-list compares; AVX2 not measured).
+/// True where [`Kernels::Auto`](super::Kernels::Auto) runs generated code for `dot` and
+/// `rowdot`: both operands with a dense outer level, on AVX-512 (the short-list compares;
+/// AVX2 not measured).
 ///
 /// Measured (CSR x CSR, f64, 32-bit indices; `sparse-run dot|rowdot A B --kernels K
 /// --threads 2 --repeat 21 --stats`, the middle of 3 alternating runs, release build of
@@ -96,15 +97,8 @@ pub(super) fn run_dot<V: Kind, P: Width, C: Width>(
 /// How generated code would run `(op, union)`, or `None` where the monomorphized loops
 /// are to ([`Options::kernels`]; `auto` asks `by_default` of the best ISA here).
 fn plan(opts: &Options, (op, union): (EwiseOp, bool), auto: impl Fn(Isa) -> bool) -> Option<Plan> {
-    let isa = [Isa::Avx512, Isa::Avx2]
-        .into_iter()
-        .find(|i| i.available())?;
-    let wanted = match opts.kernels {
-        Kernels::Monomorphized => false,
-        Kernels::Generated => true,
-        Kernels::Auto => auto(isa),
-    };
-    wanted.then_some(Plan {
+    let isa = opts.kernels.isa(None, auto)?;
+    Some(Plan {
         op,
         union,
         isa,

@@ -127,6 +127,27 @@ pub enum Kernels {
     Generated,
 }
 
+impl Kernels {
+    /// The instruction set generated code runs on (`pinned`, else the widest of AVX-512
+    /// and AVX2 this CPU has), or `None` where the Rust loops run: always for
+    /// `Monomorphized`, where `auto` says no for `Auto`, and where no such ISA is here.
+    pub(crate) fn isa(
+        self,
+        pinned: Option<crate::Isa>,
+        auto: impl FnOnce(crate::Isa) -> bool,
+    ) -> Option<crate::Isa> {
+        use crate::Isa;
+        let isa =
+            pinned.or_else(|| [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available()))?;
+        let wanted = match self {
+            Kernels::Monomorphized => false,
+            Kernels::Generated => true,
+            Kernels::Auto => auto(isa),
+        };
+        wanted.then_some(isa)
+    }
+}
+
 impl Options {
     /// The thread count: as given, or every core.
     pub fn threads(&self) -> usize {
@@ -366,6 +387,15 @@ impl<'a> Prep<'a> {
         }
     }
 
+    /// C's layout as the loops build it: `vec`, `csr` or `csc` (A's order).
+    fn out_name(&self) -> &'static str {
+        match (self.dims.len(), self.outer_dim) {
+            (1, _) => "vec",
+            (_, 0) => "csr",
+            _ => "csc",
+        }
+    }
+
     /// `csr.p32.c32`: an operand's levels and widths as the loops read them.
     fn name(&self, p: &Planned<'_>, (pw, cw): (IndexWidth, IndexWidth)) -> String {
         let kind = match (self.dims.len(), p.outer_dense, self.outer_dim) {
@@ -488,11 +518,7 @@ impl PairJob for EwiseJob<'_, '_, '_> {
             self.op,
             prep.name(&prep.a, widths),
             prep.name(&prep.b, widths),
-            match (prep.dims.len(), prep.outer_dim) {
-                (1, _) => "vec",
-                (_, 0) => "csr",
-                _ => "csc",
-            },
+            prep.out_name(),
             V::TYPE.name()
         );
         let (op, opts) = (self.op, self.opts);
@@ -578,7 +604,7 @@ impl PairJob for DotJob<'_> {
             "ewise intersection mul {} {} -> {} {} fast {}",
             prep.name(&prep.a, widths),
             prep.name(&prep.b, widths),
-            if prep.dims.len() == 1 { "vec" } else { "csr" },
+            prep.out_name(),
             V::TYPE.name(),
             if rows { "rowdot" } else { "dot" }
         );

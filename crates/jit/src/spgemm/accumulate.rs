@@ -66,7 +66,8 @@ pub(crate) struct Product<'a, C, R: Ring> {
     pub scatter: Option<&'a ScatterKernel>,
     /// B's longest row (the touched list's room for generated code).
     pub b_longest: u64,
-    /// Generated code for the dot form's rows (`plus_times` on f32 / f64; `None`: Rust).
+    /// Generated code for the dot form's rows (`plus_times` on f32 / f64, `plus_pair`;
+    /// `None`: the Rust loop).
     pub mask_dot: Option<&'a crate::coiter::MaskDot>,
 }
 

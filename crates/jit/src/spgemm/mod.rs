@@ -522,18 +522,8 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
 /// pattern's counts) where [`Options`] asks for
 /// generated code (`auto`: wherever it exists), else `None` (the Rust loop).
 fn mask_dot_kernel<C: Coord, R: Ring>(opts: &Options) -> Option<crate::coiter::MaskDot> {
-    use crate::ewise::Kernels;
-    use crate::Isa;
-    if opts.common.kernels == Kernels::Monomorphized {
-        return None;
-    }
-    let isa = match opts.isa {
-        Some(isa) => isa,
-        None => [Isa::Avx512, Isa::Avx2]
-            .into_iter()
-            .find(|i| i.available())?,
-    };
     use sptk_tensor::ValueType::{F32, F64};
+    let isa = opts.common.kernels.isa(opts.isa, |_| true)?;
     match (R::SEMIRING, <R::Out as sptk_tensor::Value>::TYPE) {
         (Semiring::PlusTimes, F64) => crate::coiter::MaskDot::new::<C, f64>(isa).ok(),
         (Semiring::PlusTimes, F32) => crate::coiter::MaskDot::new::<C, f32>(isa).ok(),
@@ -546,22 +536,9 @@ fn scatter_kernel<C: Coord, R: Ring>(
     opts: &Options,
     mode: MaskMode,
 ) -> Option<std::sync::Arc<ScatterKernel>> {
-    use crate::ewise::Kernels;
-    use crate::Isa;
-    let isa = match opts.isa {
-        Some(isa) => isa,
-        None => [Isa::Avx512, Isa::Avx2]
-            .into_iter()
-            .find(|i| i.available())?,
-    };
-    let wanted = match opts.common.kernels {
-        Kernels::Monomorphized => false,
-        Kernels::Generated => true,
-        Kernels::Auto => mode == MaskMode::None || isa == Isa::Avx512,
-    };
-    if !wanted {
-        return None;
-    }
+    let isa = opts.common.kernels.isa(opts.isa, |isa| {
+        mode == MaskMode::None || isa == crate::Isa::Avx512
+    })?;
     let desc = ScatterDesc {
         semiring: R::SEMIRING,
         value: <R::Out as sptk_tensor::Value>::TYPE,

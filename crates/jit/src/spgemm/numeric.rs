@@ -188,11 +188,11 @@ fn one_pass<C: Coord, R: Ring>(
             };
             let mut counts = lock(piece);
             // The buffers keep the longest length they have had (grown, never cleared:
-            // only `..at` is the chunk's), so the room for a row is not written first.
-            let mut at = 0usize;
+            // only `..used` is the chunk's), so the room for a row is not written first.
+            let mut used = 0usize;
             for (slot, i) in counts.iter_mut().zip(lo..hi) {
                 let b = bound(i);
-                let Some(end) = at.checked_add(b) else {
+                let Some(end) = used.checked_add(b) else {
                     return flags.wrong.store(true, Ordering::Relaxed);
                 };
                 if bc.len() < end {
@@ -201,7 +201,7 @@ fn one_pass<C: Coord, R: Ring>(
                 if bv.len() < end {
                     bv.resize(end, R::Out::default());
                 }
-                let (Some(crd), Some(val)) = (bc.get_mut(at..end), bv.get_mut(at..end)) else {
+                let (Some(crd), Some(val)) = (bc.get_mut(used..end), bv.get_mut(used..end)) else {
                     return;
                 };
                 let n = w.row(p, sym, i, Some(Out { crd, val }));
@@ -211,11 +211,11 @@ fn one_pass<C: Coord, R: Ring>(
                 if n > b {
                     return flags.wrong.store(true, Ordering::Relaxed);
                 }
-                at += n;
+                used += n;
                 *slot = n as u64;
             }
             let Some(start) = seq.start(c) else { return };
-            let n = at.min(bc.len()).min(bv.len());
+            let n = used.min(bc.len()).min(bv.len());
             let Some(at) = usize::try_from(start)
                 .ok()
                 .filter(|&s| s.checked_add(n).is_some_and(|e| e <= room))

@@ -402,23 +402,9 @@ mod tests {
         }
     }
 
-    /// AVX2 and AVX-512 where this CPU runs them; one that `REQUIRE_ISA` (as `.ci/run` sets
-    /// it) names but this CPU lacks fails the test instead of being skipped.
-    fn tested_isas() -> Vec<Isa> {
-        let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
-        [Isa::Avx2, Isa::Avx512]
-            .into_iter()
-            .filter(|i| {
-                let named = required.split(',').any(|r| r == i.name());
-                assert!(!named || i.available(), "REQUIRE_ISA names {}", i.name());
-                i.available()
-            })
-            .collect()
-    }
-
     #[test]
     fn generated_rows_match_the_rust_loop_at_both_widths() {
-        let isas = tested_isas();
+        let isas = Isa::tested();
         const F: [f64; 8] = [
             0.0,
             -0.0,
@@ -474,7 +460,7 @@ mod tests {
     /// generated code up to B's last entry; both skip the rest.
     #[test]
     fn damaged_rows_are_skipped_inside_the_arrays() {
-        let Some(&isa) = tested_isas().last() else {
+        let Some(&isa) = Isa::tested().last() else {
             return;
         };
         let cols = 64usize;
