@@ -126,15 +126,21 @@ fn every_pair_operation_phase_and_isa_generates() {
     // SpGEMM's masked dot form: two csr operands with 64-bit positions, C's width.
     for crd in [IndexWidth::W32, IndexWidth::W64] {
         let side = Operand::named("csr", IndexWidth::W64, crd).unwrap();
-        for (value, phase) in [
-            (sptk_jit::Real::F32, Phase::MaskDot),
-            (sptk_jit::Real::F64, Phase::MaskDot),
-            (sptk_jit::Real::F64, Phase::MaskCount),
+        for (value, phase, op) in [
+            (sptk_jit::Real::F32, Phase::MaskDot, EwiseOp::Mul),
+            (sptk_jit::Real::F64, Phase::MaskDot, EwiseOp::Mul),
+            (sptk_jit::Real::F32, Phase::MaskMin, EwiseOp::Add),
+            (sptk_jit::Real::F64, Phase::MaskMin, EwiseOp::Add),
+            (sptk_jit::Real::F64, Phase::MaskMin, EwiseOp::Mul),
+            (sptk_jit::Real::F32, Phase::MaskMax, EwiseOp::Mul),
+            (sptk_jit::Real::F64, Phase::MaskMax, EwiseOp::Add),
+            (sptk_jit::Real::F64, Phase::MaskCount, EwiseOp::Mul),
+            (sptk_jit::Real::F64, Phase::MaskAny, EwiseOp::Mul),
         ] {
             for isa in [Isa::Avx2, Isa::Avx512] {
                 let d = CoDesc {
                     union: false,
-                    op: EwiseOp::Mul,
+                    op,
                     a: side,
                     b: side,
                     out_crd: crd,

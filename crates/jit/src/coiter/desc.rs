@@ -143,9 +143,41 @@ pub enum Phase {
     /// column `j`, the products summed from the first; C's row takes `(j, sum)` where
     /// they meet (`mask_dot.rs`).
     MaskDot,
+    /// [`Phase::MaskDot`] with the products folded by `min` (`min_plus` with `add` as the
+    /// operation, `min_times` with `mul`): from the first product, a NaN giving way to
+    /// the other operand as `f64::min` does.
+    MaskMin,
+    /// [`Phase::MaskMin`] by `max` (`max_times`, `max_plus`).
+    MaskMax,
     /// [`Phase::MaskDot`] on the pattern (values not read): C's row takes `(j, matches)`
     /// as an `i64` where A's row and B's column `j` meet (`plus_pair`).
     MaskCount,
+    /// [`Phase::MaskCount`] with `true` (a byte 1) as C's value (`lor_land`).
+    MaskAny,
+}
+
+/// Every phase, in the order the text form lists them.
+const PHASES: [Phase; 9] = [
+    Phase::Count,
+    Phase::Fill,
+    Phase::Dot,
+    Phase::RowDot,
+    Phase::MaskDot,
+    Phase::MaskMin,
+    Phase::MaskMax,
+    Phase::MaskCount,
+    Phase::MaskAny,
+];
+
+/// How a sum phase folds a product into its sum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    /// `sum + product`.
+    Plus,
+    /// `min(sum, product)` as `f64::min`: a NaN gives way to the other operand.
+    Min,
+    /// `max(sum, product)` as `f64::max`.
+    Max,
 }
 
 impl Phase {
@@ -157,21 +189,49 @@ impl Phase {
             Phase::Dot => "dot",
             Phase::RowDot => "rowdot",
             Phase::MaskDot => "maskdot",
+            Phase::MaskMin => "maskmin",
+            Phase::MaskMax => "maskmax",
             Phase::MaskCount => "maskcount",
+            Phase::MaskAny => "maskany",
         }
     }
 
-    /// False for a phase on the pattern alone ([`Phase::MaskCount`]).
+    /// False for a phase on the pattern alone ([`Phase::MaskCount`], [`Phase::MaskAny`]).
     pub fn reads_values(self) -> bool {
-        self != Phase::MaskCount
+        !matches!(self, Phase::MaskCount | Phase::MaskAny)
     }
 
-    /// True for the sums of products (`dot`, `rowdot`, `maskdot`).
+    /// True for the sums of products (`dot`, `rowdot` and the masked dot forms).
     pub fn reduces(self) -> bool {
+        !matches!(self, Phase::Count | Phase::Fill)
+    }
+
+    /// True for SpGEMM's masked dot forms (`mask_dot.rs`).
+    pub fn masked(self) -> bool {
         matches!(
             self,
-            Phase::Dot | Phase::RowDot | Phase::MaskDot | Phase::MaskCount
+            Phase::MaskDot | Phase::MaskMin | Phase::MaskMax | Phase::MaskCount | Phase::MaskAny
         )
+    }
+
+    /// How the products are folded: by `min` / `max` for [`Phase::MaskMin`] /
+    /// [`Phase::MaskMax`], else summed.
+    pub fn fold(self) -> Fold {
+        match self {
+            Phase::MaskMin => Fold::Min,
+            Phase::MaskMax => Fold::Max,
+            _ => Fold::Plus,
+        }
+    }
+
+    /// Whether `op` may form the products of this phase: `mul` for every sum, `add` too
+    /// where they are folded by `min` / `max` (`min_plus`); none for count and fill.
+    pub fn takes(self, op: EwiseOp) -> bool {
+        match self.fold() {
+            _ if !self.reduces() => true,
+            Fold::Plus => op == EwiseOp::Mul,
+            Fold::Min | Fold::Max => matches!(op, EwiseOp::Mul | EwiseOp::Add),
+        }
     }
 }
 
@@ -319,24 +379,17 @@ impl FromStr for CoDesc {
             "f64" => Real::F64,
             other => return Err(bad(format!("unknown value type '{other}' (f32, f64)"))),
         };
-        let phase = [
-            Phase::Count,
-            Phase::Fill,
-            Phase::Dot,
-            Phase::RowDot,
-            Phase::MaskDot,
-            Phase::MaskCount,
-        ]
-        .into_iter()
-        .find(|p| p.name() == *phase)
-        .ok_or_else(|| {
-            bad(format!(
-                "unknown phase '{phase}' (count, fill, dot, rowdot, maskdot, maskcount)"
-            ))
-        })?;
-        if phase.reduces() && (union || op != EwiseOp::Mul) {
+        let phase = PHASES
+            .into_iter()
+            .find(|p| p.name() == *phase)
+            .ok_or_else(|| {
+                let names: Vec<&str> = PHASES.iter().map(|p| p.name()).collect();
+                bad(format!("unknown phase '{phase}' ({})", names.join(", ")))
+            })?;
+        if phase.reduces() && (union || !phase.takes(op)) {
             return Err(bad(format!(
-                "'{s}': {} sums the products of an intersection: 'ewise intersection mul'",
+                "'{s}': {} folds the products of an intersection: 'ewise intersection mul' \
+                 (or 'add' where folded by min or max)",
                 phase.name()
             )));
         }
@@ -420,6 +473,9 @@ mod tests {
             "ewise intersection mul coo.p64.c32 csr.p32.c32 -> csr f32 avx2 rowdot",
             "ewise intersection mul csr.p64.c32 csr.p64.c32 -> csr f64 avx512 maskdot",
             "ewise intersection mul csr.p64.c64 csr.p64.c64 -> csr f64 avx2 maskcount",
+            "ewise intersection add csr.p64.c32 csr.p64.c32 -> csr f32 avx512 maskmin",
+            "ewise intersection mul csr.p64.c64 csr.p64.c64 -> csr f64 avx2 maskmax",
+            "ewise intersection mul csr.p64.c32 csr.p64.c32 -> csr f64 avx512 maskany",
         ] {
             let d: CoDesc = text.parse().unwrap();
             assert_eq!(d.to_string(), text);
@@ -480,6 +536,18 @@ mod tests {
             ),
             (
                 "ewise intersection add csr.p32.c32 csr.p32.c32 -> csr f64 avx2 rowdot",
+                "intersection mul",
+            ),
+            (
+                "ewise intersection add csr.p64.c32 csr.p64.c32 -> csr f64 avx2 maskdot",
+                "intersection mul",
+            ),
+            (
+                "ewise intersection sub csr.p64.c32 csr.p64.c32 -> csr f64 avx2 maskmin",
+                "'add' where folded",
+            ),
+            (
+                "ewise intersection add csr.p64.c32 csr.p64.c32 -> csr f64 avx2 maskany",
                 "intersection mul",
             ),
             (

@@ -42,7 +42,7 @@ use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
 
 use super::cursor::Side;
-use super::desc::{CoDesc, LevelKind, Phase};
+use super::desc::{CoDesc, Fold, LevelKind, Phase};
 use super::gallop::skewed_rows;
 use super::merge::merge;
 use super::short::{short_lists, short_rows, short_union, union_constants, union_rows};
@@ -54,7 +54,7 @@ use crate::x86::gp;
 use crate::KernelError;
 use iced_x86::Register;
 use iced_x86::Register::{R14, RAX, RDI, RDX, XMM0, XMM1, XMM10, XMM8, XMM9};
-use Arg::{M, R};
+use Arg::{I, M, R};
 
 /// The sum of a `dot` / `rowdot` kernel's products (the merges and the short-list
 /// compares leave `xmm8` alone).
@@ -169,7 +169,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             "{d}: co-iteration kernels are generated for avx2 and avx512"
         )));
     }
-    if matches!(d.phase, Phase::MaskDot | Phase::MaskCount) {
+    if d.phase.masked() {
         return super::mask_dot::generate(d);
     }
     if d.phase.reduces() && (d.union || d.op != crate::ewise::EwiseOp::Mul) {
@@ -290,9 +290,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     match d.phase {
         Phase::Count => count_row(&mut a, d, (&sa, &sb))?,
         Phase::Fill => fill_row(&mut a, d, (&sa, &sb), fail)?,
-        Phase::Dot | Phase::RowDot | Phase::MaskDot | Phase::MaskCount => {
-            dot_row(&mut a, d, (&sa, &sb), fail)?
-        }
+        _ => dot_row(&mut a, d, (&sa, &sb), fail)?,
     }
     dynasm!(a.ops
         ; .arch x64
@@ -318,9 +316,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             a.ins(v.store, &[M(RDX, Register::None, 1, 0), R(ACC)])?;
             dynasm!(a.ops ; .arch x64 ; xor eax, eax);
         }
-        Phase::RowDot | Phase::MaskDot | Phase::MaskCount => {
-            dynasm!(a.ops ; .arch x64 ; xor eax, eax)
-        }
+        _ => dynasm!(a.ops ; .arch x64 ; xor eax, eax),
     }
     dynasm!(a.ops
         ; .arch x64
@@ -513,12 +509,23 @@ fn dot_row(
 /// `ACC += xmm0` where `rdi` is 1 (a match), `ACC += -0.0` where it is 0 (the exact
 /// identity: a sum from `+0.0` or from `-0.0` keeps its bits), and `r12 += rdi` (the
 /// matches, which the masked dot form reads; on the pattern, only that); clobbers `rdi`,
-/// `r14`, `xmm9`, `xmm10`.
+/// `r14`, `xmm9`, `xmm10`. Folded by `min` / `max` ([`Fold`]), `ACC` takes
+/// [`fold_match`]'s result where `rdi` is 1 and stays where it is 0.
 #[allow(clippy::useless_conversion)]
 pub(super) fn accumulate(a: &mut Asm, d: &CoDesc, v: &Values) -> Result<(), KernelError> {
     if !d.phase.reads_values() {
         dynasm!(a.ops ; .arch x64 ; add r12, rdi);
         return Ok(());
+    }
+    if let Some(pick) = min_max(d, v) {
+        folded(a, v, pick, XMM10)?;
+        dynasm!(a.ops
+            ; .arch x64
+            ; add r12, rdi
+            ; neg rdi
+        );
+        a.ins(C::VEX_Vmovq_xmm_rm64, &[R(XMM9), R(RDI)])?;
+        return a.ins(v.blend, &[R(ACC), R(ACC), R(XMM10), R(XMM9)]);
     }
     // r14 = the sign bit where there is no match (an f32 reads the low 32 bits).
     let sign_shift: i8 = if v.size == 8 { 63 } else { 31 };
@@ -534,6 +541,33 @@ pub(super) fn accumulate(a: &mut Asm, d: &CoDesc, v: &Values) -> Result<(), Kern
     a.ins(C::VEX_Vandpd_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM9)])?;
     a.ins(C::VEX_Vorpd_xmm_xmm_xmmm128, &[R(XMM0), R(XMM0), R(XMM10)])?;
     a.ins(v.add, &[R(ACC), R(ACC), R(XMM0)])
+}
+
+/// `ACC = fold(ACC, xmm0)` for a match known to be one: `ACC + xmm0`, or `min` / `max`
+/// ([`Fold`]). Clobbers `xmm9` (and `xmm10` for `min` / `max`).
+pub(super) fn fold_match(a: &mut Asm, d: &CoDesc, v: &Values) -> Result<(), KernelError> {
+    match min_max(d, v) {
+        Some(pick) => folded(a, v, pick, ACC),
+        None => a.ins(v.add, &[R(ACC), R(ACC), R(XMM0)]),
+    }
+}
+
+/// The `min` / `max` instruction of a phase folded by one, else `None` (a sum).
+fn min_max(d: &CoDesc, v: &Values) -> Option<C> {
+    match d.phase.fold() {
+        Fold::Plus => None,
+        Fold::Min => Some(v.min),
+        Fold::Max => Some(v.max),
+    }
+}
+
+/// `out = pick(ACC, xmm0)` as `f64::min` / `max` compile (`xmm0 < ACC ? xmm0 : ACC` for
+/// min), and `xmm0` where `ACC` is NaN: so a sum started from NaN takes its first product
+/// as it is, and a NaN product never replaces a number. Clobbers `xmm9`, `xmm10`.
+fn folded(a: &mut Asm, v: &Values, pick: C, out: Register) -> Result<(), KernelError> {
+    a.ins(v.cmp, &[R(XMM9), R(ACC), R(ACC), I(3)])?;
+    a.ins(pick, &[R(XMM10), R(XMM0), R(ACC)])?;
+    a.ins(v.blend, &[R(out), R(XMM10), R(XMM0), R(XMM9)])
 }
 
 /// [`row_lengths`], and to `row_done` where either segment is empty (an intersection's row

@@ -16,6 +16,7 @@ use crate::code::{Cache, Code};
 use crate::desc::{Isa, Real};
 use crate::ewise::{lock, one_pass, split, EwiseError, EwiseOp, Filled, Room};
 use crate::run::{map_chunks, Chunk};
+use crate::spgemm::Semiring;
 use crate::KernelError;
 
 /// An index array as generated code reads it: address, length and width.
@@ -541,36 +542,39 @@ type MaskDotEntry = unsafe extern "sysv64" fn(*const super::mask_dot::MaskDotArg
 #[cfg(not(target_arch = "x86_64"))]
 type MaskDotEntry = unsafe extern "C" fn(*const super::mask_dot::MaskDotArgs) -> u64;
 
-/// SpGEMM's masked dot form by generated code, for one coordinate width and `plus_times`
-/// on one value type (f32, f64) or `plus_pair` on the pattern: one call per row of C.
+/// SpGEMM's masked dot form by generated code, for one coordinate width and one semiring:
+/// `plus_times`, `min_plus`, `max_times` on one value type (f32, f64), `plus_pair` and
+/// `lor_land` on the pattern; one call per row of C.
 pub struct MaskDot {
     kernel: Arc<CoKernel>,
     entry: MaskDotEntry,
 }
 
 impl MaskDot {
-    /// The kernel for coordinates `C` and values `V` on `isa`, generated once per process.
+    /// The kernel for coordinates `C`, `semiring` on values `V` (any type for the pattern
+    /// semirings, which read none) on `isa`, generated once per process.
     ///
     /// # Errors
-    /// Values other than f32 / f64, coordinates other than 32 / 64 bits, an ISA this CPU
-    /// lacks, code that cannot be mapped.
-    pub fn new<C: Index, V: Value>(isa: Isa) -> Result<MaskDot, KernelError> {
-        let value = real_of::<V>().ok_or_else(|| {
-            KernelError::Unsupported(format!("no masked dot form for {} values", V::TYPE.name()))
-        })?;
-        MaskDot::make::<C>(isa, value, Phase::MaskDot)
-    }
-
-    /// The kernel on the pattern (`plus_pair`: C's value is the number of matches, an
-    /// `i64`; no value is read), for coordinates `C` on `isa`.
-    ///
-    /// # Errors
-    /// As [`MaskDot::new`].
-    pub fn count<C: Index>(isa: Isa) -> Result<MaskDot, KernelError> {
-        MaskDot::make::<C>(isa, Real::F64, Phase::MaskCount)
-    }
-
-    fn make<C: Index>(isa: Isa, value: Real, phase: Phase) -> Result<MaskDot, KernelError> {
+    /// A valued semiring on values other than f32 / f64, coordinates other than 32 / 64
+    /// bits, an ISA this CPU lacks, code that cannot be mapped.
+    pub fn new<C: Index, V: Value>(isa: Isa, semiring: Semiring) -> Result<MaskDot, KernelError> {
+        let (op, phase) = match semiring {
+            Semiring::PlusTimes => (EwiseOp::Mul, Phase::MaskDot),
+            Semiring::MinPlus => (EwiseOp::Add, Phase::MaskMin),
+            Semiring::MaxTimes => (EwiseOp::Mul, Phase::MaskMax),
+            Semiring::PlusPair => (EwiseOp::Mul, Phase::MaskCount),
+            Semiring::LorLand => (EwiseOp::Mul, Phase::MaskAny),
+        };
+        let value = match phase.reads_values() {
+            true => real_of::<V>().ok_or_else(|| {
+                KernelError::Unsupported(format!(
+                    "no masked dot form of {semiring} on {} values",
+                    V::TYPE.name()
+                ))
+            })?,
+            // The pattern: the description names a type no code reads.
+            false => Real::F64,
+        };
         let crd = Ix::of_slice::<C>(&[]).width;
         if !matches!(crd, IndexWidth::W32 | IndexWidth::W64) {
             return Err(KernelError::Unsupported(
@@ -581,7 +585,7 @@ impl MaskDot {
             .ok_or_else(|| KernelError::Unsupported("no csr operand".into()))?;
         let desc = CoDesc {
             union: false,
-            op: EwiseOp::Mul,
+            op,
             a: side,
             b: side,
             out_crd: crd,
@@ -624,9 +628,13 @@ impl MaskDot {
                 };
                 value == Some(d.value) && TypeId::of::<O>() == TypeId::of::<I>()
             }
-            // The pattern in, counts out.
+            // The pattern in; counts (`plus_pair`) or `true` (`lor_land`) out.
             false => {
-                TypeId::of::<I>() == TypeId::of::<()>() && TypeId::of::<O>() == TypeId::of::<i64>()
+                let out = match d.phase {
+                    Phase::MaskAny => TypeId::of::<bool>(),
+                    _ => TypeId::of::<i64>(),
+                };
+                TypeId::of::<I>() == TypeId::of::<()>() && TypeId::of::<O>() == out
             }
         };
         if Ix::of_slice::<C>(&[]).width != d.out_crd || !types {
@@ -650,7 +658,7 @@ impl MaskDot {
         };
         // SAFETY: the kernel was made for `C`'s width and values of `I` = `O` (checked
         // above: f32 or f64, the description's), or on the pattern (no value read, `i64`
-        // counts written to `O` = `i64`); it reads A's row below `a_len`, the mask below
+        // counts written to `O` = `i64`, or a byte 1 to `O` = `bool`); it reads A's row below `a_len`, the mask below
         // `mask_len`, B's positions at `j` and `j + 1` for `j < b_rows` (`bp` holds
         // `b_rows + 1`), B's coordinates and values below `b_n` (positions clamped to it),
         // and writes C's row below `cap`, the room of both output slices (mask_dot.rs); all

@@ -17,7 +17,7 @@ use iced_x86::Register::*;
 
 use super::cursor::Side;
 use super::desc::{CoDesc, Phase};
-use super::emit::{crd_shift, nonempty_lengths, product, slot, ACC};
+use super::emit::{crd_shift, fold_match, nonempty_lengths, product, slot};
 use super::values::Values;
 use crate::ewise::GALLOP_RATIO;
 use crate::x86::asm::{reg, store_to, Arg, Asm};
@@ -152,7 +152,7 @@ fn gallop(
     product(a, d, v, (ia, ib))?;
     if d.phase.reduces() {
         if d.phase.reads_values() {
-            a.ins(v.add, &[R(ACC), R(ACC), R(XMM0)])?;
+            fold_match(a, d, v)?;
         }
         // The matches (the masked dot form's test of a meeting).
         dynasm!(a.ops ; .arch x64 ; inc r12);

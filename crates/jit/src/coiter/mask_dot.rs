@@ -8,7 +8,15 @@
 //! every `x`, `-0.0` and NaN included), and a step without a match adds `-0.0`: so the
 //! sum is `p1 + p2 + ...` from the first product, as GraphBLAS and the Rust form sum it,
 //! bit for bit. `r12` counts the matches. On the pattern ([`Phase::MaskCount`], for
-//! `plus_pair`) no value is read and C's value is that count, an `i64`.
+//! `plus_pair`) no value is read and C's value is that count, an `i64`; with
+//! [`Phase::MaskAny`] (`lor_land`) it is `true` (each match is still visited: no early
+//! exit at the first).
+//!
+//! Folded by `min` or `max` ([`Phase::MaskMin`] for `min_plus`, [`Phase::MaskMax`] for
+//! `max_times`) the sum starts from NaN, which the fold's first step replaces by the
+//! first product whatever it is (`emit::fold_match`: a NaN sum gives way, as `f64::min`'s
+//! does), and a step without a match leaves it: the first product, then `min(sum, t)` for
+//! each next, as the Rust form folds them.
 //!
 //! Bounds: the mask's columns are read below `mask_len`; a column at or past `b_rows` is
 //! skipped; B's positions are clamped to `b_n` (its stored entries) and ascend; A's row is
@@ -18,7 +26,7 @@ use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
 use iced_x86::Register::*;
 
-use super::desc::{CoDesc, LevelKind, Phase};
+use super::desc::{CoDesc, Fold, LevelKind, Phase};
 use super::emit::{crd_shift, sides, slot, ACC, SAVED};
 use super::gallop::skewed_rows;
 use super::merge::merge;
@@ -88,8 +96,8 @@ const _: () = {
 const E: i32 = slot::A_Q;
 const K: i32 = slot::B_Q;
 
-/// The machine code of `d` (phase [`Phase::MaskDot`]): A and B both `csr` levels with
-/// 64-bit positions and C's coordinate width.
+/// The machine code of `d` (a masked phase: [`Phase::masked`]): A and B both `csr` levels
+/// with 64-bit positions and C's coordinate width.
 ///
 /// # Errors
 /// Other levels or widths, an ISA other than AVX2 / AVX-512.
@@ -103,8 +111,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
             && o.pos == sptk_tensor::IndexWidth::W64
             && o.crd == d.out_crd
     };
-    let phase_ok = matches!(d.phase, Phase::MaskDot | Phase::MaskCount);
-    if !phase_ok || !plain(&d.a) || !plain(&d.b) || d.union {
+    if !d.phase.masked() || !d.phase.takes(d.op) || !plain(&d.a) || !plain(&d.b) || d.union {
         return Err(KernelError::Unsupported(format!(
             "{d}: the masked dot form reads two csr operands with 64-bit positions and C's \
              coordinate width"
@@ -162,13 +169,16 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
         ; mov QWORD [rsp + slot::A_END], rax
         ; xor r12d, r12d
     );
-    // ACC = -0.0 (the sign bit alone; an f32 reads the low 32 bits).
-    let sign: i64 = match d.value {
-        Real::F64 => i64::MIN,
-        Real::F32 => 0x8000_0000,
+    // ACC = -0.0 for a sum (the sign bit alone), a quiet NaN for min / max; an f32 reads
+    // the low 32 bits.
+    let start: i64 = match (d.phase.fold(), d.value) {
+        (Fold::Plus, Real::F64) => i64::MIN,
+        (Fold::Plus, Real::F32) => 0x8000_0000,
+        (_, Real::F64) => 0x7ff8_0000_0000_0000,
+        (_, Real::F32) => 0x7fc0_0000,
     };
     if d.phase.reads_values() {
-        dynasm!(a.ops ; .arch x64 ; mov rax, QWORD sign);
+        dynasm!(a.ops ; .arch x64 ; mov rax, QWORD start);
         a.ins(C::VEX_Vmovq_xmm_rm64, &[R(ACC), R(RAX)])?;
     }
     skewed_rows(&mut a, d, (&sa, &sb), &v, row_done)?;
@@ -193,10 +203,11 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     a.ins(C::Lea_r64_m, &[R(RDX), M(RDX, RAX, cs, 0)])?;
     store_to(&mut a, d.out_crd, gp::RDX, gp::RBX);
     dynasm!(a.ops ; .arch x64 ; mov rdx, QWORD [rdi + field::OUT_VAL]);
-    match d.phase.reads_values() {
-        true => a.ins(v.store, &[M(RDX, RAX, v.size, 0), R(ACC)])?,
+    match d.phase {
         // The matches, as C's i64 value.
-        false => dynasm!(a.ops ; .arch x64 ; mov QWORD [rdx + rax * 8], r12),
+        Phase::MaskCount => dynasm!(a.ops ; .arch x64 ; mov QWORD [rdx + rax * 8], r12),
+        Phase::MaskAny => dynasm!(a.ops ; .arch x64 ; mov BYTE [rdx + rax], 1),
+        _ => a.ins(v.store, &[M(RDX, RAX, v.size, 0), R(ACC)])?,
     }
     dynasm!(a.ops
         ; .arch x64
@@ -224,6 +235,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
 #[cfg(test)]
 mod tests {
     use crate::coiter::MaskDot;
+    use crate::spgemm::Semiring;
     use crate::Isa;
 
     /// 64-bit coordinates (C past 2^32 columns: not reachable from small test matrices):
@@ -232,7 +244,7 @@ mod tests {
     fn sixty_four_bit_coordinates_match_a_plain_intersection() {
         let top = 1u64 << 40;
         for isa in Isa::tested() {
-            let k = MaskDot::new::<u64, f64>(isa).unwrap();
+            let k = MaskDot::new::<u64, f64>(isa, Semiring::PlusTimes).unwrap();
             // A's row; B's columns 0..4 (as rows of B^T), the mask asks for 0, 1, 3, 4.
             let ak: Vec<u64> = (0..40).map(|x| top + 3 * x).collect();
             let av: Vec<f64> = (0..40)
@@ -276,7 +288,7 @@ mod tests {
             let got: Vec<(u64, u64)> = (0..n).map(|e| (oc[e], ov[e].to_bits())).collect();
             assert_eq!(got, want, "{isa:?}");
             // On the pattern: the matches of each meeting column.
-            let c = MaskDot::count::<u64>(isa).unwrap();
+            let c = MaskDot::new::<u64, i64>(isa, Semiring::PlusPair).unwrap();
             let units = vec![(); bk.len().max(ak.len())];
             let (mut cc, mut cv) = (vec![0u64; 5], vec![0i64; 5]);
             let m = c

@@ -518,18 +518,12 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
 /// as fast as the Rust loop on the three benchmark cases; masked products on AVX2 (scalar
 /// filter: 1.2x slower on the triangle count at 2 threads) keep the Rust loop. Measured
 /// in `docs/PERFORMANCE.md` ("SpGEMM: the generated scatter").
-/// The dot form's generated code for `plus_times` on f32 / f64 and `plus_pair` (the
-/// pattern's counts) where [`Options`] asks for
-/// generated code (`auto`: wherever it exists), else `None` (the Rust loop).
+/// The dot form's generated code for `R` (every semiring: the valued ones on f32 / f64)
+/// where [`Options`] asks for generated code (`auto`: wherever it exists), else `None`
+/// (the Rust loop).
 fn mask_dot_kernel<C: Coord, R: Ring>(opts: &Options) -> Option<crate::coiter::MaskDot> {
-    use sptk_tensor::ValueType::{F32, F64};
     let isa = opts.common.kernels.isa(opts.isa, |_| true)?;
-    match (R::SEMIRING, <R::Out as sptk_tensor::Value>::TYPE) {
-        (Semiring::PlusTimes, F64) => crate::coiter::MaskDot::new::<C, f64>(isa).ok(),
-        (Semiring::PlusTimes, F32) => crate::coiter::MaskDot::new::<C, f32>(isa).ok(),
-        (Semiring::PlusPair, _) => crate::coiter::MaskDot::count::<C>(isa).ok(),
-        _ => None,
-    }
+    crate::coiter::MaskDot::new::<C, R::Out>(isa, R::SEMIRING).ok()
 }
 
 fn scatter_kernel<C: Coord, R: Ring>(
