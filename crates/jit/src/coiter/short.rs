@@ -1,6 +1,9 @@
 //! Rows by vector compares (AVX-512, 32-bit contiguous coordinates), chosen per row from
 //! the two segments' lengths; everything else goes to the merge (`merge.rs`).
 //!
+//! - Intersection, both segments 1 to 16 coordinates, writing C ([`short_block`]): one
+//!   block of the long rows' kind, its lanes cut to the lengths: ranks by one broadcast
+//!   compare per coordinate of B, the matches compressed out.
 //! - Intersection, the shorter segment 1 to 16 coordinates ([`short_rows`]): it sits in a
 //!   zmm register and each coordinate of the longer one up to its last is broadcast and
 //!   compared with all of it (`vpcmpeqd` into a mask), as `ewise/short.rs` does: one
@@ -21,7 +24,10 @@
 //! (10 entries a row); the blocks took the
 //! long-row pair's mul (1000 entries a row) from 1.26x to 1.38x (single thread, 55.1 ->
 //! 50.3 ms). Between blocks, a list whose whole block lies below the other's head gallops
-//! past it ([`gallop`]).
+//! past it ([`gallop`]). The short block took the uniform pair's mul fill from 69.5 to
+//! 60.1 ms on one thread and 37.7 to 30.7 ms on two (medians of 3 alternating runs of
+//! `--repeat 15`); the banded pair's (10 entries a row, matches in one run) stayed at 48-52
+//! and 28-32 ms, where the compares per coordinate were already cheap.
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
@@ -61,6 +67,11 @@ pub(super) fn short_rows(
     let [again, b_shorter, long, merge] = a.labels();
     dynasm!(a.ops ; .arch x64 ; =>again);
     nonempty_lengths(a, row_done);
+    // The blocks write C's entries: a dot's rows keep the compares, which sum in order.
+    let blocks = d.out_crd == IndexWidth::W32 && !d.phase.reduces();
+    if blocks {
+        short_block(a, d, v, row_done)?;
+    }
     dynasm!(a.ops
         ; .arch x64
         ; cmp rbx, rax
@@ -80,11 +91,44 @@ pub(super) fn short_rows(
     );
     short_list(a, d, v, (sb, sa), false)?;
     dynasm!(a.ops ; .arch x64 ; jmp =>row_done ; =>long);
-    // The blocks write C's entries: a dot's rows longer than 16 on both sides merge.
-    if d.out_crd == IndexWidth::W32 && !d.phase.reduces() {
+    if blocks {
         long_blocks(a, d, v, (again, merge))?;
     }
     dynasm!(a.ops ; .arch x64 ; =>merge);
+    Ok(())
+}
+
+/// The intersection of two segments both 1 to [`SHORT`] coordinates long (`rbx` A's
+/// length, `rax` B's) as one block of [`long_blocks`]' kind with its lanes cut to the
+/// lengths (`k1` A's, `k2` B's; the lanes past them load as zeros): the rank of each of A's
+/// lanes counts B's coordinates below it (one broadcast compare per coordinate of B), and
+/// [`matches`] writes the matched entries, then the row is done. About 40 instructions
+/// and a compare per coordinate of B, where the compares of [`short_list`] cost about 20
+/// instructions per coordinate of the longer segment; a row with a longer segment falls
+/// through. Uses `rcx`, `rdx`, `k1`-`k7`, `zmm17`, `zmm20`-`zmm29` and what [`matches`]
+/// uses.
+#[allow(clippy::useless_conversion)]
+fn short_block(
+    a: &mut Asm,
+    d: &CoDesc,
+    v: &Values,
+    row_done: dynasmrt::DynamicLabel,
+) -> Result<(), KernelError> {
+    let other = a.ops.new_dynamic_label();
+    dynasm!(a.ops
+        ; .arch x64
+        ; cmp rbx, SHORT
+        ; ja =>other
+        ; cmp rax, SHORT
+        ; ja =>other
+    );
+    a.ins(
+        C::EVEX_Vpternlogd_zmm_k1z_zmm_zmmm512b32_imm8,
+        &[R(ZMM17), R(ZMM17), R(ZMM17), Arg::I(0xFF)],
+    )?;
+    lane_ranks(a)?;
+    matches(a, d, v, Some((K1, K2)))?;
+    dynasm!(a.ops ; .arch x64 ; jmp =>row_done ; =>other);
     Ok(())
 }
 
@@ -160,12 +204,91 @@ fn long_blocks(
             Some((K4, false)),
         )?;
     }
-    // k3: A's lanes that match (a rank of 16 reads B's lane 0, below A's coordinate).
+    matches(a, d, v, Option::None)?;
+    // The block with the smaller last coordinate (both on a tie) moves on by 16.
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov ecx, DWORD [r8 + rsi * 4 + 4 * (SHORT - 1)]
+        ; mov edx, DWORD [r9 + rbp * 4 + 4 * (SHORT - 1)]
+        ; xor eax, eax
+        ; xor ebx, ebx
+        ; cmp ecx, edx
+        ; setbe al
+        ; setae bl
+        ; shl eax, 4
+        ; shl ebx, 4
+        ; add rsi, rax
+        ; add rbp, rbx
+        ; jmp =>blk
+    );
+    Ok(())
+}
+
+/// A short row's lanes and ranks: `k1` / `k2` A's / B's lanes (`rbx` / `rax` of them, 1 to
+/// [`SHORT`]), `zmm20` / `zmm21` their coordinates (zeros past them), and `zmm22` the rank
+/// of each of A's lanes: B's coordinates below it, by one broadcast compare per
+/// coordinate of B. Needs `zmm17` all ones; uses `rcx`, `rdx`, `k4`.
+#[allow(clippy::useless_conversion)]
+fn lane_ranks(a: &mut Asm) -> Result<(), KernelError> {
+    let rank_lp = a.ops.new_dynamic_label();
+    dynasm!(a.ops ; .arch x64 ; mov ecx, -1);
+    low_lanes(a, K1, EBX, (ECX, EDX))?;
+    low_lanes(a, K2, EAX, (ECX, EDX))?;
+    let load32 = C::EVEX_Vmovdqu32_zmm_k1z_zmmm512;
+    a.ins_masked(load32, &[R(ZMM20), M(R8, RSI, 4, 0)], Some((K1, true)))?;
+    a.ins_masked(load32, &[R(ZMM21), M(R9, RBP, 4, 0)], Some((K2, true)))?;
+    a.ins(
+        C::EVEX_Vpxord_zmm_k1z_zmm_zmmm512b32,
+        &[R(ZMM22), R(ZMM22), R(ZMM22)],
+    )?;
+    // For each coordinate y of B, the lanes of A above it count one more.
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov rdx, rbp
+        ; lea rcx, [rbp + rax]
+        ; =>rank_lp
+    );
+    a.ins_masked(
+        C::EVEX_Vpcmpud_kr_k1_zmm_zmmm512b32_imm8,
+        &[R(K4), R(ZMM20), Arg::B(R9, RDX, 4, 0), Arg::I(6)],
+        Some((K1, false)),
+    )?;
+    a.ins_masked(
+        C::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32,
+        &[R(ZMM22), R(ZMM22), R(ZMM17)],
+        Some((K4, false)),
+    )?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; inc rdx
+        ; cmp rdx, rcx
+        ; jb =>rank_lp
+    );
+    Ok(())
+}
+
+/// The matches of a block (`zmm20` A's coordinates, `zmm21` B's, `zmm22` the rank of each
+/// of A's lanes in B): A's matched coordinates, and `op(a, b)` over A's values and B's
+/// gathered at the rank, compressed into the low lanes and stored at `r12` / `r13` under
+/// a mask of their count; then C moves on by it (`r14`). `lanes` (A's, B's) masks the
+/// compare and the value loads to a short row's lanes; `None` reads 16 of each. Uses
+/// `rax`, `rbx`, `rcx`, `rdx`, `r14`, `k3`-`k7`, `zmm23`-`zmm29`.
+#[allow(clippy::useless_conversion)]
+fn matches(
+    a: &mut Asm,
+    d: &CoDesc,
+    v: &Values,
+    lanes: Option<(Register, Register)>,
+) -> Result<(), KernelError> {
+    let load32 = C::EVEX_Vmovdqu32_zmm_k1z_zmmm512;
+    // k3: A's lanes that match (a rank of 16 reads B's lane 0, below A's coordinate; a
+    // rank past a short B's last lane reads a zero lane, also below).
     let perm = C::EVEX_Vpermd_zmm_k1z_zmm_zmmm512b32;
     a.ins(perm, &[R(ZMM23), R(ZMM22), R(ZMM21)])?;
-    a.ins(
+    a.ins_masked(
         C::EVEX_Vpcmpeqd_kr_k1_zmm_zmmm512b32,
         &[R(K3), R(ZMM20), R(ZMM23)],
+        lanes.map(|(ka, _)| (ka, false)),
     )?;
     // r14 = the matches; k5 = their count of low lanes.
     a.ins(C::VEX_Kmovw_r32_kr, &[R(EAX), R(K3)])?;
@@ -184,10 +307,20 @@ fn long_blocks(
     )?;
     if v.size == 8 {
         let load64 = C::EVEX_Vmovdqu64_zmm_k1z_zmmm512;
-        a.ins(load64, &[R(ZMM24), M(R10, RSI, 8, 0)])?;
-        a.ins(load64, &[R(ZMM25), M(R10, RSI, 8, 64)])?;
-        a.ins(load64, &[R(ZMM26), M(R11, RBP, 8, 0)])?;
-        a.ins(load64, &[R(ZMM27), M(R11, RBP, 8, 64)])?;
+        for (lo, hi, base, pos, k) in [
+            (ZMM24, ZMM25, R10, RSI, lanes.map(|l| l.0)),
+            (ZMM26, ZMM27, R11, RBP, lanes.map(|l| l.1)),
+        ] {
+            let high = match k {
+                Some(k) => {
+                    a.ins(C::VEX_Kshiftrw_kr_kr_imm8, &[R(K6), R(k), Arg::I(8)])?;
+                    Some((K6, true))
+                }
+                Option::None => Option::None,
+            };
+            a.ins_masked(load64, &[R(lo), M(base, pos, 8, 0)], k.map(|k| (k, true)))?;
+            a.ins_masked(load64, &[R(hi), M(base, pos, 8, 64)], high)?;
+        }
         a.ins(C::EVEX_Vpmovzxdq_zmm_k1z_ymmm256, &[R(ZMM28), R(YMM22)])?;
         a.ins(
             C::EVEX_Vextracti64x4_ymmm256_k1z_zmm_imm8,
@@ -220,8 +353,9 @@ fn long_blocks(
         )?;
         a.ins_masked(store, &[M(R13, RCX, 8, 0), R(ZMM29)], Some((K6, false)))?;
     } else {
-        a.ins(load32, &[R(ZMM24), M(R10, RSI, 4, 0)])?;
-        a.ins(load32, &[R(ZMM26), M(R11, RBP, 4, 0)])?;
+        let (ka, kb) = (lanes.map(|l| (l.0, true)), lanes.map(|l| (l.1, true)));
+        a.ins_masked(load32, &[R(ZMM24), M(R10, RSI, 4, 0)], ka)?;
+        a.ins_masked(load32, &[R(ZMM26), M(R11, RBP, 4, 0)], kb)?;
         a.ins(perm, &[R(ZMM28), R(ZMM22), R(ZMM26)])?;
         vector_op(a, d.value, d.op, (ZMM24, ZMM28), K7)?;
         a.ins_masked(
@@ -235,26 +369,8 @@ fn long_blocks(
             Some((K5, false)),
         )?;
     }
-    // C moves on by the matches; the block with the smaller last coordinate (both on a
-    // tie) by 16.
     a.ins(C::Lea_r64_m, &[R(R12), M(R12, R14, 4, 0)])?;
-    a.ins(C::Lea_r64_m, &[R(R13), M(R13, R14, v.size, 0)])?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; mov ecx, DWORD [r8 + rsi * 4 + 4 * (SHORT - 1)]
-        ; mov edx, DWORD [r9 + rbp * 4 + 4 * (SHORT - 1)]
-        ; xor eax, eax
-        ; xor ebx, ebx
-        ; cmp ecx, edx
-        ; setbe al
-        ; setae bl
-        ; shl eax, 4
-        ; shl ebx, 4
-        ; add rsi, rax
-        ; add rbp, rbx
-        ; jmp =>blk
-    );
-    Ok(())
+    a.ins(C::Lea_r64_m, &[R(R13), M(R13, R14, v.size, 0)])
 }
 
 /// The intersection of a short segment `s` (its `r15` coordinates, 1 to [`SHORT`], in
@@ -435,7 +551,7 @@ pub(super) fn union_rows(
     v: &Values,
     row_done: dynasmrt::DynamicLabel,
 ) -> Result<(), KernelError> {
-    let [merge, rank_lp, values_done] = a.labels();
+    let [merge, values_done] = a.labels();
     let mask = C::VEX_Kmovw_kr_r32;
     row_lengths(a);
     dynasm!(a.ops
@@ -447,38 +563,8 @@ pub(super) fn union_rows(
         ; cmp rcx, SHORT - 1
         ; ja =>merge
         ; lea r15, [rbx + rax]
-        ; mov ecx, -1
     );
-    // k1 / k2: A's and B's lanes; zmm20 / zmm21 their coordinates.
-    low_lanes(a, K1, EBX, (ECX, EDX))?;
-    low_lanes(a, K2, EAX, (ECX, EDX))?;
-    let load32 = C::EVEX_Vmovdqu32_zmm_k1z_zmmm512;
-    a.ins_masked(load32, &[R(ZMM20), M(R8, RSI, 4, 0)], Some((K1, true)))?;
-    a.ins_masked(load32, &[R(ZMM21), M(R9, RBP, 4, 0)], Some((K2, true)))?;
-    a.ins(C::EVEX_Vmovdqa32_zmm_k1z_zmmm512, &[R(ZMM22), R(ZMM19)])?;
-    // rank: for each coordinate y of B, the lanes of A above it count one more.
-    dynasm!(a.ops
-        ; .arch x64
-        ; mov rdx, rbp
-        ; mov rcx, QWORD [rsp + slot::B_END]
-        ; =>rank_lp
-    );
-    a.ins_masked(
-        C::EVEX_Vpcmpud_kr_k1_zmm_zmmm512b32_imm8,
-        &[R(K4), R(ZMM20), Arg::B(R9, RDX, 4, 0), Arg::I(6)],
-        Some((K1, false)),
-    )?;
-    a.ins_masked(
-        C::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32,
-        &[R(ZMM22), R(ZMM22), R(ZMM17)],
-        Some((K4, false)),
-    )?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; inc rdx
-        ; cmp rdx, rcx
-        ; jb =>rank_lp
-    );
+    lane_ranks(a)?;
     // k3: A's lanes that match (B's coordinate at `rank` is theirs; a rank past B's
     // last lane reads a zero lane or B's first coordinate, both below A's).
     let perm = C::EVEX_Vpermd_zmm_k1z_zmm_zmmm512b32;
