@@ -341,6 +341,59 @@ fn heavy_and_power_law_rows_take_their_own_accumulator() {
     }
 }
 
+/// Rows of C with 64 to a few thousand columns out of 20,000: the dense accumulator puts
+/// them in order through its bitmap (neither sorted nor scanned), including a row whose
+/// columns sit in one word, one whose columns span all of C and one with more than 1/16
+/// of C's columns.
+#[test]
+fn wide_rows_are_ordered_through_the_bitmap() {
+    let mut rng = Rng(0x0b17_3a90_0000_0007);
+    let (m, k, n) = (40u64, 60u64, 20_000u64);
+    let mut ea = Vec::new();
+    for r in 0..m {
+        for _ in 0..(3 + rng.below(6)) {
+            ea.push((r, rng.below(k), 1.0 + rng.below(3) as f64));
+        }
+    }
+    let mut eb = Vec::new();
+    for r in 0..k {
+        match r {
+            // Columns 0..64 (one word) and the first and last columns of C.
+            0 => eb.extend((0..64).map(|c| (0, c, 0.5))),
+            1 => eb.extend((0..70).map(|c| (1, if c % 2 == 0 { c } else { n - c }, 1.5))),
+            _ => {
+                for _ in 0..(20 + rng.below(40)) {
+                    eb.push((r, rng.below(n), (rng.below(7) as f64 - 3.0) * 0.25));
+                }
+            }
+        }
+    }
+    ea.push((0, 0, 1.0));
+    ea.push((1, 1, 2.0));
+    // Row m - 1 reaches every row of B: about 2,300 columns, past 1/16 of C's.
+    ea.extend((0..k).map(|x| (m - 1, x, 1.0)));
+    let em = entries(&mut rng, (m, n), 2000);
+    let a = typed_matrix((m, k), &ea, true, (32, 32), "CSR");
+    let b = typed_matrix((k, n), &eb, true, (32, 32), "CSR");
+    let mt = typed_matrix((m, n), &em, true, (32, 32), "CSR");
+    for semiring in Semiring::ALL {
+        for mask in [
+            None,
+            Some(Mask {
+                tensor: &mt,
+                complement: true,
+            }),
+        ] {
+            for kernels in [Kernels::Auto, Kernels::Monomorphized] {
+                let mut opts = Options::default();
+                opts.common.kernels = kernels;
+                let what = format!("{semiring}, {kernels:?}, complement {}", mask.is_some());
+                check(&what, (&a, &b), semiring, mask, &opts);
+            }
+        }
+    }
+}
+
 /// The dot form chosen by cost where the mask is much sparser than the product (a
 /// triangle count: `C<L> = L L` over plus_pair, L strictly lower triangular).
 #[test]

@@ -138,13 +138,27 @@ pub(crate) struct Dense<C, V> {
     /// The row's new columns, in the order found (at C's coordinate width: sorted
     /// narrow).
     touched: Vec<C>,
+    /// A bit per column of C, set from the touched list and cleared as it is read: the
+    /// order of a row with many columns (allocated at its first such row; empty until).
+    order: Vec<u64>,
     /// The room for a row's new columns could not be reserved (the row was refused).
     pub out_of_memory: bool,
 }
 
-/// Above this share of C's columns (1 / SCAN_SHARE), the fill pass scans the marks in
-/// column order instead of sorting the touched columns.
+/// Above this share of C's columns (1 / SCAN_SHARE), a row's columns are always put in
+/// order through the bitmap (or, where it cannot be allocated, by a scan of the marks in
+/// column order), never sorted.
 const SCAN_SHARE: usize = 16;
+
+/// True where `n` touched columns of `cols` are put in order faster through the bitmap
+/// (setting `n` bits, then reading the words of their span) than by a sort (about `log2
+/// n` steps each). R-MAT's `A A^T` (65,536 columns, 1,000 a row): the sort's 15% of the
+/// product's samples and most of the marks' scan go (docs/PERFORMANCE.md, "SpGEMM: rows
+/// put in order by a bitmap").
+fn order_by_bits(n: usize, cols: usize) -> bool {
+    let log = usize::BITS - n.leading_zeros();
+    n >= 64 && n.saturating_mul(log.saturating_sub(2) as usize) > cols / 64
+}
 
 impl<C: Coord, V: sptk_tensor::Value> Dense<C, V> {
     /// An accumulator for `cols` columns, its pages touched only where rows reach.
@@ -154,6 +168,7 @@ impl<C: Coord, V: sptk_tensor::Value> Dense<C, V> {
             values: big_zeroed(cols).ok()?,
             stamp: 0,
             touched: Vec::new(),
+            order: Vec::new(),
             out_of_memory: false,
         })
     }
@@ -341,7 +356,34 @@ impl<C: Coord, V: sptk_tensor::Value> Dense<C, V> {
     /// Writes the row's entries in column order and forgets the touched columns.
     fn write(&mut self, hit: u32, out: &mut Out<'_, C, V>) {
         let mut slots = out.crd.iter_mut().zip(out.val.iter_mut());
-        if self.touched.len() > self.marks.len() / SCAN_SHARE {
+        let cols = self.marks.len();
+        let many = self.touched.len() > cols / SCAN_SHARE;
+        if (many || order_by_bits(self.touched.len(), cols)) && self.order_ready(cols) {
+            // The touched columns' bits, then their words in order (each cleared as read).
+            let (mut lo, mut hi) = (usize::MAX, 0);
+            for &j in &self.touched {
+                let j = j.to_u64() as usize;
+                if let Some(w) = self.order.get_mut(j / 64) {
+                    *w |= 1 << (j % 64);
+                    lo = lo.min(j / 64);
+                    hi = hi.max(j / 64);
+                }
+            }
+            let words = self.order.get_mut(lo..=hi).unwrap_or_default();
+            for (n, w) in words.iter_mut().enumerate() {
+                let mut bits = std::mem::take(w);
+                while bits != 0 {
+                    let j = (lo + n) * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let (Some(&v), Some((c, x))) = (self.values.get(j), slots.next()) else {
+                        continue;
+                    };
+                    *c = C::from_u64_unchecked(j as u64);
+                    *x = v;
+                }
+            }
+        } else if many {
+            // No room for the bitmap: the marks in column order.
             for (j, (&m, &v)) in self.marks.iter().zip(&self.values).enumerate() {
                 if m == hit {
                     let Some((c, x)) = slots.next() else { break };
@@ -361,6 +403,21 @@ impl<C: Coord, V: sptk_tensor::Value> Dense<C, V> {
             }
         }
         self.touched.clear();
+    }
+}
+
+impl<C, V> Dense<C, V> {
+    /// The order bitmap for `cols` columns, allocated (zeroed) at the first call; false
+    /// where it cannot be (the caller sorts instead).
+    fn order_ready(&mut self, cols: usize) -> bool {
+        let words = cols.div_ceil(64);
+        if self.order.len() != words {
+            match big_zeroed(words) {
+                Ok(v) => self.order = v,
+                Err(_) => return false,
+            }
+        }
+        true
     }
 }
 
