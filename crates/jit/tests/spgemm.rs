@@ -189,7 +189,7 @@ fn random_products_match_the_reference_bit_for_bit() {
             &opts,
         );
         dense_rows += stats.rows_by_form[0];
-        if stats.kernel.contains("generated scatter") {
+        if stats.kernel.contains("generated `spgemm scatter") {
             generated_rows += stats.rows_by_form[0];
         }
         hash_rows += stats.rows_by_form[1];
@@ -206,7 +206,8 @@ fn random_products_match_the_reference_bit_for_bit() {
     );
 }
 
-/// The generated scatter (the dense accumulator's inner loops) against the reference, on
+/// The generated scatter (the dense accumulator's and the hash table's inner loops) against
+/// the reference, on
 /// every instruction set this CPU runs (`REQUIRE_ISA` makes a missing one a failure):
 /// each semiring, f32 and f64, unmasked, masked and
 /// complemented, values with signed zeros, infinities and NaN (the min / max ties and
@@ -258,29 +259,34 @@ fn generated_scatter_matches_the_reference_on_every_isa() {
                         tensor: &mt,
                         complement,
                     });
-                    let mut opts = Options {
-                        accumulator: Accumulator::Dense,
-                        masked_form: MaskedForm::Gustavson,
-                        isa: Some(isa),
-                        ..Options::default()
-                    };
-                    opts.common.kernels = Kernels::Generated;
-                    let what = format!(
-                        "{semiring} f64 {f64s} widths {widths:?} mask {complement:?} on {}",
-                        isa.name()
-                    );
-                    let stats = check(&what, (&a, &b), semiring, mask, &opts);
-                    assert!(
-                        stats.kernel.contains("generated scatter"),
-                        "{what}: {}",
-                        stats.kernel
-                    );
-                    ran += 1;
+                    for (accumulator, table) in
+                        [(Accumulator::Dense, "scatter"), (Accumulator::Hash, "hash")]
+                    {
+                        let mut opts = Options {
+                            accumulator,
+                            masked_form: MaskedForm::Gustavson,
+                            isa: Some(isa),
+                            ..Options::default()
+                        };
+                        opts.common.kernels = Kernels::Generated;
+                        let what = format!(
+                            "{semiring} {table} f64 {f64s} widths {widths:?} mask {complement:?} \
+                             on {}",
+                            isa.name()
+                        );
+                        let stats = check(&what, (&a, &b), semiring, mask, &opts);
+                        assert!(
+                            stats.kernel.contains(&format!("generated `spgemm {table}")),
+                            "{what}: {}",
+                            stats.kernel
+                        );
+                        ran += 1;
+                    }
                 }
             }
         }
     }
-    assert_eq!(ran, isas.len() * 5 * 2 * 3);
+    assert_eq!(ran, isas.len() * 5 * 2 * 3 * 2);
 }
 
 /// Rows chosen per row, in one product with too many columns for the dense accumulator to

@@ -64,10 +64,11 @@ pub(crate) struct Product<'a, C, R: Ring> {
     /// Generated scatter code for the dense accumulator's rows, made for `C`'s width and
     /// `R` (`None`: the Rust loop).
     pub scatter: Option<&'a ScatterKernel>,
+    /// Generated scatter code for the hash table's rows, likewise.
+    pub hash: Option<&'a ScatterKernel>,
     /// B's longest row (the touched list's room for generated code).
     pub b_longest: u64,
-    /// Generated code for the dot form's rows (`plus_times` on f32 / f64, `plus_pair`;
-    /// `None`: the Rust loop).
+    /// Generated code for the dot form's rows (`None`: the Rust loop).
     pub mask_dot: Option<&'a crate::coiter::MaskDot>,
 }
 
@@ -300,28 +301,14 @@ impl<C: Coord, V: sptk_tensor::Value> Dense<C, V> {
             self.out_of_memory = true;
             return usize::MAX;
         }
-        let (ak, av) = p.a.row(i);
-        let bits = filter.map_or(&[][..], |f| &f.bits[..]);
-        let mut cols = self.marks.len().min(self.values.len()) as u64;
-        if filter.is_some() {
-            cols = cols.min(bits.len() as u64 * 64);
-        }
+        let cols = self.marks.len().min(self.values.len()) as u64;
         let args = ScatterArgs {
-            a_crd: ak.as_ptr().cast(),
-            a_val: av.as_ptr().cast(),
-            a_len: ak.len().min(av.len()) as u64,
-            b_pos: p.b.pos.as_ptr(),
-            b_crd: p.b.crd.as_ptr().cast(),
-            b_val: p.b.val.as_ptr().cast(),
-            b_rows: p.b.pos.len().saturating_sub(1) as u64,
-            b_n: p.b.crd.len().min(p.b.val.len()) as u64,
             marks: self.marks.as_mut_ptr(),
             values: self.values.as_mut_ptr().cast(),
-            cols,
             hit: u64::from(hit),
-            filter: bits.as_ptr(),
             touched: self.touched.as_mut_ptr().cast(),
             cap: self.touched.capacity() as u64,
+            ..operands(p, i, cols, filter)
         };
         // SAFETY: `args` is made of live slices and their lengths just above (A's row,
         // B's arrays, the marks and values of `cols` or more, the filter's bits of `cols`
@@ -421,6 +408,44 @@ impl<C, V> Dense<C, V> {
     }
 }
 
+/// A scatter kernel's arguments for row `i` of `p`: A's row, B, the filter's bits and C's
+/// columns (`cols`, and no more than the filter's bits cover); the accumulator's fields
+/// null, for the caller to set.
+#[cfg(target_arch = "x86_64")]
+fn operands<C: Coord, R: Ring>(
+    p: &Product<'_, C, R>,
+    i: usize,
+    cols: u64,
+    filter: Option<&Filter>,
+) -> ScatterArgs {
+    let (ak, av) = p.a.row(i);
+    let bits = filter.map_or(&[][..], |f| &f.bits[..]);
+    let cols = match filter {
+        Some(_) => cols.min(bits.len() as u64 * 64),
+        None => cols,
+    };
+    ScatterArgs {
+        a_crd: ak.as_ptr().cast(),
+        a_val: av.as_ptr().cast(),
+        a_len: ak.len().min(av.len()) as u64,
+        b_pos: p.b.pos.as_ptr(),
+        b_crd: p.b.crd.as_ptr().cast(),
+        b_val: p.b.val.as_ptr().cast(),
+        b_rows: p.b.pos.len().saturating_sub(1) as u64,
+        b_n: p.b.crd.len().min(p.b.val.len()) as u64,
+        marks: std::ptr::null_mut(),
+        values: std::ptr::null_mut(),
+        cols,
+        hit: 0,
+        filter: bits.as_ptr(),
+        touched: std::ptr::null_mut(),
+        cap: 0,
+        keys: std::ptr::null_mut(),
+        wrap: 0,
+        shift: 0,
+    }
+}
+
 /// An empty slot of the hash table.
 const EMPTY: u64 = u64::MAX;
 /// A mask's column that no product has reached yet (the key's high bit).
@@ -440,13 +465,15 @@ pub(crate) struct Hash<V> {
 
 impl<V: sptk_tensor::Value> Hash<V> {
     /// Row `i` of C through a table sized for `bound` distinct columns (the row's
-    /// products, plus the mask's columns for a complemented mask, at most C's columns):
-    /// its entry count, and with `out` its entries written there.
+    /// products, plus the mask's columns for a complemented mask, at most C's columns;
+    /// `flops` the row's products): its entry count, and with `out` its entries written
+    /// there. The products run through generated code where [`Product::hash`] holds a
+    /// kernel, the row is filled (not counted) and any mask is decided by the filter.
     #[inline(never)]
     pub fn row<C: Coord, R: Ring<Out = V>>(
         &mut self,
         p: &Product<'_, C, R>,
-        i: usize,
+        (i, flops): (usize, u64),
         bound: usize,
         mut filter: Option<&mut Filter>,
         mut out: Option<Out<'_, C, V>>,
@@ -458,6 +485,28 @@ impl<V: sptk_tensor::Value> Hash<V> {
         }
         let wrap = cap - 1;
         let shift = 64 - cap.trailing_zeros();
+        let mask = p.mask.as_ref().map(|m| m.row(i).0).unwrap_or_default();
+        let generated = match p.hash {
+            Some(k) if out.is_some() && (p.mode == MaskMode::None || filter.is_some()) => Some(k),
+            _ => None,
+        };
+        if let Some(k) = generated {
+            if let Some(f) = filter.as_mut() {
+                f.mark(mask, true);
+            }
+            let n = self.scatter(k, p, (i, flops), (wrap, shift), filter.as_deref());
+            if let Some(f) = filter.as_mut() {
+                f.mark(mask, false);
+            }
+            if let Some(n) = n {
+                if let (Some(out), true) = (out.as_mut(), n != usize::MAX) {
+                    self.write(wrap, p.cols, out);
+                }
+                self.forget();
+                return n;
+            }
+            // The room could not be reserved: the Rust loop below.
+        }
         let home = |j: u64| (j.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
         // The slot of `j`, or the empty slot where it would go (the table is at most half
         // full, so a probe always ends).
@@ -471,7 +520,6 @@ impl<V: sptk_tensor::Value> Hash<V> {
                 h += 1;
             }
         };
-        let mask = p.mask.as_ref().map(|m| m.row(i).0).unwrap_or_default();
         for &j in mask {
             let j = j.to_u64();
             let h = find(&self.keys, j);
@@ -520,45 +568,127 @@ impl<V: sptk_tensor::Value> Hash<V> {
             }
         }
         if let Some(out) = out.as_mut() {
-            if cols <= 1 << 32 && cap <= 1 << 32 {
-                // Column and slot packed in one word: the sort moves 8 bytes an entry
-                // and compares them as integers; the values are read by slot after.
-                for &h in &self.used {
-                    let key = self.keys[h];
-                    if key & MASKED == 0 {
-                        self.packed.push(key << 32 | h as u64);
-                    }
-                }
-                self.packed.sort_unstable();
-                let slots = out.crd.iter_mut().zip(out.val.iter_mut());
-                for ((c, x), &w) in slots.zip(&self.packed) {
-                    *c = C::from_u64_unchecked(w >> 32);
-                    *x = self.values[(w & u64::from(u32::MAX)) as usize & wrap];
-                }
-                self.packed.clear();
-            } else {
-                for &h in &self.used {
-                    let key = self.keys[h];
-                    if key & MASKED == 0 {
-                        self.pairs.push((key, self.values[h]));
-                    }
-                }
-                self.pairs.sort_unstable_by_key(|&(j, _)| j);
-                let slots = out.crd.iter_mut().zip(out.val.iter_mut());
-                for ((c, x), &(j, v)) in slots.zip(&self.pairs) {
-                    *c = C::from_u64_unchecked(j);
-                    *x = v;
-                }
-                self.pairs.clear();
-            }
+            self.write(wrap, p.cols, out);
         }
-        for &h in &self.used {
-            self.keys[h] = EMPTY;
-        }
-        self.used.clear();
+        self.forget();
         if let Some(f) = filter {
             f.mark(mask, false);
         }
         n
+    }
+
+    /// Writes the row's entries (the used slots whose keys are columns, not a mask's
+    /// column no product reached) in column order.
+    fn write<C: Coord>(&mut self, wrap: usize, cols: usize, out: &mut Out<'_, C, V>) {
+        let (keys, values) = (&self.keys, &self.values);
+        if cols <= 1 << 32 && wrap < 1 << 32 {
+            // Column and slot packed in one word: the sort moves 8 bytes an entry and
+            // compares them as integers; the values are read by slot after.
+            for &h in &self.used {
+                match keys.get(h) {
+                    Some(&key) if key & MASKED == 0 => self.packed.push(key << 32 | h as u64),
+                    _ => {}
+                }
+            }
+            self.packed.sort_unstable();
+            let slots = out.crd.iter_mut().zip(out.val.iter_mut());
+            for ((c, x), &w) in slots.zip(&self.packed) {
+                *c = C::from_u64_unchecked(w >> 32);
+                *x = values
+                    .get((w & u64::from(u32::MAX)) as usize & wrap)
+                    .copied()
+                    .unwrap_or_default();
+            }
+            self.packed.clear();
+        } else {
+            for &h in &self.used {
+                match (keys.get(h), values.get(h)) {
+                    (Some(&key), Some(&v)) if key & MASKED == 0 => self.pairs.push((key, v)),
+                    _ => {}
+                }
+            }
+            self.pairs.sort_unstable_by_key(|&(j, _)| j);
+            let slots = out.crd.iter_mut().zip(out.val.iter_mut());
+            for ((c, x), &(j, v)) in slots.zip(&self.pairs) {
+                *c = C::from_u64_unchecked(j);
+                *x = v;
+            }
+            self.pairs.clear();
+        }
+    }
+
+    /// Empties the used slots (the table is empty again).
+    fn forget(&mut self) {
+        for &h in &self.used {
+            if let Some(k) = self.keys.get_mut(h) {
+                *k = EMPTY;
+            }
+        }
+        self.used.clear();
+    }
+
+    /// Row `i`'s products into the table by generated code (`scatter.rs`, a `hash`
+    /// kernel), the used list with room for every product (`flops`): the new columns, or
+    /// `None` where the room could not be reserved (nothing was written then).
+    #[cfg(target_arch = "x86_64")]
+    fn scatter<C: Coord, R: Ring<Out = V>>(
+        &mut self,
+        k: &ScatterKernel,
+        p: &Product<'_, C, R>,
+        (i, flops): (usize, u64),
+        (wrap, shift): (usize, u32),
+        filter: Option<&Filter>,
+    ) -> Option<usize> {
+        self.used.clear();
+        let room = usize::try_from(flops).ok()?;
+        self.used.try_reserve(room).ok()?;
+        // The kernel's slots stay below `wrap + 1`, the table's length.
+        if self.keys.len().min(self.values.len()) <= wrap {
+            return None;
+        }
+        let args = ScatterArgs {
+            values: self.values.as_mut_ptr().cast(),
+            touched: self.used.as_mut_ptr().cast(),
+            cap: self.used.capacity() as u64,
+            keys: self.keys.as_mut_ptr(),
+            wrap: wrap as u64,
+            shift: u64::from(shift),
+            ..operands(p, i, p.cols as u64, filter)
+        };
+        // SAFETY: `args` is made of live slices and their lengths just above (A's row,
+        // B's arrays, the table's keys and values of more than `wrap` slots, the filter's
+        // bits of `cols` or more where masked, the used list's capacity), the kernel was
+        // made for `C`'s width and `V` (`Product::hash`'s contract, `numeric.rs`), and the
+        // table is empty and sized for the row's distinct columns at most half full (its
+        // bound), so every probe ends; nothing else reads or writes these arrays during
+        // the call.
+        let n = unsafe { k.call(&args) };
+        match usize::try_from(n) {
+            Ok(n) if n <= self.used.capacity() => {
+                // SAFETY: the kernel wrote the `n` new slots at `used[..n]`, inside the
+                // capacity (checked).
+                unsafe { self.used.set_len(n) };
+                Some(n)
+            }
+            // Refused (the room checked per row of B): the slots it took are unknown, so
+            // the whole table is emptied.
+            _ => {
+                self.keys.fill(EMPTY);
+                Some(usize::MAX)
+            }
+        }
+    }
+
+    /// Off x86-64 no hash kernel exists (`Product::hash` is `None`).
+    #[cfg(not(target_arch = "x86_64"))]
+    fn scatter<C: Coord, R: Ring<Out = V>>(
+        &mut self,
+        _: &ScatterKernel,
+        _: &Product<'_, C, R>,
+        _: (usize, u64),
+        _: (usize, u32),
+        _: Option<&Filter>,
+    ) -> Option<usize> {
+        None
     }
 }

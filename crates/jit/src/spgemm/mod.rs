@@ -63,7 +63,7 @@ use operand::{coord_width, plan, Coord, Lists, Operand, Rows};
 use semiring::{with_ring, Ring, RingJob};
 use symbolic::{symbolic, Form, Shape, Symbolic};
 
-pub use scatter::{generate, kernel, Filtered, ScatterDesc, ScatterKernel};
+pub use scatter::{generate, kernel, Filtered, ScatterDesc, ScatterKernel, Table};
 pub use semiring::Semiring;
 
 /// A mask: the structure of `tensor` chooses which entries of C may exist, or with
@@ -365,7 +365,7 @@ impl Planned<'_> {
             threads,
             opts,
         };
-        let (tensor, mut times, entries, out_type, (scatter, mask_dot)) =
+        let (tensor, mut times, entries, out_type, (scatter, hash, mask_dot)) =
             with_ring(job, semiring, &values)??;
         times.prepare += self.prepare;
         times.symbolic = symbolic_time;
@@ -382,9 +382,15 @@ impl Planned<'_> {
         if let Some(o) = &self.mask {
             routes.push(("M".into(), o.route.clone()));
         }
+        // Masked rows run generated code only with the filter (C's columns within it).
+        let filtered = self.dims[1] as usize <= accumulate::FILTER_COLS;
+        let ran = |k: &Option<ScatterDesc>| match k {
+            Some(d) if self.mode == MaskMode::None || filtered => format!("generated `{d}`"),
+            _ => "rust loop".to_string(),
+        };
         let kernel =
             format!(
-            "spgemm {semiring} {} {}{}{} -> csr {out_type}: rows dense {} ({}), hash {}, dot {} ({}){}",
+            "spgemm {semiring} {} {}{}{} -> csr {out_type}: rows dense {} ({}), hash {} ({}), dot {} ({}){}",
             self.a.name(false),
             self.b.name(opts.transpose_b),
             if opts.transpose_b { " (as B^T)" } else { "" },
@@ -394,13 +400,9 @@ impl Planned<'_> {
                 (None, _) => String::new(),
             },
             sym.rows_by_form[0],
-            match (&scatter, self.mode, self.dims[1] as usize > accumulate::FILTER_COLS) {
-                (Some(d), MaskMode::None, _) | (Some(d), _, false) => {
-                    format!("generated scatter `{d}`")
-                }
-                _ => "rust loop".to_string(),
-            },
+            ran(&scatter),
             sym.rows_by_form[1],
+            ran(&hash),
             sym.rows_by_form[2],
             match mask_dot {
                 Some(d) => format!("generated `{d}`"),
@@ -439,8 +441,13 @@ struct Numeric<'x, 'p, C: Coord> {
     opts: &'x Options,
 }
 
-/// The generated kernels a product ran (if any): the scatter, the dot form's.
-type Generated = (Option<ScatterDesc>, Option<crate::coiter::CoDesc>);
+/// The generated kernels a product ran (if any): the dense accumulator's scatter, the
+/// hash table's, the dot form's.
+type Generated = (
+    Option<ScatterDesc>,
+    Option<ScatterDesc>,
+    Option<crate::coiter::CoDesc>,
+);
 
 /// C, the phases' times, C's entries, C's value type and the generated kernels.
 type NumericOut = Result<(Tensor, Times, u64, &'static str, Generated), SpgemmError>;
@@ -457,7 +464,11 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             false => None,
         };
         let transposing = start.elapsed();
-        let scatter = scatter_kernel::<C, R>(self.opts, self.mode);
+        let scatter = scatter_kernel::<C, R>(self.opts, self.mode, Table::Dense);
+        let hash = match self.sym.rows_by_form[1] {
+            0 => None,
+            _ => scatter_kernel::<C, R>(self.opts, self.mode, Table::Hash),
+        };
         let mask_dot = match by_columns {
             Some(_) => mask_dot_kernel::<C, R>(self.opts),
             None => None,
@@ -472,7 +483,9 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             mode: self.mode,
             cols: self.dims[1] as usize,
             scatter: scatter.as_deref(),
-            // Read only by generated code: a pass over B's rows where none runs is waste.
+            hash: hash.as_deref(),
+            // Read only by the dense accumulator's generated code: a pass over B's rows
+            // where none runs is waste.
             b_longest: match scatter {
                 Some(_) => b
                     .pos
@@ -504,7 +517,11 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             times,
             entries,
             <R::Out as sptk_tensor::Value>::TYPE.name(),
-            (scatter.map(|k| *k.desc()), mask_dot.map(|k| *k.desc())),
+            (
+                scatter.map(|k| *k.desc()),
+                hash.map(|k| *k.desc()),
+                mask_dot.map(|k| *k.desc()),
+            ),
         ))
     }
 }
@@ -529,11 +546,13 @@ fn mask_dot_kernel<C: Coord, R: Ring>(opts: &Options) -> Option<crate::coiter::M
 fn scatter_kernel<C: Coord, R: Ring>(
     opts: &Options,
     mode: MaskMode,
+    table: Table,
 ) -> Option<std::sync::Arc<ScatterKernel>> {
     let isa = opts.common.kernels.isa(opts.isa, |isa| {
         mode == MaskMode::None || isa == crate::Isa::Avx512
     })?;
     let desc = ScatterDesc {
+        table,
         semiring: R::SEMIRING,
         value: <R::Out as sptk_tensor::Value>::TYPE,
         crd: C::WIDTH,

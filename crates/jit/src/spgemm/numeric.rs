@@ -91,7 +91,7 @@ impl<C: Coord, V: sptk_tensor::Value> Workspace<C, V> {
                 // The table's keys are distinct columns of C, the mask's among them.
                 let keys = keys.min(self.cols as u64).max(mask);
                 self.hash
-                    .row(p, i, keys as usize, self.filter.as_mut(), out)
+                    .row(p, (i, flops), keys as usize, self.filter.as_mut(), out)
             }
             Form::Dense => {
                 let flops = sym.flops.get(i).copied().unwrap_or(0);

@@ -1,6 +1,7 @@
-//! Generated scatter: row `i` of A times B into the dense accumulator, the inner loops of
-//! Gustavson's form (`accumulate.rs`), as machine code per coordinate width, semiring,
-//! value type, mask filter and instruction set (`scatter_emit.rs` writes it).
+//! Generated scatter: row `i` of A times B into the dense accumulator or the hash table,
+//! the inner loops of Gustavson's form (`accumulate.rs`), as machine code per accumulator,
+//! coordinate width, semiring, value type, mask filter and instruction set
+//! (`scatter_emit.rs` writes it).
 //!
 //! For each stored `a_ik` and each stored `b_kj` of row `k` of B, the product `a_ik (x)
 //! b_kj` lands in column `j`: a column whose mark is not the row's stamp is new (the
@@ -12,11 +13,18 @@
 //! the accumulator is touched, as the Rust loop does; without a filter (C wider than the
 //! filter takes) masked rows stay in Rust.
 //!
+//! Into the hash table (`accumulate::Hash`: open addressing, linear probing, at most half
+//! full) the product's column is hashed as the Rust loop hashes it, the probe ends at the
+//! column's slot or an empty one, and an empty slot takes the column (its slot joins the
+//! used list, the new columns so far); the value is updated as above, at the slot. The
+//! filter decides the mask, so the table holds no mask columns beforehand.
+//!
 //! The description's text form, which `sparse-run asm` prints code for on any host:
 //!
 //! ```text
 //! spgemm scatter plus_times f64 c32 unmasked avx512
 //! spgemm scatter plus_pair i64 c64 mask avx2
+//! spgemm hash min_plus f32 c32 complement avx512
 //! ```
 
 use std::fmt;
@@ -51,9 +59,29 @@ impl Filtered {
     }
 }
 
+/// The accumulator a scatter kernel writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Table {
+    /// A mark and a value per column of C (`scatter`).
+    Dense,
+    /// An open-addressing table of the row's columns (`hash`).
+    Hash,
+}
+
+impl Table {
+    fn name(self) -> &'static str {
+        match self {
+            Table::Dense => "scatter",
+            Table::Hash => "hash",
+        }
+    }
+}
+
 /// A scatter kernel: what it computes and for which instruction set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ScatterDesc {
+    /// The accumulator.
+    pub table: Table,
     /// The semiring.
     pub semiring: Semiring,
     /// C's value type: f32 / f64 for the valued semirings (the operands' too), i64 for
@@ -109,7 +137,8 @@ impl fmt::Display for ScatterDesc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "spgemm scatter {} {} c{} {} {}",
+            "spgemm {} {} {} c{} {} {}",
+            self.table.name(),
             self.semiring,
             self.value.name(),
             self.crd.bits(),
@@ -124,12 +153,16 @@ impl FromStr for ScatterDesc {
     fn from_str(s: &str) -> Result<ScatterDesc, KernelError> {
         let bad = |m: String| KernelError::Description(m);
         let words: Vec<&str> = s.split_whitespace().collect();
-        let ["spgemm", "scatter", ring, value, crd, filter, isa] = words.as_slice() else {
+        let ["spgemm", table, ring, value, crd, filter, isa] = words.as_slice() else {
             return Err(bad(format!(
-                "'{s}' does not read 'spgemm scatter SEMIRING TYPE cBITS FILTER ISA', e.g. \
-                 'spgemm scatter plus_times f64 c32 unmasked avx512'"
+                "'{s}' does not read 'spgemm scatter|hash SEMIRING TYPE cBITS FILTER ISA', \
+                 e.g. 'spgemm scatter plus_times f64 c32 unmasked avx512'"
             )));
         };
+        let table = [Table::Dense, Table::Hash]
+            .into_iter()
+            .find(|t| t.name() == *table)
+            .ok_or_else(|| bad(format!("'{table}' is not scatter or hash")))?;
         let semiring: Semiring = ring.parse().map_err(bad)?;
         let value = match *value {
             "f32" => ValueType::F32,
@@ -152,6 +185,7 @@ impl FromStr for ScatterDesc {
             .find(|f| f.name() == *filter)
             .ok_or_else(|| bad(format!("'{filter}' is not unmasked, mask or complement")))?;
         ScatterDesc {
+            table,
             semiring,
             value,
             crd,
@@ -193,9 +227,16 @@ pub(crate) struct ScatterArgs {
     /// The row's stamp: a mark of `hit` is a column already in the row.
     pub hit: u64,
     pub filter: *const u64,
-    /// The touched list: room for `cap` columns, at the coordinates' width.
+    /// The touched list: room for `cap` columns, at the coordinates' width (the hash
+    /// table's used list: `cap` slots, 64-bit).
     pub touched: *mut u8,
     pub cap: u64,
+    /// The hash table's keys (`wrap + 1` of them, empty `u64::MAX`), and the shift of its
+    /// hash (`64 - log2(wrap + 1)`); null and 0 for the dense accumulator. `values` then
+    /// holds `wrap + 1` values and `marks` is not read.
+    pub keys: *mut u64,
+    pub wrap: u64,
+    pub shift: u64,
 }
 
 const _: () = {
@@ -216,6 +257,9 @@ const _: () = {
     assert!(offset_of!(ScatterArgs, filter) == arg::FILTER as usize);
     assert!(offset_of!(ScatterArgs, touched) == arg::TOUCHED as usize);
     assert!(offset_of!(ScatterArgs, cap) == arg::CAP as usize);
+    assert!(offset_of!(ScatterArgs, keys) == arg::KEYS as usize);
+    assert!(offset_of!(ScatterArgs, wrap) == arg::WRAP as usize);
+    assert!(offset_of!(ScatterArgs, shift) == arg::SHIFT as usize);
 };
 
 /// A scatter kernel mapped executable.
@@ -277,7 +321,7 @@ pub fn kernel(desc: &ScatterDesc) -> Result<Arc<ScatterKernel>, KernelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spgemm::accumulate::{Dense, Filter, MaskMode, Out, Product};
+    use crate::spgemm::accumulate::{Dense, Filter, Hash, MaskMode, Out, Product};
     use crate::spgemm::operand::{Coord, Rows};
     use crate::spgemm::semiring::{LorLand, MaxTimes, MinPlus, PlusPair, PlusTimes, Ring};
     use sptk_tensor::Value;
@@ -327,6 +371,7 @@ mod tests {
             (MaskMode::Skip, Filtered::Complement),
         ] {
             let desc = ScatterDesc {
+                table: Table::Dense,
                 semiring: R::SEMIRING,
                 value: <R::Out as Value>::TYPE,
                 crd: C::WIDTH,
@@ -334,7 +379,12 @@ mod tests {
                 isa,
             };
             let k = kernel(&desc).unwrap();
-            let product = |scatter| Product::<C, R> {
+            let hash = kernel(&ScatterDesc {
+                table: Table::Hash,
+                ..desc
+            })
+            .unwrap();
+            let product = |scatter, hash| Product::<C, R> {
                 a: Rows {
                     pos: &a_pos,
                     crd: &a_crd,
@@ -354,13 +404,20 @@ mod tests {
                 mode,
                 cols,
                 scatter,
+                hash,
                 b_longest: 40,
                 mask_dot: None,
             };
-            let (rust, generated) = (product(None), product(Some(&*k)));
+            let (rust, generated) = (product(None, None), product(Some(&*k), Some(&*hash)));
             let mut runs: Vec<Vec<RowSeen>> = Vec::new();
-            for p in [&rust, &generated] {
+            for (p, by_hash) in [
+                (&rust, false),
+                (&generated, false),
+                (&rust, true),
+                (&generated, true),
+            ] {
                 let mut dense = Dense::<C, R::Out>::new(cols).unwrap();
+                let mut table = Hash::<R::Out>::default();
                 let mut filter = Filter::new(cols);
                 let mut rows = Vec::new();
                 for i in 0..30 {
@@ -374,7 +431,18 @@ mod tests {
                     } else {
                         filter.as_mut()
                     };
-                    let counted = dense.row(p, (i, flops), filt, None);
+                    let mask_len = p.mask.as_ref().map_or(0, |m| m.len(i));
+                    let bound = match mode {
+                        MaskMode::None => flops,
+                        MaskMode::Keep => mask_len,
+                        MaskMode::Skip => mask_len + flops,
+                    }
+                    .min(cols as u64)
+                    .max(mask_len) as usize;
+                    let counted = match by_hash {
+                        true => table.row(p, (i, flops), bound, filt, None),
+                        false => dense.row(p, (i, flops), filt, None),
+                    };
                     let mut crd = vec![C::default(); counted];
                     let mut val = vec![R::Out::default(); counted];
                     let filt = if mode == MaskMode::None {
@@ -386,7 +454,10 @@ mod tests {
                         crd: &mut crd,
                         val: &mut val,
                     };
-                    let filled = dense.row(p, (i, flops), filt, Some(out));
+                    let filled = match by_hash {
+                        true => table.row(p, (i, flops), bound, filt, Some(out)),
+                        false => dense.row(p, (i, flops), filt, Some(out)),
+                    };
                     assert_eq!(counted, filled, "{desc}: row {i}");
                     let crd = crd.iter().map(|c| c.to_u64()).collect();
                     let val = val.iter().map(|v| format!("{v:?}")).collect();
@@ -394,7 +465,12 @@ mod tests {
                 }
                 runs.push(rows);
             }
-            assert_eq!(runs[0], runs[1], "{desc}");
+            for (n, run) in runs.iter().enumerate().skip(1) {
+                assert_eq!(
+                    runs[0], *run,
+                    "{desc}: run {n} (1: generated, 2: hash, 3: both)"
+                );
+            }
             assert!(
                 runs[0].iter().map(|r| r.0).sum::<usize>() > 30,
                 "{desc}: too few entries"
@@ -436,6 +512,8 @@ mod tests {
             "spgemm scatter min_plus f32 c64 mask avx2",
             "spgemm scatter plus_pair i64 c32 complement avx512",
             "spgemm scatter lor_land bool c64 unmasked avx2",
+            "spgemm hash min_plus f32 c32 complement avx512",
+            "spgemm hash plus_pair i64 c64 unmasked avx2",
         ] {
             let d: ScatterDesc = text.parse().unwrap();
             assert_eq!(d.to_string(), text);
@@ -447,6 +525,7 @@ mod tests {
             ("spgemm scatter plus_times f64 c32 both avx2", "both"),
             ("spgemm scatter plus_times f64 c32 unmasked neon", "AVX2"),
             ("spgemm scatter plus_times f64 c32", "does not read"),
+            ("spgemm heap plus_times f64 c32 unmasked avx2", "'heap'"),
         ] {
             let e = bad.parse::<ScatterDesc>().unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
@@ -475,6 +554,7 @@ mod tests {
         let a_val_all = [99.0f64, 1.0, 1.0, 1.0, 1.0, 99.0];
         let (a_crd, a_val) = (&a_crd_all[1..5], &a_val_all[1..5]);
         let desc = ScatterDesc {
+            table: Table::Dense,
             semiring: Semiring::PlusTimes,
             value: ValueType::F64,
             crd: IndexWidth::W32,
@@ -500,6 +580,7 @@ mod tests {
                 mode: MaskMode::None,
                 cols,
                 scatter,
+                hash: None,
                 b_longest: 5,
                 mask_dot: None,
             };

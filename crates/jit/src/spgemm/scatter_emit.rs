@@ -16,6 +16,13 @@
 //! both computed and one kept by a mask. The touched list's room is checked once per row
 //! of B (`n + its length <= cap`).
 //!
+//! Into the hash table (`Table::Hash`): `r8` is the table's `wrap` and `r14` its keys;
+//! the column's home slot `(j * 0x9E3779B97F4A7C15) >> shift` (as `accumulate::Hash`)
+//! and each next slot are probed until one holds `j` (`r11` = 0) or is empty (`u64::MAX`:
+//! it takes `j`, its slot joins the used list at `rbx`, `r11` = 1); the value is then
+//! updated at the slot (`rcx` holds it). The table is at most half full (the caller's
+//! bound, and the used list's room checked as above), so a probe ends.
+//!
 //! Masked on AVX-512, the column test and the filter run on a block of B's entries at a
 //! time (`filter_lanes`: `zmm16`-`zmm22` and `k1`-`k5`, constants in `zmm24`-`zmm26`, the
 //! block's first position in the one stack slot `[rsp]`); each lane that passes runs the
@@ -24,13 +31,13 @@
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
 use iced_x86::Register::{
-    EAX, K1, K2, K3, K4, K5, R10, R11D, R12, R13, R15, R9, RAX, RCX, RSI, XMM0, XMM1, XMM2, XMM3,
-    XMM4, XMM5, YMM16, YMM17, YMM19, YMM22, ZMM16, ZMM17, ZMM18, ZMM20, ZMM21, ZMM22, ZMM24, ZMM25,
-    ZMM26,
+    EAX, K1, K2, K3, K4, K5, R10, R11, R11D, R12, R13, R15, R9, RAX, RCX, RSI, XMM0, XMM1, XMM2,
+    XMM3, XMM4, XMM5, YMM16, YMM17, YMM19, YMM22, ZMM16, ZMM17, ZMM18, ZMM20, ZMM21, ZMM22, ZMM24,
+    ZMM25, ZMM26,
 };
 use sptk_tensor::{IndexWidth, ValueType};
 
-use super::scatter::{Filtered, ScatterDesc};
+use super::scatter::{Filtered, ScatterDesc, Table};
 use super::semiring::Semiring;
 use crate::coiter::short::low_lanes;
 use crate::coiter::values::Values;
@@ -57,6 +64,9 @@ pub(super) mod arg {
     pub const FILTER: i32 = 96;
     pub const TOUCHED: i32 = 104;
     pub const CAP: i32 = 112;
+    pub const KEYS: i32 = 120;
+    pub const WRAP: i32 = 128;
+    pub const SHIFT: i32 = 136;
 }
 
 const SAVED: [u8; 6] = [gp::RBX, gp::RBP, gp::R12, gp::R13, gp::R14, gp::R15];
@@ -74,13 +84,23 @@ pub(super) fn generate(d: &ScatterDesc) -> Result<Vec<u8>, KernelError> {
     for &r in &SAVED {
         dynasm!(a.ops ; .arch x64 ; push Rq(r));
     }
+    match d.table {
+        Table::Dense => dynasm!(a.ops
+            ; .arch x64
+            ; mov r8d, DWORD [rdi + arg::HIT]
+            ; mov r14, QWORD [rdi + arg::MARKS]
+        ),
+        Table::Hash => dynasm!(a.ops
+            ; .arch x64
+            ; mov r8, QWORD [rdi + arg::WRAP]
+            ; mov r14, QWORD [rdi + arg::KEYS]
+        ),
+    }
     dynasm!(a.ops
         ; .arch x64
-        ; mov r8d, DWORD [rdi + arg::HIT]
         ; mov r9, QWORD [rdi + arg::FILTER]
         ; mov r12, QWORD [rdi + arg::B_CRD]
         ; mov r13, QWORD [rdi + arg::B_VAL]
-        ; mov r14, QWORD [rdi + arg::MARKS]
         ; mov r15, QWORD [rdi + arg::VALUES]
         ; mov rbx, QWORD [rdi + arg::TOUCHED]
         ; xor ebp, ebp
@@ -356,22 +376,27 @@ fn filter_lanes(
 /// at `rsi`; the mark, the touched list, the value (see the module text).
 #[allow(clippy::useless_conversion)]
 fn body(a: &mut Asm, d: &ScatterDesc, real: Option<Real>) -> Result<(), KernelError> {
-    dynasm!(a.ops
-        ; .arch x64
-        ; mov eax, DWORD [r14 + rcx * 4]
-        ; xor r11d, r11d
-        ; cmp eax, r8d
-        ; setne r11b
-        ; mov DWORD [r14 + rcx * 4], r8d
-    );
-    match d.crd {
-        IndexWidth::W32 => dynasm!(a.ops ; .arch x64 ; mov DWORD [rbx + rbp * 4], ecx),
-        _ => dynasm!(a.ops ; .arch x64 ; mov QWORD [rbx + rbp * 8], rcx),
+    match d.table {
+        Table::Dense => {
+            dynasm!(a.ops
+                ; .arch x64
+                ; mov eax, DWORD [r14 + rcx * 4]
+                ; xor r11d, r11d
+                ; cmp eax, r8d
+                ; setne r11b
+                ; mov DWORD [r14 + rcx * 4], r8d
+            );
+            match d.crd {
+                IndexWidth::W32 => dynasm!(a.ops ; .arch x64 ; mov DWORD [rbx + rbp * 4], ecx),
+                _ => dynasm!(a.ops ; .arch x64 ; mov QWORD [rbx + rbp * 8], rcx),
+            }
+            dynasm!(a.ops
+                ; .arch x64
+                ; add rbp, r11
+            );
+        }
+        Table::Hash => probe(a)?,
     }
-    dynasm!(a.ops
-        ; .arch x64
-        ; add rbp, r11
-    );
     match (d.semiring, real) {
         (Semiring::LorLand, _) => dynasm!(a.ops ; .arch x64 ; mov BYTE [r15 + rcx], 1),
         // new ? 1 : value + 1, as (value & (new - 1)) + 1.
@@ -390,6 +415,44 @@ fn body(a: &mut Asm, d: &ScatterDesc, real: Option<Real>) -> Result<(), KernelEr
             )))
         }
     }
+    Ok(())
+}
+
+/// The hash table's slot of column `rcx` (see the module text), left in `rcx`, with `r11`
+/// 1 where the column is new there.
+#[allow(clippy::useless_conversion)]
+fn probe(a: &mut Asm) -> Result<(), KernelError> {
+    let [next, empty, found, done] = a.labels();
+    dynasm!(a.ops
+        ; .arch x64
+        ; mov rax, QWORD 0x9E37_79B9_7F4A_7C15_u64 as i64
+        ; imul rax, rcx
+        ; mov r11, QWORD [rdi + arg::SHIFT]
+    );
+    a.ins(C::VEX_Shrx_r64_rm64_r64, &[R(RAX), R(RAX), R(R11)])?;
+    dynasm!(a.ops
+        ; .arch x64
+        ; =>next
+        ; and rax, r8
+        ; mov r11, QWORD [r14 + rax * 8]
+        ; cmp r11, rcx
+        ; je =>found
+        ; cmp r11, -1
+        ; je =>empty
+        ; inc rax
+        ; jmp =>next
+        ; =>empty
+        ; mov QWORD [r14 + rax * 8], rcx
+        ; mov QWORD [rbx + rbp * 8], rax
+        ; inc rbp
+        ; mov rcx, rax
+        ; mov r11d, 1
+        ; jmp =>done
+        ; =>found
+        ; mov rcx, rax
+        ; xor r11d, r11d
+        ; =>done
+    );
     Ok(())
 }
 
