@@ -27,7 +27,10 @@
 //! past it ([`gallop`]). The short block took the uniform pair's mul fill from 69.5 to
 //! 60.1 ms on one thread and 37.7 to 30.7 ms on two (medians of 3 alternating runs of
 //! `--repeat 15`); the banded pair's (10 entries a row, matches in one run) stayed at 48-52
-//! and 28-32 ms, where the compares per coordinate were already cheap.
+//! and 28-32 ms, where the compares per coordinate were already cheap. In the union, the
+//! unmatched lanes before each of A's (two lane-index expands, in place of a four-step
+//! running sum) took add's fill from 88-90 to 84-85 ms on the banded pair and 92-107 to
+//! 89-99 ms on the uniform one, one thread (61-66 to 55-57 ms on two, uniform).
 
 use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
 use iced_x86::Code as C;
@@ -532,8 +535,9 @@ fn scan(a: &mut Asm, dst: Register, x: Register, tmp: Register) -> Result<(), Ke
 ///   (`zmm20`): `rank` (`zmm22`) counts, per entry of A, B's coordinates below it, which
 ///   is also the index of the one it matches; the matches are where B's coordinate at
 ///   `rank` equals A's (`k3`).
-/// - An entry of A goes to its index + `rank` - the matched entries of A before it (a
-///   running sum); the output lanes it takes (`from_a`) are an OR of `1 << position`
+/// - An entry of A goes to its `rank` + the unmatched entries of A before it (the lane
+///   indices expanded into the unmatched lanes, and into the matched ones subtracted from
+///   the lane); the output lanes it takes (`from_a`) are an OR of `1 << position`
 ///   over the lanes, the rest up to `n = |A| + |B| - matches` are B's own entries.
 /// - Per 16 output lanes: which entry of A (`vpexpandd` of the lane indices) and of B
 ///   (the matched index, or B's own entries in order) each takes; coordinates gathered
@@ -574,20 +578,20 @@ pub(super) fn union_rows(
         &[R(K3), R(ZMM20), R(ZMM23)],
         Some((K1, false)),
     )?;
-    // zmm27 = position = lane + rank - matched lanes before it.
-    a.ins_masked(
-        C::EVEX_Vmovdqa32_zmm_k1z_zmmm512,
-        &[R(ZMM24), R(ZMM18)],
-        Some((K3, true)),
-    )?;
-    scan(a, ZMM26, ZMM24, ZMM25)?;
+    // zmm27 = position = rank + the unmatched lanes before it (lane - matched lanes
+    // before it). The lane indices expanded into the unmatched lanes count those; into
+    // the matched ones they count the matched before, taken from the lane: two
+    // independent expands instead of a four-step running sum on the row's chain.
     let (add, sub) = (
         C::EVEX_Vpaddd_zmm_k1z_zmm_zmmm512b32,
         C::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32,
     );
-    a.ins(sub, &[R(ZMM26), R(ZMM26), R(ZMM24)])?;
-    a.ins(add, &[R(ZMM27), R(ZMM16), R(ZMM22)])?;
-    a.ins(sub, &[R(ZMM27), R(ZMM27), R(ZMM26)])?;
+    let expand = C::EVEX_Vpexpandd_zmm_k1z_zmmm512;
+    a.ins(C::VEX_Knotw_kr_kr, &[R(K6), R(K3)])?;
+    a.ins_masked(expand, &[R(ZMM26), R(ZMM16)], Some((K6, true)))?;
+    a.ins_masked(expand, &[R(ZMM24), R(ZMM16)], Some((K3, true)))?;
+    a.ins_masked(sub, &[R(ZMM26), R(ZMM16), R(ZMM24)], Some((K3, false)))?;
+    a.ins(add, &[R(ZMM27), R(ZMM22), R(ZMM26)])?;
     // eax = from_a (OR of 1 << position over A's lanes), edx = B's matched lanes (OR of
     // 1 << rank over the matches): two reductions, interleaved.
     let shl = C::EVEX_Vpsllvd_zmm_k1z_zmm_zmmm512b32;
@@ -642,7 +646,6 @@ pub(super) fn union_rows(
     )?;
     a.ins(C::VEX_Pdep_r32_r32_rm32, &[R(R14D), R(R14D), R(EAX)])?;
     dynasm!(a.ops ; .arch x64 ; or r14d, ecx);
-    let expand = C::EVEX_Vpexpandd_zmm_k1z_zmmm512;
     // Output lanes 0..16: A's entries from its first, B's own from theirs.
     a.ins(mask, &[R(K4), R(EAX)])?;
     a.ins(mask, &[R(K5), R(ECX)])?;
