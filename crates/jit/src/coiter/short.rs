@@ -38,7 +38,7 @@ use iced_x86::Register;
 use iced_x86::Register::*;
 
 use super::cursor::Side;
-use super::desc::{CoDesc, LevelKind};
+use super::desc::{CoDesc, LevelKind, Phase};
 use super::emit::{accumulate, crd_shift, nonempty_lengths, product, row_lengths, slot};
 use super::values::{vector_op, Values};
 use crate::desc::Isa;
@@ -57,6 +57,21 @@ pub(super) fn short_lists(d: &CoDesc) -> bool {
 /// The most coordinates of a short list: one 512-bit register of 32-bit lanes.
 pub(super) const SHORT: i32 = 16;
 
+/// True where the fill runs the blocks ([`short_block`], [`long_blocks`]): they write C's
+/// entries at 32 bits; a dot's rows keep the compares, which sum in order. Their all-ones
+/// constant (`zmm17`, [`all_ones`]) is set once at the kernel's start.
+pub(super) fn blocks(d: &CoDesc) -> bool {
+    short_lists(d) && d.out_crd == IndexWidth::W32 && d.phase == Phase::Fill
+}
+
+/// `zmm17` = all ones (-1 in every lane).
+pub(super) fn all_ones(a: &mut Asm) -> Result<(), KernelError> {
+    a.ins(
+        C::EVEX_Vpternlogd_zmm_k1z_zmm_zmmm512b32_imm8,
+        &[R(ZMM17), R(ZMM17), R(ZMM17), Arg::I(0xFF)],
+    )
+}
+
 /// Picks, per row, the vector compares where the shorter segment has 1 to [`SHORT`]
 /// coordinates (and skips a row with an empty one); falls through to the merge otherwise.
 #[allow(clippy::useless_conversion)]
@@ -70,8 +85,7 @@ pub(super) fn short_rows(
     let [again, b_shorter, long, merge] = a.labels();
     dynasm!(a.ops ; .arch x64 ; =>again);
     nonempty_lengths(a, row_done);
-    // The blocks write C's entries: a dot's rows keep the compares, which sum in order.
-    let blocks = d.out_crd == IndexWidth::W32 && !d.phase.reduces();
+    let blocks = blocks(d);
     if blocks {
         short_block(a, d, v, row_done)?;
     }
@@ -108,7 +122,7 @@ pub(super) fn short_rows(
 /// [`matches`] writes the matched entries, then the row is done. About 40 instructions
 /// and a compare per coordinate of B, where the compares of [`short_list`] cost about 20
 /// instructions per coordinate of the longer segment; a row with a longer segment falls
-/// through. Uses `rcx`, `rdx`, `k1`-`k7`, `zmm17`, `zmm20`-`zmm29` and what [`matches`]
+/// through. Uses `rcx`, `rdx`, `k1`-`k7`, `zmm20`-`zmm29` (reads `zmm17`) and what [`matches`]
 /// uses.
 #[allow(clippy::useless_conversion)]
 fn short_block(
@@ -125,10 +139,6 @@ fn short_block(
         ; cmp rax, SHORT
         ; ja =>other
     );
-    a.ins(
-        C::EVEX_Vpternlogd_zmm_k1z_zmm_zmmm512b32_imm8,
-        &[R(ZMM17), R(ZMM17), R(ZMM17), Arg::I(0xFF)],
-    )?;
     lane_ranks(a)?;
     matches(a, d, v, Some((K1, K2)))?;
     dynasm!(a.ops ; .arch x64 ; jmp =>row_done ; =>other);
@@ -151,7 +161,7 @@ fn short_block(
 /// compares or the empty-row test take the rest), and to `merge` if C's room for the row
 /// has fewer than 16 entries left (the bounds-tested merge finishes the row; the room is
 /// the shorter segment's length, which the matches never exceed for sorted unique
-/// segments). Uses `rax`, `rbx`, `rcx`, `rdx`, `r14`, `k3`-`k7`, `zmm17`, `zmm20`-`zmm29`.
+/// segments). Uses `rax`, `rbx`, `rcx`, `rdx`, `r14`, `k3`-`k7`, `zmm20`-`zmm29` (reads `zmm17`).
 #[allow(clippy::useless_conversion)]
 fn long_blocks(
     a: &mut Asm,
@@ -161,10 +171,6 @@ fn long_blocks(
 ) -> Result<(), KernelError> {
     let shift = crd_shift(d);
     let blk = a.ops.new_dynamic_label();
-    a.ins(
-        C::EVEX_Vpternlogd_zmm_k1z_zmm_zmmm512b32_imm8,
-        &[R(ZMM17), R(ZMM17), R(ZMM17), Arg::I(0xFF)],
-    )?;
     dynasm!(a.ops
         ; .arch x64
         ; =>blk
@@ -192,20 +198,7 @@ fn long_blocks(
         &[R(ZMM22), R(ZMM22), R(ZMM22)],
     )?;
     for t in 0..SHORT {
-        a.ins(
-            C::EVEX_Vpcmpud_kr_k1_zmm_zmmm512b32_imm8,
-            &[
-                R(K4),
-                R(ZMM20),
-                Arg::B(R9, RBP, 4, i64::from(4 * t)),
-                Arg::I(6),
-            ],
-        )?;
-        a.ins_masked(
-            C::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32,
-            &[R(ZMM22), R(ZMM22), R(ZMM17)],
-            Some((K4, false)),
-        )?;
+        rank_step(a, Arg::B(R9, RBP, 4, i64::from(4 * t)), Option::None)?;
     }
     matches(a, d, v, Option::None)?;
     // The block with the smaller last coordinate (both on a tie) moves on by 16.
@@ -251,16 +244,7 @@ fn lane_ranks(a: &mut Asm) -> Result<(), KernelError> {
         ; lea rcx, [rbp + rax]
         ; =>rank_lp
     );
-    a.ins_masked(
-        C::EVEX_Vpcmpud_kr_k1_zmm_zmmm512b32_imm8,
-        &[R(K4), R(ZMM20), Arg::B(R9, RDX, 4, 0), Arg::I(6)],
-        Some((K1, false)),
-    )?;
-    a.ins_masked(
-        C::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32,
-        &[R(ZMM22), R(ZMM22), R(ZMM17)],
-        Some((K4, false)),
-    )?;
+    rank_step(a, Arg::B(R9, RDX, 4, 0), Some(K1))?;
     dynasm!(a.ops
         ; .arch x64
         ; inc rdx
@@ -268,6 +252,22 @@ fn lane_ranks(a: &mut Asm) -> Result<(), KernelError> {
         ; jb =>rank_lp
     );
     Ok(())
+}
+
+/// One coordinate of B (`b`, broadcast from memory) ranked against A's lanes (`zmm20`,
+/// those of `lanes` where given): the lanes above it count one more in `zmm22` (`zmm17`
+/// all ones). Uses `k4`.
+fn rank_step(a: &mut Asm, b: Arg, lanes: Option<Register>) -> Result<(), KernelError> {
+    a.ins_masked(
+        C::EVEX_Vpcmpud_kr_k1_zmm_zmmm512b32_imm8,
+        &[R(K4), R(ZMM20), b, Arg::I(6)],
+        lanes.map(|k| (k, false)),
+    )?;
+    a.ins_masked(
+        C::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32,
+        &[R(ZMM22), R(ZMM22), R(ZMM17)],
+        Some((K4, false)),
+    )
 }
 
 /// The matches of a block (`zmm20` A's coordinates, `zmm21` B's, `zmm22` the rank of each
@@ -492,10 +492,7 @@ fn contiguous(o: &super::desc::Operand) -> bool {
 /// 15, `zmm17` = -1, `zmm18` = 1, `zmm19` = 0 in every lane (no memory: the lane indices
 /// are the running sum of ones).
 pub(super) fn union_constants(a: &mut Asm) -> Result<(), KernelError> {
-    a.ins(
-        C::EVEX_Vpternlogd_zmm_k1z_zmm_zmmm512b32_imm8,
-        &[R(ZMM17), R(ZMM17), R(ZMM17), Arg::I(0xFF)],
-    )?;
+    all_ones(a)?;
     a.ins(
         C::EVEX_Vpsrld_zmm_k1z_zmmm512b32_imm8,
         &[R(ZMM18), R(ZMM17), Arg::I(31)],

@@ -628,8 +628,10 @@ impl<V: sptk_tensor::Value> Hash<V> {
     }
 
     /// Row `i`'s products into the table by generated code (`scatter.rs`, a `hash`
-    /// kernel), the used list with room for every product (`flops`): the new columns, or
-    /// `None` where the room could not be reserved (nothing was written then).
+    /// kernel), the used list with room for every product (`flops`): the new columns;
+    /// `Some(usize::MAX)` where the code refused the row (the table emptied again, as
+    /// `Dense::scatter` reports a refusal); `None` where the room could not be reserved
+    /// (nothing was written then: the Rust loop runs instead).
     #[cfg(target_arch = "x86_64")]
     fn scatter<C: Coord, R: Ring<Out = V>>(
         &mut self,
