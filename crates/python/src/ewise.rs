@@ -16,7 +16,7 @@ use crate::error::{detached, Failure, Kind, Result};
 use crate::tensor::PyTensor;
 
 /// The keywords of the element-wise calls.
-const KEYS: &[&str] = &[
+pub(crate) const KEYS: &[&str] = &[
     "to",
     "pos_width",
     "crd_width",
@@ -26,7 +26,7 @@ const KEYS: &[&str] = &[
     "memory_limit",
 ];
 
-fn ewise_error(e: EwiseError) -> Failure {
+pub(crate) fn ewise_error(e: EwiseError) -> Failure {
     let kind = match e {
         EwiseError::Alloc(_) => Kind::Memory,
         EwiseError::Convert(_) | EwiseError::Width(_) => Kind::Format,
@@ -61,18 +61,23 @@ fn width(d: &Bound<'_, PyDict>, key: &str) -> Result<Option<IndexWidth>> {
     }
 }
 
-/// The library's options from the keywords, `to` resolved for a result of `rank`
-/// dimensions (a preset takes the narrowest widths unless asked, as `sparse-run --to`).
-fn options(d: Option<&Bound<'_, PyDict>>, rank: usize) -> Result<Options> {
+/// The library's options from the keywords (`keys` the ones this call takes), `to`
+/// resolved for a result of `rank` dimensions (a preset takes the narrowest widths unless
+/// asked, as `sparse-run --to`).
+pub(crate) fn options(
+    d: Option<&Bound<'_, PyDict>>,
+    rank: usize,
+    keys: &[&str],
+) -> Result<Options> {
     let Some(d) = d else {
         return Ok(Options::default());
     };
     for key in d.keys() {
         let key = key.to_string();
-        if !KEYS.contains(&key.as_str()) {
+        if !keys.contains(&key.as_str()) {
             return Err(Failure::argument(format!(
                 "unknown keyword argument `{key}` (this call takes {})",
-                KEYS.join(", ")
+                keys.join(", ")
             )));
         }
     }
@@ -115,7 +120,7 @@ pub fn ewise(
 ) -> PyResult<PyTensor> {
     let op: EwiseOp = op.parse().map_err(Failure::argument)?;
     let (ta, tb) = (a.tensor(py)?, b.tensor(py)?);
-    let opts = options(kwargs, ta.dim_sizes().len())?;
+    let opts = options(kwargs, ta.dim_sizes().len(), KEYS)?;
     detached(py, move || {
         let c = jit::ewise(&ta, &tb, op, &opts).map_err(ewise_error)?;
         Ok(PyTensor::built(c))

@@ -14,6 +14,7 @@ mod kernels;
 mod numpy_in;
 mod options;
 mod read;
+mod spgemm;
 mod tensor;
 mod write;
 
@@ -50,5 +51,6 @@ fn _sptk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ewise::ewise, m)?)?;
     m.add_function(wrap_pyfunction!(ewise::dot, m)?)?;
     m.add_function(wrap_pyfunction!(ewise::reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(spgemm::spgemm, m)?)?;
     Ok(())
 }

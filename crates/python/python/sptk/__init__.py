@@ -47,6 +47,7 @@ from ._ewise import (
     sub,
     subtract,
 )
+from ._spgemm import matmul, spgemm
 
 __version__ = _sptk.__version__
 
@@ -73,6 +74,8 @@ __all__ = [
     "dot",
     "rowdot",
     "reduce",
+    "spgemm",
+    "matmul",
     "Tensor",
     "Rows",
     "Error",

@@ -90,6 +90,31 @@ class Tensor:
             self.encoding,
         )
 
+    def __matmul__(self, other):
+        """``A @ B``: :func:`sptk.spgemm` (plus_times) for a sparse B (a Tensor or a SciPy
+        sparse array), :func:`sptk.spmv` / :func:`sptk.spmm` for a dense 1-D / 2-D
+        NumPy array."""
+        import numpy as np
+
+        if isinstance(other, np.ndarray):
+            from . import spmm, spmv
+
+            if other.ndim == 1:
+                return spmv(self, other)
+            if other.ndim == 2:
+                return spmm(self, other)
+            return NotImplemented
+        if not isinstance(other, Tensor):
+            try:
+                import scipy.sparse as sp
+            except ImportError:  # pragma: no cover - SciPy is optional
+                return NotImplemented
+            if not sp.issparse(other):
+                return NotImplemented
+        from . import spgemm
+
+        return spgemm(self, other)
+
     # -- arrays (zero-copy) -------------------------------------------------------
     def validate(self):
         """Validates an opened file now (every chunk checksum and invariant, O(size)),

@@ -1,0 +1,52 @@
+"""Sparse times sparse: ``sptk.spgemm(A, B)`` (and ``A @ B`` between tensors), by the
+library call ``sparse-run spgemm`` makes (``sptk_jit::spgemm``), without the GIL.
+
+What it computes, in full: ``docs/OPERATIONS.md``, "SpGEMM". GraphBLAS semantics: only
+stored entries take part, ``C[i, j]`` exists where some ``k`` has ``A[i, k]`` and
+``B[k, j]`` stored (a product that sums to zero stays stored unless
+``drop_zeros=True``; SciPy's ``A @ B`` drops nothing either but its sums can differ in
+the last bit only where SciPy sums in another order: both sum in increasing ``k``).
+"""
+
+from . import _sptk
+from ._ewise import _operand
+from ._errors import ArgumentError
+from ._tensor import Tensor
+
+SEMIRINGS = ("plus_times", "plus_pair", "min_plus", "max_times", "lor_land")
+
+
+def spgemm(a, b, semiring="plus_times", mask=None, complement=False, transpose_b=False, to=None, **options):
+    """``C = A (+).(x) B`` over a semiring, a new validated :class:`Tensor`.
+
+    ``semiring``: ``"plus_times"`` (``sum_k a_ik * b_kj``, SciPy's ``A @ B``),
+    ``"plus_pair"`` (int64 counts of the ``k`` where both store), ``"min_plus"`` (one
+    step of shortest paths), ``"max_times"``, ``"lor_land"`` (bool reachability, on the
+    patterns). Sums run in increasing ``k``, each row on one thread: the same bits for
+    every ``threads``.
+
+    ``mask``: a sparse matrix of C's shape (a :class:`Tensor` or SciPy array; its values
+    are not read): C keeps only the coordinates M stores, or with ``complement=True``
+    only those it does not (GraphBLAS ``C<M>`` / ``C<!M>``), and the products outside are
+    never computed. ``transpose_b=True`` computes ``A @ B.T`` without transposing B in
+    memory first where B is stored by rows.
+
+    A and B: matrices in any encodings (the planner brings them to CSR), or SciPy sparse
+    arrays; their value types meet as in :func:`sptk.ewise`. Options: ``to`` (C's
+    encoding, default CSR), ``pos_width`` / ``crd_width``, ``drop_zeros``, ``threads``
+    (0: one per core), ``memory_limit``. Runs without the GIL.
+    """
+    if semiring not in SEMIRINGS:
+        raise ArgumentError("semiring=%r: one of %s" % (semiring, ", ".join(SEMIRINGS)))
+    kwargs = dict(options)
+    if to is not None:
+        kwargs["to"] = to
+    m = None if mask is None else _operand(mask, "mask")
+    return Tensor(
+        _sptk.spgemm(_operand(a, "A"), _operand(b, "B"), semiring, m, bool(complement), bool(transpose_b), kwargs)
+    )
+
+
+def matmul(a, b, **options):
+    """``A @ B`` for two sparse matrices over ``plus_times`` (see :func:`spgemm`)."""
+    return spgemm(a, b, **options)
