@@ -234,6 +234,15 @@ pub(crate) fn execute<T: Plain>(
                 items,
                 || (Vec::new(), Vec::new()),
                 |(raw, plain): &mut (Vec<u8>, Vec<u8>), (c, part)| {
+                    if pipe.applied(c.skipped, size) == (false, false)
+                        && c.bytes == (chunk * size) as u64
+                    {
+                        // Stored as it is (h5py's and anndata's default): read in place.
+                        return src
+                            .file
+                            .read_exact_at(part, c.offset)
+                            .map_err(|e| at(format!("reading a chunk: {e}")));
+                    }
                     // Checked by `check_chunks`: inside the file, at most `stored_limit`.
                     raw.resize(c.bytes as usize, 0);
                     src.file
@@ -308,6 +317,16 @@ struct Pipeline {
     deflate: bool,
 }
 
+impl Pipeline {
+    /// Which filters a chunk of `size`-byte elements went through: (deflate, shuffle).
+    /// Bit k of `mask` set: filter k of the pipeline was skipped for this chunk.
+    fn applied(self, mask: u32, size: usize) -> (bool, bool) {
+        let deflated = self.deflate && mask & (1 << u32::from(self.shuffle)) == 0;
+        let shuffled = self.shuffle && mask & 1 == 0 && size > 1;
+        (deflated, shuffled)
+    }
+}
+
 /// The most stored bytes a chunk of `chunk_bytes` may take: deflate never grows a chunk by
 /// more than a few bytes per 16 KiB block.
 fn stored_limit(chunk_bytes: usize) -> u64 {
@@ -329,9 +348,7 @@ fn decode_into(
     part: &mut [u8],
 ) -> Result<(), String> {
     let chunk_bytes = chunk * size;
-    // Bit k of the mask set: filter k of the pipeline was skipped for this chunk.
-    let deflated = pipe.deflate && mask & (1 << u32::from(pipe.shuffle)) == 0;
-    let shuffled = pipe.shuffle && mask & 1 == 0 && size > 1;
+    let (deflated, shuffled) = pipe.applied(mask, size);
     if deflated && !shuffled && part.len() == chunk_bytes {
         // Inflated straight into place.
         return inflate(raw, part);
@@ -589,6 +606,26 @@ mod tests {
             panic!("not f64");
         };
         assert_eq!(&v[..], &want(64)[..]);
+        // The same chunks stored without filters (read in place), the second in front of
+        // the first in the file; a stored size that is not the chunk's is refused.
+        {
+            let f = file_with(&[&whole[320..], &whole[..320]].concat());
+            let mut plan = chunked(64, 40, &[(32 + 320, 320), (32, 320)]);
+            if let Layout::Chunked { deflate, .. } = &mut plan.layout {
+                *deflate = false;
+            }
+            let ValueVec::F64(v) = run(&f, 1 << 20, &plan).unwrap() else {
+                panic!("not f64");
+            };
+            assert_eq!(&v[..], &want(64)[..]);
+            if let Layout::Chunked { chunks, .. } = &mut plan.layout {
+                chunks[1].bytes = 312;
+            }
+            refused(
+                run(&f, 1 << 20, &plan),
+                "holds 312 bytes, not the chunk's 320",
+            );
+        }
 
         // Hostile plans: refused, naming the dataset, before any read or allocation.
         refused(

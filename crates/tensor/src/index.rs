@@ -6,6 +6,10 @@ use std::fmt;
 use crate::budget::{Budget, Need};
 use crate::buffer::Buf;
 
+/// Arrays from this many elements up are narrowed or widened on every core
+/// ([`IndexVec::to_width`]): below it a thread's start costs more than the pass.
+const PARALLEL_FROM: usize = 1 << 20;
+
 /// The storage width of an index array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexWidth {
@@ -220,17 +224,30 @@ impl IndexVec {
     pub fn to_width(&self, width: IndexWidth) -> Result<IndexVec, WidthOverflow> {
         fn go<S: Index, D: Index>(s: &[S]) -> Result<IndexVec, WidthOverflow> {
             let max = D::WIDTH.max();
-            if let Some(&bad) = s.iter().find(|x| x.to_u64() > max) {
+            let bad = |r: std::ops::Range<usize>| s[r].iter().find(|x| x.to_u64() > max).copied();
+            // Large arrays (a file's coordinates narrowed) on every core: the check, then
+            // the copy into fresh pages, each one pass.
+            let parallel = s.len() >= PARALLEL_FROM;
+            let first_bad = if parallel {
+                crate::par::fold_chunks(s.len(), bad)
+                    .into_iter()
+                    .flatten()
+                    .next()
+            } else {
+                bad(0..s.len())
+            };
+            if let Some(bad) = first_bad {
                 return Err(WidthOverflow {
                     value: bad.to_u64(),
                     width: D::WIDTH,
                 });
             }
-            Ok(D::wrap(
-                s.iter()
-                    .map(|&x| D::from_u64_unchecked(x.to_u64()))
-                    .collect(),
-            ))
+            let narrow = |&x: &S| D::from_u64_unchecked(x.to_u64());
+            Ok(D::wrap(if parallel {
+                crate::par::map(s.len(), |i| narrow(&s[i]))
+            } else {
+                s.iter().map(narrow).collect()
+            }))
         }
         fn to<S: Index>(s: &[S], width: IndexWidth) -> Result<IndexVec, WidthOverflow> {
             match width {
@@ -401,5 +418,23 @@ mod tests {
             Some(255)
         );
         assert!(IndexVec::from_u64s(&[4], IndexWidth::W2).is_err());
+    }
+
+    #[test]
+    fn large_arrays_narrow_on_every_core_and_report_the_first_overflow() {
+        // Past `PARALLEL_FROM`, over several of `par`'s chunks.
+        let n = PARALLEL_FROM + 12_345;
+        let wide = IndexVec::U32((0..n as u32).map(|i| i % 65_536).collect::<Vec<_>>().into());
+        let narrow = wide.to_width(IndexWidth::W16).unwrap();
+        assert_eq!(narrow.width(), IndexWidth::W16);
+        assert_eq!(narrow.to_u64_vec(), wide.to_u64_vec());
+        // Two values too wide, far apart: the first one is named.
+        let mut v: Vec<u32> = vec![7; n];
+        v[n - 3] = 70_000;
+        v[PARALLEL_FROM / 2] = 65_536;
+        let e = IndexVec::U32(v.into())
+            .to_width(IndexWidth::W16)
+            .unwrap_err();
+        assert_eq!(e.value, 65_536);
     }
 }
