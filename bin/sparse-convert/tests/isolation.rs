@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use std::os::unix::process::ExitStatusExt;
 
+use sptk_testkit::assert_process_ends;
+
 const FAILED: &str = "the HDF5 library failed while reading it";
 const DAMAGED: &str = "the file is damaged or not HDF5";
 
@@ -256,6 +258,11 @@ fn isolated_reads_are_the_in_process_reads_byte_for_byte() {
     );
 }
 
+/// A process id as a shell's `echo $!` writes it.
+fn pid_of(text: &str) -> u32 {
+    text.trim().parse().expect("a process id")
+}
+
 /// A helper program standing in for `sparse-convert isolated-hdf5`.
 fn fake_helper(dir: &Path, body: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -302,7 +309,7 @@ fn a_helper_that_crashes_hangs_or_is_missing_is_contained() {
             "sparse-convert: error: m.h5: {FAILED} (no answer within 0.5 s, --isolate-timeout); {DAMAGED}"
         )
     );
-    assert_ends(&std::fs::read_to_string(&pid_file).unwrap());
+    assert_process_ends(pid_of(&std::fs::read_to_string(&pid_file).unwrap()));
     assert!(!d.join("out.spt").exists());
 
     let o = run(&args, d, &[("SPTK_HDF5_HELPER", "/nonexistent/helper")]);
@@ -412,24 +419,7 @@ fn a_helper_does_not_outlive_a_caller_that_is_killed() {
     let pid = std::fs::read_to_string(&pid_file).unwrap();
     parent.kill().unwrap();
     parent.wait().unwrap();
-    assert_ends(&pid);
-}
-
-/// Waits (10 s at most) for process `pid` to be gone or a zombie: killed, not running on.
-fn assert_ends(pid: &str) {
-    let stat = format!("/proc/{}/stat", pid.trim());
-    let start = Instant::now();
-    loop {
-        let s = std::fs::read_to_string(&stat).unwrap_or_default();
-        if s.is_empty() || s.contains(") Z ") {
-            return;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "process {pid} lives on: {s}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert_process_ends(pid_of(&pid));
 }
 
 #[test]

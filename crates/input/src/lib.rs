@@ -34,6 +34,9 @@ pub use formats::mex::read_mex_labels;
 #[cfg(feature = "table")]
 pub use formats::table::{table_options, TableInput};
 pub use input::{ColumnOptions, Content, Input, Progress, ReadConverted, ReadOptions, Relabel};
+#[cfg(feature = "hdf5")]
+#[doc(hidden)]
+pub use isolate::spare_pid;
 pub use isolate::{Helper, Isolation};
 pub use probe::{known_kind, Match, Probe, HEAD_LEN};
 pub use reader::{choose, readers, Accepts, Member, Reader};

@@ -76,6 +76,24 @@ fn settle<T>(found: Result<T, String>, required: bool, check: &str) -> Option<T>
     }
 }
 
+/// Waits (10 s at most) for process `pid` to be gone or a zombie (killed, not running on);
+/// panics naming its state otherwise.
+pub fn assert_process_ends(pid: u32) {
+    let stat = format!("/proc/{pid}/stat");
+    let start = std::time::Instant::now();
+    loop {
+        let s = std::fs::read_to_string(&stat).unwrap_or_default();
+        if s.is_empty() || s.contains(") Z ") {
+            return;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "process {pid} lives on: {s}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,12 +5,15 @@
 //! check of ours can run. With [`Isolation::Child`] every libhdf5 call of a read happens
 //! in a helper process instead:
 //!
-//! 1. The parent creates an anonymous memory file (`memfd_create`) and, for a matrix, a
-//!    socket pair, and starts the helper by `exec` (never a bare `fork`: the parent has
-//!    worker threads and libhdf5's lock), as `HELPER isolated-hdf5 OP FD KIND LIMIT
+//! 1. The parent creates an anonymous memory file (`memfd_create`) and a socket pair, and
+//!    starts the helper by `exec` (never a bare `fork`: the parent has worker threads and
+//!    libhdf5's lock), as `HELPER isolated-hdf5 OP FD KIND LIMIT
 //!    THREADS FILE [MEMBER]` with the memfd as descriptor `FD` and the socket as its
-//!    standard input and output (else none), in a process group of its own (killed whole
-//!    at the time limit), set to die with the thread that started it.
+//!    standard input and output, in a process group of its own (killed whole at the time
+//!    limit), set to die with the thread that started it. From the process's second call
+//!    on, each call also leaves a spare helper started ahead (`spare.rs`: the program
+//!    and its libraries loaded), which the next call hands the same fields to through the
+//!    socket instead of starting one: each request still gets a helper of its own.
 //! 2. The helper (`serve`, behind `sparse-convert`'s hidden subcommand) opens the file with
 //!    libhdf5, finds its kind and reads the matrix (or lists the members) exactly as the
 //!    in-process read does, up to the arrays of a CSR / CSC matrix whose layout has a plan
@@ -50,12 +53,17 @@ use std::time::Duration;
 #[cfg(feature = "hdf5")]
 mod process;
 #[cfg(feature = "hdf5")]
+mod spare;
+#[cfg(feature = "hdf5")]
 mod wire;
 
 #[cfg(feature = "hdf5")]
 pub use process::serve;
 #[cfg(feature = "hdf5")]
 pub(crate) use process::{list, read};
+#[cfg(feature = "hdf5")]
+#[doc(hidden)]
+pub use spare::spare_pid;
 
 /// The helper's subcommand: `HELPER isolated-hdf5 ...` (hidden in `sparse-convert`).
 pub const HELPER_COMMAND: &str = "isolated-hdf5";

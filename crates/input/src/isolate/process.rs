@@ -1,7 +1,7 @@
 //! The two sides of an isolated HDF5 read: the parent's [`run`] (memfd, helper, time
 //! limit, copy or seal and map, check) and the helper's [`serve`].
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use sptk_hdf5::{H5Error, Kind, Matrix, Member};
 
+use super::spare;
 use super::wire::{self, Answer, Decoded, Writer};
 use super::{Helper, HELPER_COMMAND, HELPER_ENV};
 use crate::error::InputError;
@@ -170,50 +171,29 @@ fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Runs the helper on `path` and returns its answer, checked.
-fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| InputError::io(path, e))?
-        .len();
-    let cannot = |e: std::io::Error| {
-        file_error(
-            path,
-            format!("cannot make the memory file of an isolated read: {e}"),
-        )
-    };
-    let memfd = memfd().map_err(cannot)?;
-    // A matrix is copied out of the helper's memory (`read-vm`).
-    let channel = if args.op == "read" {
-        Some(socket_pair().map_err(cannot)?)
-    } else {
-        None
-    };
-    let program = helper.resolve_program();
+/// A helper started and not yet answered: its memfd, and the parent's end of the socket
+/// that is its standard input and output.
+pub(super) struct Started {
+    pub child: Child,
+    pub memfd: OwnedFd,
+    pub ours: OwnedFd,
+}
+
+/// Starts `program` as `HELPER isolated-hdf5 ARGS...` (`args` given the memfd's descriptor
+/// number) with a new memfd and socket, in a process group of its own, set to die with
+/// the calling thread.
+pub(super) fn start(
+    program: &Path,
+    args: impl FnOnce(RawFd) -> Vec<OsString>,
+) -> std::io::Result<Started> {
+    let memfd = memfd()?;
+    let (ours, theirs) = socket_pair()?;
     let fd = memfd.as_raw_fd();
-    let mut cmd = Command::new(&program);
+    let mut cmd = Command::new(program);
     cmd.arg(HELPER_COMMAND)
-        .arg(if channel.is_some() {
-            "read-vm"
-        } else {
-            args.op
-        })
-        .arg(fd.to_string())
-        .arg(args.kind)
-        .arg(args.limit)
-        .arg(args.threads.to_string())
-        .arg(path);
-    if let Some(m) = args.member {
-        cmd.arg(m);
-    }
-    let (stdin, stdout) = match &channel {
-        Some((_, theirs)) => {
-            let dup = || theirs.try_clone().map(Stdio::from).map_err(cannot);
-            (dup()?, dup()?)
-        }
-        None => (Stdio::null(), Stdio::null()),
-    };
-    cmd.stdin(stdin)
-        .stdout(stdout)
+        .args(args(fd))
+        .stdin(Stdio::from(theirs.try_clone()?))
+        .stdout(Stdio::from(theirs))
         .stderr(Stdio::null())
         .process_group(0);
     let parent = std::process::id() as libc::pid_t;
@@ -222,11 +202,37 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
     unsafe {
         cmd.pre_exec(move || prepare_child(fd, parent));
     }
-    let spawned = cmd.spawn();
-    // Only the helper keeps its end: it ends when the helper does.
-    drop(cmd);
-    let ours = channel.map(|(ours, _)| ours);
-    let mut child = spawned.map_err(|e| {
+    // Only the helper keeps its end of the socket (dropped with `cmd`): it ends when the
+    // helper does.
+    let child = cmd.spawn()?;
+    Ok(Started { child, memfd, ours })
+}
+
+/// Runs the helper on `path` (the waiting spare if there is one, else a helper started
+/// now) and returns its answer, checked. From this process's second call on, a spare for
+/// the next call is started once the request is handed over (`spare.rs`): while the
+/// helper reads, this process waits and the other cores are free.
+fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> {
+    let program = helper.resolve_program();
+    let program = program.as_path();
+    let size = std::fs::metadata(path)
+        .map_err(|e| InputError::io(path, e))?
+        .len();
+    // A matrix is copied out of the helper's memory (`read-vm`).
+    let op = if args.op == "read" {
+        "read-vm"
+    } else {
+        args.op
+    };
+    let threads = args.threads.to_string();
+    let mut fields: Vec<&OsStr> = vec![
+        OsStr::new(args.kind),
+        OsStr::new(args.limit),
+        OsStr::new(&threads),
+        path.as_os_str(),
+    ];
+    fields.extend(args.member.map(OsStr::new));
+    let cannot_start = |e: std::io::Error| {
         file_error(
             path,
             format!(
@@ -234,37 +240,84 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
                 program.display()
             ),
         )
-    })?;
+    };
+    let fresh = || {
+        start(program, |fd| {
+            let mut line: Vec<OsString> = vec![op.into(), fd.to_string().into()];
+            line.extend(fields.iter().map(|f| f.to_os_string()));
+            line
+        })
+        .map_err(cannot_start)
+    };
+    let asked = |s: &Started| {
+        let mut line = vec![OsStr::new(op)];
+        line.extend(fields.iter().copied());
+        spare::request(&line).and_then(|r| spare::send_request(&s.ours, &r))
+    };
+    let Started {
+        mut child,
+        memfd,
+        ours,
+    } = match spare::take(program) {
+        Some(mut s) => match asked(&s) {
+            Ok(()) => s,
+            Err(_) => {
+                kill(&mut s.child);
+                fresh()?
+            }
+        },
+        None => fresh()?,
+    };
+    spare::replenish(program);
     let limit = helper.limit_for(size);
     let deadline = Instant::now().checked_add(limit);
-    if let Some(ours) = ours {
-        match ready(&ours, deadline) {
-            None => return Err(timed_out(path, &mut child, limit)),
-            Some(false) => {}
-            Some(true) => match copy(&memfd, &child, &ours, deadline) {
-                Ok((buf, total)) => {
-                    // The helper ends (and frees its arrays) while the copy is checked.
-                    drop(ours);
-                    let owner = Arc::new(buf);
-                    let checked =
-                        decoded(path, &wire::pod_bytes(&owner[..])[..total], owner.clone());
-                    finish(path, &mut child, deadline, limit)?;
+    match ready(&ours, deadline) {
+        None => return Err(timed_out(path, &mut child, limit)),
+        Some(false) => {}
+        Some(true) => match copy(&memfd, &child, &ours, deadline) {
+            Ok((buf, total)) => {
+                // The helper ends (and frees its arrays) while the copy is checked.
+                drop(ours);
+                let owner = Arc::new(buf);
+                let checked = decoded(path, &wire::pod_bytes(&owner[..])[..total], owner.clone());
+                if checked.is_ok() {
+                    release(child);
                     return checked;
                 }
-                // The fallback: the helper writes the answer into the memfd after all.
-                Err(Copy::Refused) => {
-                    let _ = send(&ours, b'm');
-                }
-                Err(Copy::Failed(why)) => {
-                    drop(ours);
-                    finish(path, &mut child, deadline, limit)?;
-                    return Err(broken(path, why));
-                }
-            },
-        }
+                finish(path, &mut child, deadline, limit)?;
+                return checked;
+            }
+            // The fallback: the helper writes the answer into the memfd after all.
+            Err(Copy::Refused) => {
+                let _ = send(&ours, b'm');
+            }
+            Err(Copy::Failed(why)) => {
+                drop(ours);
+                finish(path, &mut child, deadline, limit)?;
+                return Err(broken(path, why));
+            }
+        },
     }
     finish(path, &mut child, deadline, limit)?;
     answer(path, File::from(memfd))
+}
+
+/// How long a helper that has given its whole answer may take to end before it is killed.
+const GRACE: Duration = Duration::from_secs(10);
+
+/// Lets a helper whose answer is whole and checked end on its own, reaped by a thread of
+/// its own (its group killed if it has not ended within [`GRACE`]): the caller does not
+/// wait for its clean-up (about 8 ms of a Python helper's).
+fn release(mut child: Child) {
+    let reap = move || {
+        if !matches!(wait(&mut child, GRACE), Ok(Some(_))) {
+            kill(&mut child);
+        }
+    };
+    // Without a thread (none can start) the helper is reaped when this process ends.
+    let _ = std::thread::Builder::new()
+        .name("sptk-hdf5-reap".into())
+        .spawn(reap);
 }
 
 /// The helper ran out of time: its group is killed.
@@ -554,7 +607,7 @@ fn wait(child: &mut Child, limit: Duration) -> std::io::Result<Option<ExitStatus
 }
 
 /// Kills the helper's whole process group (it may have started others) and reaps it.
-fn kill(child: &mut Child) {
+pub(super) fn kill(child: &mut Child) {
     if let Ok(pid) = i32::try_from(child.id()) {
         // SAFETY: a plain syscall; the group is the unreaped child's own (it leads it),
         // so its number cannot have been reused.
@@ -618,12 +671,30 @@ const PIECE: usize = 4 << 20;
 /// writes the answer into the memfd it was given. `args` are what follows the subcommand:
 /// `OP FD KIND LIMIT THREADS FILE [MEMBER]`, `OP` being `read`, `read-vm` (a matrix is
 /// lent: see `lend`) or `list`, `KIND` a kind code or `-` (found from the content),
-/// `LIMIT` the memory budget in bytes or `-`.
+/// `LIMIT` the memory budget in bytes or `-`; or `wait FD` for a spare, which reads the
+/// rest from its standard input first (`spare.rs`) and ends quietly if none comes.
 ///
 /// # Errors
 /// Arguments not as the parent passes them, or the answer could not be written. The
 /// reader's own errors are not errors here: they are the answer.
 pub fn serve(args: &[OsString]) -> Result<(), String> {
+    if let [wait, fd] = args {
+        if wait == "wait" {
+            let Some(mut fields) = spare::read_request()? else {
+                return Ok(());
+            };
+            if fields.is_empty() {
+                return Err("an empty request".into());
+            }
+            fields.insert(1, fd.clone());
+            return serve_command(&fields);
+        }
+    }
+    serve_command(args)
+}
+
+/// [`serve`] with the whole command line.
+fn serve_command(args: &[OsString]) -> Result<(), String> {
     let usage = || {
         format!("{HELPER_COMMAND} is run by sptk itself: OP FD KIND LIMIT THREADS FILE [MEMBER]")
     };
