@@ -89,9 +89,12 @@ fn bytes_of<T: Plain>(v: &mut [T]) -> &mut [u8] {
 pub(crate) struct Source<'a> {
     /// Where errors are reported.
     pub at: At<'a>,
-    file: File,
-    len: u64,
-    limit: u64,
+    /// The file, open for reading.
+    pub file: File,
+    /// Its size when opened.
+    pub len: u64,
+    /// Bytes any one allocation may take.
+    pub limit: u64,
 }
 
 impl<'a> Source<'a> {

@@ -380,10 +380,29 @@ impl H5<'_> {
         })
     }
 
-    /// Every string of a 1-D string dataset (variable- or fixed-length).
+    /// Every string of a 1-D string dataset (variable- or fixed-length); variable-length
+    /// ones from the file's bytes where they can be (`vlen.rs`), else by the library.
     pub fn strings(&self, ds: &Dataset, object: &str) -> Result<Vec<String>, H5Error> {
         self.expect_1d(ds, object)?;
         let td = self.descriptor(ds, object)?;
+        if matches!(
+            td,
+            TypeDescriptor::VarLenUnicode | TypeDescriptor::VarLenAscii
+        ) {
+            if let Some(v) = crate::vlen::strings(self, ds, object)? {
+                return Ok(v);
+            }
+        }
+        self.strings_by_library(ds, object, td)
+    }
+
+    /// [`H5::strings`] through the library alone (and the oracle of `vlen.rs`'s tests).
+    pub(crate) fn strings_by_library(
+        &self,
+        ds: &Dataset,
+        object: &str,
+        td: TypeDescriptor,
+    ) -> Result<Vec<String>, H5Error> {
         match td {
             TypeDescriptor::VarLenUnicode => {
                 let v: Vec<VarLenUnicode> = self.read_raw(ds, object)?;

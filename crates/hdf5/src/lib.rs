@@ -22,6 +22,7 @@ mod list;
 mod matlab;
 mod plan;
 mod tenx;
+mod vlen;
 mod write;
 
 use std::path::Path;

@@ -141,39 +141,64 @@ pub(crate) fn plan(
     }
     let n = ds.size();
     h.check_budget(object, n, size)?;
-    let len = n as u64;
+    Ok(layout(h, ds, n, 1).map(|layout| Plan {
+        ty,
+        len: n as u64,
+        layout,
+    }))
+}
+
+/// The plan of the stored bytes of the 1-D dataset `ds` of `elem_bytes`-byte elements as
+/// the file holds them (variable-length strings' heap references: `vlen.rs`), as bytes:
+/// None where its layout is left to the library, or it is shuffled (by whole elements).
+pub(crate) fn plan_bytes(
+    h: &H5,
+    ds: &Dataset,
+    elem_bytes: usize,
+    object: &str,
+) -> Result<Option<Plan>, H5Error> {
+    if ds.ndim() != 1 {
+        return Ok(None);
+    }
+    let n = ds.size();
+    h.check_budget(object, n, elem_bytes)?;
+    let layout = match layout(h, ds, n, elem_bytes) {
+        Some(Layout::Chunked { shuffle: true, .. }) | None => return Ok(None),
+        Some(l) => l,
+    };
+    Ok(Some(Plan {
+        ty: ValueType::U8,
+        len: (n as u64).saturating_mul(elem_bytes as u64),
+        layout,
+    }))
+}
+
+/// Where the `n` elements of `ds` lie, chunks counted in units of `1 / scale` of an
+/// element (`scale` bytes an element for a plan of bytes, else 1); None when the library
+/// must read them.
+fn layout(h: &H5, ds: &Dataset, n: usize, scale: usize) -> Option<Layout> {
     if let Some(offset) = ds.offset() {
-        return Ok(Some(Plan {
-            ty,
-            len,
-            layout: Layout::Contiguous { offset },
-        }));
+        return Some(Layout::Contiguous { offset });
     }
     // Chunk addresses are relative to the end of a user block (MATLAB's header) in the
     // HDF5 versions seen, but not documented to be: files with one go through the library.
     if h.file.userblock() != 0 {
-        return Ok(None);
+        return None;
     }
     let (Some(chunk), Some((shuffle, deflate))) = (ds.chunk(), pipeline(&ds.filters())) else {
-        return Ok(None);
+        return None;
     };
-    let [chunk] = chunk[..] else { return Ok(None) };
+    let [chunk] = chunk[..] else { return None };
     if chunk == 0 {
-        return Ok(None);
+        return None;
     }
-    let Some(chunks) = chunk_places(ds, n, chunk) else {
-        return Ok(None);
-    };
-    Ok(Some(Plan {
-        ty,
-        len,
-        layout: Layout::Chunked {
-            chunk: chunk as u64,
-            shuffle,
-            deflate,
-            chunks,
-        },
-    }))
+    let chunks = chunk_places(ds, n, chunk)?;
+    Some(Layout::Chunked {
+        chunk: (chunk as u64).checked_mul(scale as u64)?,
+        shuffle,
+        deflate,
+        chunks,
+    })
 }
 
 /// Where each chunk of a 1-D dataset of `n` elements in chunks of `chunk` is stored; None
