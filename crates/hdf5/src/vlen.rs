@@ -307,7 +307,10 @@ mod tests {
             edit(&mut b);
             std::fs::write(f.path(), &b).unwrap();
             let e = direct(&f).unwrap_err();
-            assert!(e.contains("/s: string ") && e.contains(wants), "{wants}: {e}");
+            assert!(
+                e.contains("/s: string ") && e.contains(wants),
+                "{wants}: {e}"
+            );
         };
         broken(&|b| b[at] = b'X', "is not one (no GCOL signature");
         // The first object's size (after the 16-byte header, at +8 of the object's).
