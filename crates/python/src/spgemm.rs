@@ -7,19 +7,8 @@ use pyo3::types::PyDict;
 use sptk_jit::spgemm::{self as jit, Mask, Options, Semiring, SpgemmError};
 
 use crate::error::{detached, Failure, Kind};
-use crate::ewise::options;
+use crate::ewise::{options, KEYS};
 use crate::tensor::PyTensor;
-
-/// The keywords of `spgemm` beside its named arguments: the element-wise calls' but
-/// `intersect`.
-const KEYS: &[&str] = &[
-    "to",
-    "pos_width",
-    "crd_width",
-    "drop_zeros",
-    "threads",
-    "memory_limit",
-];
 
 fn spgemm_error(e: SpgemmError) -> Failure {
     let kind = match e {
@@ -52,9 +41,11 @@ pub fn spgemm(
     }
     let (ta, tb) = (a.tensor(py)?, b.tensor(py)?);
     let tm = mask.map(|m| m.tensor(py)).transpose()?;
+    // The element-wise calls' keywords but `intersect`.
+    let keys: Vec<&str> = KEYS.iter().copied().filter(|&k| k != "intersect").collect();
     let opts = Options {
         transpose_b,
-        common: options(kwargs, 2, KEYS)?,
+        common: options(kwargs, 2, &keys)?,
         ..Options::default()
     };
     detached(py, move || {

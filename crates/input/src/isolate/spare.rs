@@ -32,10 +32,16 @@ static CALLS: AtomicUsize = AtomicUsize::new(0);
 const MAX_FIELDS: usize = 8;
 const MAX_FIELD: usize = 1 << 20;
 
+/// Whether the spare `s`, started for `p`, can take a request for `program`: the same
+/// program, still running.
+fn usable(p: &Path, s: &mut Started, program: &Path) -> bool {
+    p == program && matches!(s.child.try_wait(), Ok(None))
+}
+
 /// The spare started for `program`, if one is waiting and still alive.
 pub(super) fn take(program: &Path) -> Option<Started> {
     let (p, mut s) = SPARE.lock().unwrap_or_else(|e| e.into_inner()).take()?;
-    if p == program && matches!(s.child.try_wait(), Ok(None)) {
+    if usable(&p, &mut s, program) {
         return Some(s);
     }
     kill(&mut s.child);
@@ -52,7 +58,7 @@ pub(super) fn replenish(program: &Path) {
     }
     let mut slot = SPARE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((p, s)) = slot.as_mut() {
-        if p == program && matches!(s.child.try_wait(), Ok(None)) {
+        if usable(p, s, program) {
             return;
         }
         kill(&mut s.child);

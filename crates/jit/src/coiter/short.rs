@@ -139,7 +139,7 @@ fn short_block(
         ; cmp rax, SHORT
         ; ja =>other
     );
-    prefetch_ahead(a, d, v)?;
+    prefetch_ahead(a, v)?;
     lane_ranks(a)?;
     matches(a, d, v, Some((K1, K2)))?;
     dynasm!(a.ops ; .arch x64 ; jmp =>row_done ; =>other);
@@ -151,22 +151,18 @@ fn short_block(
 const CRD_AHEAD: i64 = 512;
 const VALUES_AHEAD: i64 = 1024;
 
-/// Asks for the coordinates (and values, in a phase that reads them) of the rows a dozen
-/// ahead of this short one: the hardware's stream prefetch alone leaves the short rows'
-/// masked loads waiting. On one thread (`sparse-run OP A B --repeat 21 --threads 1`,
+/// Asks for the coordinates and values of the rows a dozen ahead of this short one (the
+/// fill's blocks and unions call it: `r10` / `r11` are the values there): the hardware's
+/// stream prefetch alone leaves the short rows' masked loads waiting. On one thread (`sparse-run OP A B --repeat 21 --threads 1`,
 /// alternating) banded mul went from 61-63 to 53-54 ms and uniform mul from 68-72 to 65
 /// ms; add and two threads (bound by memory there) stayed within noise. A prefetch never
 /// faults, past an array's end included.
-fn prefetch_ahead(a: &mut Asm, d: &CoDesc, v: &Values) -> Result<(), KernelError> {
+fn prefetch_ahead(a: &mut Asm, v: &Values) -> Result<(), KernelError> {
     let fetch = C::Prefetcht0_m8;
     a.ins(fetch, &[Arg::M(R8, RSI, 4, CRD_AHEAD)])?;
     a.ins(fetch, &[Arg::M(R9, RBP, 4, CRD_AHEAD)])?;
-    // A count's r10 / r11 hold the segments' ends, not values.
-    if d.phase != Phase::Count && d.phase.reads_values() {
-        a.ins(fetch, &[Arg::M(R10, RSI, v.size, VALUES_AHEAD)])?;
-        a.ins(fetch, &[Arg::M(R11, RBP, v.size, VALUES_AHEAD)])?;
-    }
-    Ok(())
+    a.ins(fetch, &[Arg::M(R10, RSI, v.size, VALUES_AHEAD)])?;
+    a.ins(fetch, &[Arg::M(R11, RBP, v.size, VALUES_AHEAD)])
 }
 
 /// The intersection of two segments both longer than [`SHORT`], 16 coordinates of each
@@ -589,7 +585,7 @@ pub(super) fn union_rows(
         ; ja =>merge
         ; lea r15, [rbx + rax]
     );
-    prefetch_ahead(a, d, v)?;
+    prefetch_ahead(a, v)?;
     lane_ranks(a)?;
     // k3: A's lanes that match (B's coordinate at `rank` is theirs; a rank past B's
     // last lane reads a zero lane or B's first coordinate, both below A's).
