@@ -188,6 +188,14 @@ impl<T> Buf<T> {
         }
     }
 
+    /// The owned vector, or `None` for a buffer borrowed from a shared owner.
+    pub fn into_owned(self) -> Option<Vec<T>> {
+        match self.repr {
+            Repr::Vec(v) => Some(v),
+            Repr::Shared { .. } => None,
+        }
+    }
+
     /// True if the buffer borrows a shared owner's memory.
     pub fn is_shared(&self) -> bool {
         matches!(self.repr, Repr::Shared { .. })

@@ -14,7 +14,7 @@ use super::desc::{CoDesc, Operand, Phase};
 use super::emit::arg;
 use crate::code::{Cache, Code};
 use crate::desc::{Isa, Real};
-use crate::ewise::{lock, one_pass, split, EwiseError, EwiseOp, Filled, Room};
+use crate::ewise::{lock, one_pass, split, EwiseError, EwiseOp, Filled, PassRun, Room};
 use crate::run::{map_chunks, Chunk};
 use crate::spgemm::Semiring;
 use crate::KernelError;
@@ -322,7 +322,7 @@ pub fn kernel(desc: &CoDesc) -> Result<Arc<CoKernel>, KernelError> {
 
 /// How a co-iteration runs: the operation, its set, the instruction set, threads.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Plan {
+pub(crate) struct Plan<'a> {
     /// The operation.
     pub op: EwiseOp,
     /// Union (else intersection).
@@ -333,6 +333,8 @@ pub(crate) struct Plan {
     pub threads: usize,
     /// Write C's pages once before the fill (timed as allocation).
     pub first_touch_apart: bool,
+    /// Arrays of earlier results to build C in ([`crate::ewise::Options::pool`]).
+    pub pool: Option<&'a sptk_tensor::BufferPool>,
 }
 
 /// The kernel of `plan`'s operation on `a` and `b` in `phase`, with C's coordinates of
@@ -344,7 +346,7 @@ pub(crate) struct Plan {
 fn entry<C: Index, V: Value>(
     a: &Levels<'_>,
     b: &Levels<'_>,
-    plan: Plan,
+    plan: Plan<'_>,
     phase: Phase,
 ) -> Result<(Arc<CoKernel>, Entry), EwiseError> {
     let value = real_of::<V>().ok_or_else(|| {
@@ -400,14 +402,18 @@ fn call_args(
 pub(crate) fn ewise_levels<C: Index, V: Value>(
     a: &Levels<'_>,
     b: &Levels<'_>,
-    plan: Plan,
+    plan: Plan<'_>,
     outer: usize,
 ) -> Result<(Filled<C, V>, CoDesc), EwiseError> {
     let (k, fill) = entry::<C, V>(a, b, plan, Phase::Fill)?;
     let filled = one_pass(
         |i| (a.entries_before(i), b.entries_before(i)),
         (plan.union, outer),
-        (plan.threads, plan.first_touch_apart),
+        PassRun {
+            threads: plan.threads,
+            first_touch_apart: plan.first_touch_apart,
+            pool: plan.pool,
+        },
         |range, counts: &mut [u64], (oc, ov): Room<'_, C, V>| {
             let cap = oc.len().min(ov.len());
             if counts.len() != range.1.checked_sub(range.0)? {
@@ -438,7 +444,7 @@ pub(crate) fn ewise_levels<C: Index, V: Value>(
 pub(crate) fn count_levels<V: Value>(
     a: &Levels<'_>,
     b: &Levels<'_>,
-    plan: Plan,
+    plan: Plan<'_>,
     (outer, chunks): (usize, &[Chunk]),
 ) -> Result<Vec<u64>, EwiseError> {
     let (_k, count) = entry::<u64, V>(a, b, plan, Phase::Count)?;
@@ -473,7 +479,7 @@ pub(crate) fn count_levels<V: Value>(
 pub(crate) fn dot_levels<V: Value>(
     a: &Levels<'_>,
     b: &Levels<'_>,
-    plan: Plan,
+    plan: Plan<'_>,
     chunks: &[Chunk],
 ) -> Result<(Vec<V>, CoDesc), EwiseError> {
     let (k, dot) = entry::<u64, V>(a, b, plan, Phase::Dot)?;
@@ -504,7 +510,7 @@ pub(crate) fn dot_levels<V: Value>(
 pub(crate) fn rowdot_levels<V: Value>(
     a: &Levels<'_>,
     b: &Levels<'_>,
-    plan: Plan,
+    plan: Plan<'_>,
     (outer, chunks): (usize, &[Chunk]),
 ) -> Result<(Vec<V>, CoDesc), EwiseError> {
     let (k, rowdot) = entry::<u64, V>(a, b, plan, Phase::RowDot)?;

@@ -216,6 +216,7 @@ pub fn dot(
         isa,
         threads,
         first_touch_apart: false,
+        pool: None,
     };
     match (a.values(), b.values()) {
         (ValueVec::F64(x), ValueVec::F64(y)) => dot_typed::<f64>((a, b), (x, y), rows, plan),
@@ -230,7 +231,7 @@ fn dot_typed<V: ValueVecAccess + std::ops::Add<Output = V>>(
     (a, b): (&Tensor, &Tensor),
     (av, bv): (&[V], &[V]),
     rows: bool,
-    plan: Plan,
+    plan: Plan<'_>,
 ) -> Result<ValueVec, EwiseError> {
     let (la, lb, outer, _) = pair_levels((a, b), (av, bv))?;
     let chunks = chunk_by_weight(0..outer, ENTRY_CHUNKS, |i| {
@@ -252,7 +253,7 @@ fn dot_typed<V: ValueVecAccess + std::ops::Add<Output = V>>(
 fn sums<V: Value>(
     a: &Levels<'_>,
     b: &Levels<'_>,
-    plan: Plan,
+    plan: Plan<'_>,
     (rows, outer, chunks): (bool, usize, &[crate::run::Chunk]),
 ) -> Result<(Vec<V>, CoDesc), EwiseError> {
     match rows {
@@ -309,6 +310,7 @@ fn run(
         isa,
         threads,
         first_touch_apart: false,
+        pool: None,
     };
     match (a.values(), b.values()) {
         (ValueVec::F64(x), ValueVec::F64(y)) => typed::<f64>(a, b, (x, y), plan, count),
@@ -323,7 +325,7 @@ fn typed<V: ValueVecAccess>(
     a: &Tensor,
     b: &Tensor,
     (av, bv): (&[V], &[V]),
-    plan: Plan,
+    plan: Plan<'_>,
     count: bool,
 ) -> Result<Ran, EwiseError> {
     let dims = a.dim_sizes().to_vec();
@@ -348,7 +350,7 @@ fn typed<V: ValueVecAccess>(
 fn build<C: Index, V: ValueVecAccess>(
     a: &Levels<'_>,
     b: &Levels<'_>,
-    plan: Plan,
+    plan: Plan<'_>,
     outer: usize,
     (dims, outer_dim): (&[u64], usize),
 ) -> Result<Tensor, EwiseError> {
@@ -404,7 +406,7 @@ pub(crate) type PairSide<'a, P, C, V> = (Option<&'a [C]>, &'a [P], &'a [C], &'a 
 pub(crate) fn ewise_pair<P: Index, C: Index, V: Value>(
     a: PairSide<'_, P, C, V>,
     b: PairSide<'_, P, C, V>,
-    plan: Plan,
+    plan: Plan<'_>,
     outer: usize,
 ) -> Result<(Filled<C, V>, CoDesc), EwiseError> {
     let (la, lb) = (pair_side(a)?, pair_side(b)?);
@@ -420,7 +422,7 @@ pub(crate) fn ewise_pair<P: Index, C: Index, V: Value>(
 pub(crate) fn dot_pair<P: Index, C: Index, V: Value>(
     a: PairSide<'_, P, C, V>,
     b: PairSide<'_, P, C, V>,
-    plan: Plan,
+    plan: Plan<'_>,
     (rows, outer, chunks): (bool, usize, &[crate::run::Chunk]),
 ) -> Result<(Vec<V>, CoDesc), EwiseError> {
     let (la, lb) = (pair_side(a)?, pair_side(b)?);
@@ -497,6 +499,7 @@ mod tests {
                     isa,
                     threads: 2,
                     first_touch_apart: true,
+                    pool: None,
                 };
                 let (got, _) = ewise_pair::<u32, u16, f64>(side(&a), side(&b), plan, 6).unwrap();
                 let mut pos = vec![0];

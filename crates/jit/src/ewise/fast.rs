@@ -13,14 +13,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sptk_tensor::{big_capacity, big_zeroed, Index};
+use sptk_tensor::{big_zeroed, pooled_capacity, pooled_zeroed, BufferPool, Index};
 
 use super::levels::{rows, Side};
 use super::merge::{dot_row, intersection_fill, union_fill};
 use super::ops::{Arith, Binary};
 use super::EwiseError;
 use crate::run::{
-    chunk_by_weight, chunk_entries, map_chunks, run_chunks_with, Chunk, SendPtr, Sequence,
+    chunk_by_weight, chunk_entries, copy_out, map_chunks, run_chunks_with, Chunk, SendPtr,
+    Sequence, STREAM_FROM,
 };
 
 /// Two operands' levels and values, at one pair of index widths and one value type.
@@ -116,21 +117,41 @@ struct Buffer<C, V> {
     values: Box<[MaybeUninit<V>]>,
 }
 
+/// How [`one_pass`] runs: on how many threads, whether C's first touch is timed apart
+/// ([`super::Options::first_touch_apart`]), and the pool C's room is taken from first
+/// ([`super::Options::pool`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PassRun<'a> {
+    pub threads: usize,
+    pub first_touch_apart: bool,
+    pub pool: Option<&'a BufferPool>,
+}
+
+impl<'a> PassRun<'a> {
+    /// As `opts` asks.
+    pub(crate) fn of(opts: &'a super::Options) -> Self {
+        PassRun {
+            threads: opts.threads(),
+            first_touch_apart: opts.first_touch_apart,
+            pool: opts.pool.as_ref(),
+        }
+    }
+}
+
 /// The element-wise operation `O` over the union (`union`) or the intersection of the
-/// stored coordinates of `pair`, over the outer coordinates `0..outer`, on `threads`
-/// threads, in one pass over the operands ([`one_pass`] with the monomorphized merge).
+/// stored coordinates of `pair`, over the outer coordinates `0..outer`, in one pass over
+/// the operands ([`one_pass`] with the monomorphized merge).
 pub(crate) fn ewise<O: Binary, P: Index, C: Index>(
     pair: Pair<'_, P, C, O::V>,
     union: bool,
     outer: usize,
-    threads: usize,
-    first_touch_apart: bool,
+    run: PassRun<'_>,
 ) -> Result<Filled<C, O::V>, EwiseError> {
     let (a, b) = (&pair.a, &pair.b);
     one_pass(
         |i| (a.entries_before(i), b.entries_before(i)),
         (union, outer),
-        (threads, first_touch_apart),
+        run,
         |range, counts, out| Some(fill_rows::<O, P, C>(pair, union, range, counts, out)),
     )
 }
@@ -156,7 +177,7 @@ pub(crate) type Room<'a, C, V> = (&'a mut [MaybeUninit<C>], &'a mut [MaybeUninit
 pub(crate) fn one_pass<C, V, M>(
     entries_before: impl Fn(usize) -> (u64, u64),
     (union, outer): (bool, usize),
-    (threads, first_touch_apart): (usize, bool),
+    run: PassRun<'_>,
     merge: M,
 ) -> Result<Filled<C, V>, EwiseError>
 where
@@ -190,9 +211,14 @@ where
         .iter()
         .try_fold(0usize, |t, &n| t.checked_add(n))
         .ok_or_else(|| EwiseError::Alloc("C's bound overflows the address space".into()))?;
-    let mut counts: Vec<u64> = big_zeroed(outer).map_err(alloc)?;
-    let mut crd: Vec<C> = big_capacity(room).map_err(alloc)?;
-    let mut values: Vec<V> = big_capacity(room).map_err(alloc)?;
+    let mut counts: Vec<u64> = pooled_zeroed(run.pool, outer).map_err(alloc)?;
+    let mut crd: Vec<C> = pooled_capacity(run.pool, room).map_err(alloc)?;
+    let mut values: Vec<V> = pooled_capacity(run.pool, room).map_err(alloc)?;
+    let PassRun {
+        threads,
+        first_touch_apart,
+        ..
+    } = run;
     if first_touch_apart {
         touch(crd.spare_capacity_mut(), threads);
         touch(values.spare_capacity_mut(), threads);
@@ -200,6 +226,8 @@ where
     times.allocate = start.elapsed();
 
     let start = Instant::now();
+    let c_bytes = room.saturating_mul(std::mem::size_of::<C>() + std::mem::size_of::<V>());
+    let stream = c_bytes >= STREAM_FROM;
     let seq = Sequence::new(chunks.len());
     let refused = AtomicBool::new(false);
     let count_pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));
@@ -245,8 +273,8 @@ where
                 // before end at `at`. The buffer holds `n` written entries (`merge` wrote
                 // `0..n`).
                 unsafe {
-                    std::ptr::copy_nonoverlapping(buf.crd.as_ptr(), crd_at.get().add(at), n);
-                    std::ptr::copy_nonoverlapping(buf.values.as_ptr(), values_at.get().add(at), n);
+                    copy_out(&buf.crd[..n], crd_at.get().add(at), stream);
+                    copy_out(&buf.values[..n], values_at.get().add(at), stream);
                 }
             } else {
                 let Some(start) = seq.start(c) else { return };

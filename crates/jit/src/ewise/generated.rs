@@ -96,7 +96,11 @@ pub(super) fn run_dot<V: Kind, P: Width, C: Width>(
 
 /// How generated code would run `(op, union)`, or `None` where the monomorphized loops
 /// are to ([`Options::kernels`]; `auto` asks `by_default` of the best ISA here).
-fn plan(opts: &Options, (op, union): (EwiseOp, bool), auto: impl Fn(Isa) -> bool) -> Option<Plan> {
+fn plan(
+    opts: &Options,
+    (op, union): (EwiseOp, bool),
+    auto: impl Fn(Isa) -> bool,
+) -> Option<Plan<'_>> {
     let isa = opts.kernels.isa(None, auto)?;
     Some(Plan {
         op,
@@ -104,6 +108,7 @@ fn plan(opts: &Options, (op, union): (EwiseOp, bool), auto: impl Fn(Isa) -> bool
         isa,
         threads: opts.threads(),
         first_touch_apart: opts.first_touch_apart,
+        pool: opts.pool.as_ref(),
     })
 }
 

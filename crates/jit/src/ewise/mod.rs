@@ -60,7 +60,7 @@ use std::fmt;
 use std::time::Instant;
 
 use sptk_encoding::Target;
-use sptk_tensor::{AutoWidths, IndexWidth, Tensor, ValueType, ValueVec};
+use sptk_tensor::{AutoWidths, BufferPool, IndexWidth, Tensor, ValueType, ValueVec};
 
 pub(crate) use self::{operand::plan, output::build as build_output};
 use crate::run::Chunk;
@@ -68,7 +68,7 @@ use dispatch::{on_type, Kind, OpJob, TypeJob, Width, WidthJob};
 use fast::Pair;
 /// C's arrays as a merge leaves them, and the pieces its threads write: shared with the
 /// generated co-iteration of `coiter`.
-pub(crate) use fast::{lock, one_pass, split, Filled, Room};
+pub(crate) use fast::{lock, one_pass, split, Filled, PassRun, Room};
 use levels::Side;
 pub(crate) use merge::GALLOP_RATIO;
 use operand::{Arrays, Planned};
@@ -110,6 +110,11 @@ pub struct Options {
     /// Which loops merge `C = op(A, B)`: generated code or the monomorphized loops
     /// ([`Kernels`]; `dot`, `rowdot` and the reductions always run the latter).
     pub kernels: Kernels,
+    /// Large arrays of earlier results to build C's coordinates and values in (`None`:
+    /// fresh memory). A caller making one result after another hands each result it is
+    /// done with back ([`BufferPool::keep_tensor`]), and the next one is written into
+    /// pages already faulted in instead of fresh ones the kernel zeroes on first touch.
+    pub pool: Option<BufferPool>,
 }
 
 /// Which loops build an element-wise result. Either way C is built by the same one-pass
@@ -562,8 +567,7 @@ impl<P: Width, C: Width, V: Kind> OpJob<V> for OpStage<'_, '_, '_, '_, P, C, V> 
             self.pair,
             self.job.union,
             prep.shape.0,
-            opts.threads(),
-            opts.first_touch_apart,
+            fast::PassRun::of(opts),
         )
     }
 }

@@ -59,6 +59,11 @@ pub fn read_csr(path: &std::path::Path) -> Tensor {
         .chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
         .collect();
+    csr_f64(dims, pos, crd, values)
+}
+
+/// The CSR matrix of these arrays: 32-bit positions and coordinates, f64 values.
+pub fn csr_f64(dims: Vec<u64>, pos: Vec<u32>, crd: Vec<u32>, values: Vec<f64>) -> Tensor {
     let mut e = sptk_encoding::csr();
     e.pos_width = 32;
     e.crd_width = 32;
