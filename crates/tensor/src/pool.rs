@@ -18,6 +18,8 @@ const MOST_BLOCKS: usize = 8;
 struct Block {
     ptr: NonNull<u8>,
     layout: Layout,
+    /// How many results had been kept ([`BufferPool::keep_tensor`]) when this was.
+    round: u64,
 }
 
 // SAFETY: a block is an allocation of the global allocator that nothing else refers to
@@ -46,17 +48,24 @@ impl Drop for Block {
 /// let v: Vec<f64> = Vec::with_capacity(1 << 20);
 /// let at = v.as_ptr();
 /// pool.keep(v);
-/// let again: Vec<f64> = pool.take(1000).expect("a kept array holds 1000 values");
+/// let again: Vec<f64> = pool.take(1 << 20).expect("the kept array holds 2^20 values");
 /// assert_eq!(again.as_ptr(), at);
-/// assert!(again.capacity() >= 1 << 20);
+/// assert!(pool.take::<f64>(1 << 20).is_none(), "taken once");
 /// ```
 #[derive(Clone, Default)]
 pub struct BufferPool {
-    blocks: Arc<Mutex<Vec<Block>>>,
+    blocks: Arc<Mutex<Kept>>,
+}
+
+/// The blocks, and how many results have been kept.
+#[derive(Default)]
+struct Kept {
+    blocks: Vec<Block>,
+    round: u64,
 }
 
 impl BufferPool {
-    fn blocks(&self) -> std::sync::MutexGuard<'_, Vec<Block>> {
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
         // A panic while the lock was held left the list whole (every change is one push,
         // remove or swap), so a poisoned lock is still usable.
         self.blocks.lock().unwrap_or_else(PoisonError::into_inner)
@@ -73,12 +82,14 @@ impl BufferPool {
             return;
         }
         let mut v = std::mem::ManuallyDrop::new(v);
+        let mut kept = self.kept();
         let block = Block {
             // A vector's pointer is never null; with a nonzero size it is an allocation.
             ptr: NonNull::new(v.as_mut_ptr().cast::<u8>()).expect("Vec pointer"),
             layout,
+            round: kept.round,
         };
-        let mut blocks = self.blocks();
+        let blocks = &mut kept.blocks;
         blocks.push(block);
         if blocks.len() > MOST_BLOCKS {
             if let Some(smallest) = (0..blocks.len()).min_by_key(|&i| blocks[i].layout.size()) {
@@ -88,19 +99,23 @@ impl BufferPool {
     }
 
     /// An empty vector with room for at least `n` elements from a kept allocation (the
-    /// smallest that fits, of `T`'s alignment and a whole number of `T`s), or `None`.
+    /// smallest that fits, of `T`'s alignment and a whole number of `T`s, and at most
+    /// twice the size asked for, so a small array never takes a large result's block),
+    /// or `None`; arrays below [`HUGE_PAGE_FROM`] bytes are never taken from the pool.
     /// Its memory holds whatever the earlier array left there: the caller writes before
     /// it reads, as with any `Vec::with_capacity`.
     pub fn take<T>(&self, n: usize) -> Option<Vec<T>> {
         let size = std::mem::size_of::<T>();
-        if size == 0 {
+        let want = Layout::array::<T>(n).ok()?;
+        if size == 0 || want.size() < HUGE_PAGE_FROM {
             return None;
         }
-        let want = Layout::array::<T>(n).ok()?;
-        let mut blocks = self.blocks();
+        let mut kept = self.kept();
+        let blocks = &mut kept.blocks;
         let fits = |b: &Block| {
             b.layout.align() == want.align()
                 && b.layout.size() >= want.size()
+                && b.layout.size() / 2 <= want.size()
                 && b.layout.size().is_multiple_of(size)
         };
         let best = (0..blocks.len())
@@ -121,9 +136,16 @@ impl BufferPool {
         })
     }
 
-    /// Keeps the owned arrays of `t` (positions, coordinates, values); arrays borrowed
-    /// from a memory map are only released.
+    /// Keeps the owned arrays of `t` (positions, coordinates, values), for the next
+    /// result; arrays borrowed from a memory map are only released. Blocks kept before
+    /// the previous result and not taken by now (arrays a result of this shape does not
+    /// build in, such as coordinates narrowed after the fill) are freed.
     pub fn keep_tensor(&self, t: Tensor) {
+        {
+            let mut kept = self.kept();
+            let round = kept.round;
+            kept.blocks.retain(|b| b.round >= round);
+        }
         let (_, _, levels, values) = t.into_parts();
         for level in levels {
             for a in [level.pos, level.crd].into_iter().flatten() {
@@ -137,6 +159,7 @@ impl BufferPool {
             }
         }
         crate::with_values!(values, b => self.keep_buf(b));
+        self.kept().round += 1;
     }
 
     fn keep_buf<T>(&self, b: Buf<T>) {
@@ -147,7 +170,7 @@ impl BufferPool {
 
     /// How many bytes the pool holds.
     pub fn bytes(&self) -> usize {
-        self.blocks().iter().map(|b| b.layout.size()).sum()
+        self.kept().blocks.iter().map(|b| b.layout.size()).sum()
     }
 }
 
@@ -160,7 +183,7 @@ impl PartialEq for BufferPool {
 
 impl fmt::Debug for BufferPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let blocks = self.blocks();
+        let blocks = &self.kept().blocks;
         f.debug_struct("BufferPool")
             .field("blocks", &blocks.len())
             .field(
@@ -219,12 +242,16 @@ mod tests {
         assert_eq!(pool.bytes(), BIG * 8);
         // Same alignment and a whole number of elements: 2 * BIG u32s in the same bytes
         // would need alignment 4, not 8, so u32 is refused; f64 fits.
-        assert!(pool.take::<u32>(10).is_none());
+        assert!(pool.take::<u32>(2 * BIG).is_none());
         assert!(pool.take::<f64>(BIG + 1).is_none(), "too small for BIG + 1");
+        assert!(
+            pool.take::<f64>(10).is_none(),
+            "small arrays are not taken from the pool"
+        );
         let w: Vec<f64> = pool.take(BIG).expect("fits");
         assert_eq!((w.as_ptr() as usize, w.len(), w.capacity()), (at, 0, BIG));
         assert_eq!(pool.bytes(), 0);
-        assert!(pool.take::<f64>(1).is_none(), "taken once");
+        assert!(pool.take::<f64>(BIG).is_none(), "taken once");
     }
 
     #[test]
@@ -232,12 +259,52 @@ mod tests {
         let pool = BufferPool::default();
         pool.keep(vec![1u8; HUGE_PAGE_FROM - 1]);
         assert_eq!(pool.bytes(), 0);
-        let (a, b) = (vec![0u32; 3 * BIG], vec![0u32; 2 * BIG]);
-        let small = b.as_ptr() as usize;
+        // u32 arrays of 12 and 8 MiB.
+        let quarter = HUGE_PAGE_FROM / 4;
+        let (a, b) = (vec![0u32; 3 * quarter], vec![0u32; 2 * quarter]);
+        let (large, small) = (a.as_ptr() as usize, b.as_ptr() as usize);
         pool.keep(a);
         pool.keep(b);
-        let v: Vec<u32> = pool.take(BIG).expect("fits");
+        let v: Vec<u32> = pool.take(3 * quarter / 2).expect("fits");
         assert_eq!(v.as_ptr() as usize, small);
+        // 12 MiB is more than twice a 4 MiB array: not given for it.
+        assert!(pool.take::<u32>(quarter).is_none());
+        let w: Vec<u32> = pool.take(2 * quarter).expect("fits");
+        assert_eq!(w.as_ptr() as usize, large);
+    }
+
+    /// A result kept frees what the result before it left untaken, not what was kept
+    /// since (a scratch array of the result in the making).
+    #[test]
+    fn blocks_untaken_for_a_whole_result_are_freed() {
+        let pool = BufferPool::default();
+        let small = || {
+            let mut e = sptk_encoding::csr();
+            e.pos_width = 32;
+            e.crd_width = 32;
+            let level = |pos: Option<Vec<u32>>, crd: Option<Vec<u32>>| crate::LevelArrays {
+                pos: pos.map(|p| IndexVec::U32(p.into())),
+                crd: crd.map(|c| IndexVec::U32(c.into())),
+            };
+            let levels = vec![level(None, None), level(Some(vec![0, 1]), Some(vec![0]))];
+            let values = crate::ValueVec::F64(vec![1.0].into());
+            Tensor::try_from_parts(e, vec![1, 1], levels, values).unwrap()
+        };
+        pool.keep(vec![0u64; BIG]);
+        pool.keep_tensor(small());
+        assert_eq!(
+            pool.bytes(),
+            BIG * 8,
+            "kept during the result before: still there"
+        );
+        pool.keep(vec![0u32; 2 * BIG]);
+        pool.keep_tensor(small());
+        assert_eq!(
+            pool.bytes(),
+            2 * BIG * 4,
+            "the u64 block went, the u32 one stays"
+        );
+        assert!(pool.take::<u32>(2 * BIG).is_some());
     }
 
     #[test]
@@ -246,9 +313,9 @@ mod tests {
         for i in 0..MOST_BLOCKS + 3 {
             pool.keep(Vec::<u8>::with_capacity(HUGE_PAGE_FROM + i));
         }
-        let kept = pool.blocks().len();
+        let kept = pool.kept().blocks.len();
         assert_eq!(kept, MOST_BLOCKS);
-        let smallest = pool.blocks().iter().map(|b| b.layout.size()).min();
+        let smallest = pool.kept().blocks.iter().map(|b| b.layout.size()).min();
         assert_eq!(smallest, Some(HUGE_PAGE_FROM + 3));
         let other = pool.clone();
         assert_eq!(other, pool);

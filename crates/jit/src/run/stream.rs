@@ -46,6 +46,14 @@ pub(crate) unsafe fn copy_out<T>(src: &[MaybeUninit<T>], dst: *mut MaybeUninit<T
     unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) }
 }
 
+/// `s` as a slice of possibly uninitialized elements, for [`copy_out`] from initialized
+/// buffers.
+pub(crate) fn uninit<T>(s: &[T]) -> &[MaybeUninit<T>] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s size and alignment, every `T` is a valid
+    // `MaybeUninit<T>`, and the shared borrow cannot write an uninitialized value back.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), s.len()) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -497,7 +497,8 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             },
             mask_dot: mask_dot.as_ref(),
         };
-        let filled = numeric::multiply(&p, self.sym, self.dims[0] as usize, self.threads)?;
+        let run = (self.threads, self.opts.common.pool.as_ref());
+        let filled = numeric::multiply(&p, self.sym, self.dims[0] as usize, run)?;
         // B by columns is not needed past the fill: its memory goes before C is finished.
         drop(by_columns);
         let t = filled.times;

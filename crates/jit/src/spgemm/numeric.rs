@@ -15,7 +15,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use sptk_tensor::{big_capacity, big_zeroed};
+use sptk_tensor::{pooled_capacity, pooled_zeroed, BufferPool};
 
 use super::accumulate::{Dense, Filter, Hash, MaskMode, Out, Product};
 use super::dot;
@@ -24,7 +24,7 @@ use super::semiring::Ring;
 use super::symbolic::{Form, Symbolic};
 use super::SpgemmError;
 use crate::ewise::{lock, split, Filled, PhaseTimes};
-use crate::run::{run_chunks_with, SendPtr, Sequence};
+use crate::run::{copy_out, run_chunks_with, uninit, SendPtr, Sequence, STREAM_FROM};
 
 /// The entries of C a chunk is cut to be bound for (12 bytes an entry at f64 and 32-bit
 /// coordinates: 384 KiB, inside L2), as the element-wise one-pass cuts its chunks.
@@ -122,11 +122,11 @@ pub(crate) fn multiply<C: Coord, R: Ring>(
     p: &Product<'_, C, R>,
     sym: &Symbolic,
     rows: usize,
-    threads: usize,
+    (threads, pool): (usize, Option<&BufferPool>),
 ) -> Result<Filled<C, R::Out>, SpgemmError> {
-    match one_pass(p, sym, rows, threads) {
+    match one_pass(p, sym, rows, (threads, pool)) {
         Some(filled) => filled,
-        None => two_pass(p, sym, rows, threads),
+        None => two_pass(p, sym, rows, (threads, pool)),
     }
 }
 
@@ -145,7 +145,7 @@ fn one_pass<C: Coord, R: Ring>(
     p: &Product<'_, C, R>,
     sym: &Symbolic,
     rows: usize,
-    threads: usize,
+    (threads, pool): (usize, Option<&BufferPool>),
 ) -> Option<Result<Filled<C, R::Out>, SpgemmError>> {
     let alloc = |e: sptk_tensor::ConvertError| SpgemmError::Alloc(e.to_string());
     let chunks = &sym.chunks;
@@ -157,13 +157,15 @@ fn one_pass<C: Coord, R: Ring>(
         usize::try_from(row_bound(p.mode, flops, mask, p.cols as u64)).unwrap_or(usize::MAX)
     };
     let room = (0..rows).try_fold(0usize, |t, i| t.checked_add(bound(i)))?;
-    let mut counts: Vec<u64> = match big_zeroed(rows) {
+    let mut counts: Vec<u64> = match pooled_zeroed(pool, rows) {
         Ok(c) => c,
         Err(e) => return Some(Err(alloc(e))),
     };
-    let mut crd: Vec<C> = big_capacity(room).ok()?;
-    let mut values: Vec<R::Out> = big_capacity(room).ok()?;
+    let mut crd: Vec<C> = pooled_capacity(pool, room).ok()?;
+    let mut values: Vec<R::Out> = pooled_capacity(pool, room).ok()?;
     times.allocate = start.elapsed();
+    let entry = std::mem::size_of::<C>() + std::mem::size_of::<R::Out>();
+    let stream = room.saturating_mul(entry) >= STREAM_FROM;
 
     let start = Instant::now();
     let seq = Sequence::new(chunks.len());
@@ -227,8 +229,8 @@ fn one_pass<C: Coord, R: Ring>(
             // no other chunk writes `at..at + n`: the next one starts at `at + n` (just
             // published) and the ones before end at `at`. The buffers hold `n` entries.
             unsafe {
-                std::ptr::copy_nonoverlapping(bc.as_ptr(), crd_at.get().add(at), n);
-                std::ptr::copy_nonoverlapping(bv.as_ptr(), values_at.get().add(at), n);
+                copy_out(uninit(&bc[..n]), crd_at.get().add(at).cast(), stream);
+                copy_out(uninit(&bv[..n]), values_at.get().add(at).cast(), stream);
             }
         },
     );
@@ -275,13 +277,13 @@ fn two_pass<C: Coord, R: Ring>(
     p: &Product<'_, C, R>,
     sym: &Symbolic,
     rows: usize,
-    threads: usize,
+    (threads, pool): (usize, Option<&BufferPool>),
 ) -> Result<Filled<C, R::Out>, SpgemmError> {
     let alloc = |e: sptk_tensor::ConvertError| SpgemmError::Alloc(e.to_string());
     let chunks = &sym.chunks;
     let mut times = PhaseTimes::default();
     let start = Instant::now();
-    let mut counts: Vec<u64> = big_zeroed(rows).map_err(alloc)?;
+    let mut counts: Vec<u64> = pooled_zeroed(pool, rows).map_err(alloc)?;
     let failed = std::sync::atomic::AtomicBool::new(false);
     {
         let pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));
@@ -318,8 +320,8 @@ fn two_pass<C: Coord, R: Ring>(
 
     let start = Instant::now();
     let nnz = usize::try_from(total).map_err(|_| SpgemmError::Alloc(format!("{total} entries")))?;
-    let mut crd: Vec<C> = big_zeroed(nnz).map_err(alloc)?;
-    let mut values: Vec<R::Out> = big_zeroed(nnz).map_err(alloc)?;
+    let mut crd: Vec<C> = pooled_zeroed(pool, nnz).map_err(alloc)?;
+    let mut values: Vec<R::Out> = pooled_zeroed(pool, nnz).map_err(alloc)?;
     times.allocate = start.elapsed();
 
     let start = Instant::now();
