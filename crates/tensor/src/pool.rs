@@ -18,8 +18,6 @@ const MOST_BLOCKS: usize = 8;
 struct Block {
     ptr: NonNull<u8>,
     layout: Layout,
-    /// How many results had been kept ([`BufferPool::keep_tensor`]) when this was.
-    round: u64,
 }
 
 // SAFETY: a block is an allocation of the global allocator that nothing else refers to
@@ -54,18 +52,11 @@ impl Drop for Block {
 /// ```
 #[derive(Clone, Default)]
 pub struct BufferPool {
-    blocks: Arc<Mutex<Kept>>,
-}
-
-/// The blocks, and how many results have been kept.
-#[derive(Default)]
-struct Kept {
-    blocks: Vec<Block>,
-    round: u64,
+    blocks: Arc<Mutex<Vec<Block>>>,
 }
 
 impl BufferPool {
-    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+    fn blocks(&self) -> std::sync::MutexGuard<'_, Vec<Block>> {
         // A panic while the lock was held left the list whole (every change is one push,
         // remove or swap), so a poisoned lock is still usable.
         self.blocks.lock().unwrap_or_else(PoisonError::into_inner)
@@ -82,14 +73,12 @@ impl BufferPool {
             return;
         }
         let mut v = std::mem::ManuallyDrop::new(v);
-        let mut kept = self.kept();
         let block = Block {
             // A vector's pointer is never null; with a nonzero size it is an allocation.
             ptr: NonNull::new(v.as_mut_ptr().cast::<u8>()).expect("Vec pointer"),
             layout,
-            round: kept.round,
         };
-        let blocks = &mut kept.blocks;
+        let mut blocks = self.blocks();
         blocks.push(block);
         if blocks.len() > MOST_BLOCKS {
             if let Some(smallest) = (0..blocks.len()).min_by_key(|&i| blocks[i].layout.size()) {
@@ -110,8 +99,7 @@ impl BufferPool {
         if size == 0 || want.size() < HUGE_PAGE_FROM {
             return None;
         }
-        let mut kept = self.kept();
-        let blocks = &mut kept.blocks;
+        let mut blocks = self.blocks();
         let fits = |b: &Block| {
             b.layout.align() == want.align()
                 && b.layout.size() >= want.size()
@@ -137,15 +125,8 @@ impl BufferPool {
     }
 
     /// Keeps the owned arrays of `t` (positions, coordinates, values), for the next
-    /// result; arrays borrowed from a memory map are only released. Blocks kept before
-    /// the previous result and not taken by now (arrays a result of this shape does not
-    /// build in, such as coordinates narrowed after the fill) are freed.
+    /// result; arrays borrowed from a memory map are only released.
     pub fn keep_tensor(&self, t: Tensor) {
-        {
-            let mut kept = self.kept();
-            let round = kept.round;
-            kept.blocks.retain(|b| b.round >= round);
-        }
         let (_, _, levels, values) = t.into_parts();
         for level in levels {
             for a in [level.pos, level.crd].into_iter().flatten() {
@@ -159,7 +140,15 @@ impl BufferPool {
             }
         }
         crate::with_values!(values, b => self.keep_buf(b));
-        self.kept().round += 1;
+    }
+
+    /// Frees every block not taken. A result calls it once it has taken its large
+    /// arrays, so what it does not build in (an earlier result's coordinates that were
+    /// narrowed after their fill, say) is not held while it is made.
+    pub fn release_rest(&self) {
+        // Dropped outside the lock: freeing large mappings takes a while.
+        let rest = std::mem::take(&mut *self.blocks());
+        drop(rest);
     }
 
     fn keep_buf<T>(&self, b: Buf<T>) {
@@ -170,7 +159,7 @@ impl BufferPool {
 
     /// How many bytes the pool holds.
     pub fn bytes(&self) -> usize {
-        self.kept().blocks.iter().map(|b| b.layout.size()).sum()
+        self.blocks().iter().map(|b| b.layout.size()).sum()
     }
 }
 
@@ -183,7 +172,7 @@ impl PartialEq for BufferPool {
 
 impl fmt::Debug for BufferPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let blocks = &self.kept().blocks;
+        let blocks = self.blocks();
         f.debug_struct("BufferPool")
             .field("blocks", &blocks.len())
             .field(
@@ -273,38 +262,16 @@ mod tests {
         assert_eq!(w.as_ptr() as usize, large);
     }
 
-    /// A result kept frees what the result before it left untaken, not what was kept
-    /// since (a scratch array of the result in the making).
     #[test]
-    fn blocks_untaken_for_a_whole_result_are_freed() {
+    fn release_rest_frees_what_was_not_taken() {
         let pool = BufferPool::default();
-        let small = || {
-            let mut e = sptk_encoding::csr();
-            e.pos_width = 32;
-            e.crd_width = 32;
-            let level = |pos: Option<Vec<u32>>, crd: Option<Vec<u32>>| crate::LevelArrays {
-                pos: pos.map(|p| IndexVec::U32(p.into())),
-                crd: crd.map(|c| IndexVec::U32(c.into())),
-            };
-            let levels = vec![level(None, None), level(Some(vec![0, 1]), Some(vec![0]))];
-            let values = crate::ValueVec::F64(vec![1.0].into());
-            Tensor::try_from_parts(e, vec![1, 1], levels, values).unwrap()
-        };
         pool.keep(vec![0u64; BIG]);
-        pool.keep_tensor(small());
-        assert_eq!(
-            pool.bytes(),
-            BIG * 8,
-            "kept during the result before: still there"
-        );
         pool.keep(vec![0u32; 2 * BIG]);
-        pool.keep_tensor(small());
-        assert_eq!(
-            pool.bytes(),
-            2 * BIG * 4,
-            "the u64 block went, the u32 one stays"
-        );
-        assert!(pool.take::<u32>(2 * BIG).is_some());
+        let taken: Vec<u32> = pool.take(2 * BIG).expect("fits");
+        pool.release_rest();
+        assert_eq!(pool.bytes(), 0);
+        pool.keep(taken);
+        assert_eq!(pool.bytes(), 2 * BIG * 4);
     }
 
     #[test]
@@ -313,9 +280,9 @@ mod tests {
         for i in 0..MOST_BLOCKS + 3 {
             pool.keep(Vec::<u8>::with_capacity(HUGE_PAGE_FROM + i));
         }
-        let kept = pool.kept().blocks.len();
+        let kept = pool.blocks().len();
         assert_eq!(kept, MOST_BLOCKS);
-        let smallest = pool.kept().blocks.iter().map(|b| b.layout.size()).min();
+        let smallest = pool.blocks().iter().map(|b| b.layout.size()).min();
         assert_eq!(smallest, Some(HUGE_PAGE_FROM + 3));
         let other = pool.clone();
         assert_eq!(other, pool);

@@ -214,6 +214,9 @@ where
     let mut counts: Vec<u64> = pooled_zeroed(run.pool, outer).map_err(alloc)?;
     let mut crd: Vec<C> = pooled_capacity(run.pool, room).map_err(alloc)?;
     let mut values: Vec<V> = pooled_capacity(run.pool, room).map_err(alloc)?;
+    if let Some(pool) = run.pool {
+        pool.release_rest();
+    }
     let PassRun {
         threads,
         first_touch_apart,

@@ -163,6 +163,9 @@ fn one_pass<C: Coord, R: Ring>(
     };
     let mut crd: Vec<C> = pooled_capacity(pool, room).ok()?;
     let mut values: Vec<R::Out> = pooled_capacity(pool, room).ok()?;
+    if let Some(pool) = pool {
+        pool.release_rest();
+    }
     times.allocate = start.elapsed();
     let entry = std::mem::size_of::<C>() + std::mem::size_of::<R::Out>();
     let stream = room.saturating_mul(entry) >= STREAM_FROM;
@@ -322,6 +325,9 @@ fn two_pass<C: Coord, R: Ring>(
     let nnz = usize::try_from(total).map_err(|_| SpgemmError::Alloc(format!("{total} entries")))?;
     let mut crd: Vec<C> = pooled_zeroed(pool, nnz).map_err(alloc)?;
     let mut values: Vec<R::Out> = pooled_zeroed(pool, nnz).map_err(alloc)?;
+    if let Some(pool) = pool {
+        pool.release_rest();
+    }
     times.allocate = start.elapsed();
 
     let start = Instant::now();
