@@ -38,7 +38,8 @@ impl Drop for Block {
 /// whose pages are already faulted in, instead of fresh pages the kernel zeroes on first
 /// touch (for an element-wise result of a few hundred MB that is about half the time; see
 /// `docs/PERFORMANCE.md`). Cloning gives another handle to the same pool; it is safe from
-/// any thread. The memory stays held until it is taken or the last handle drops.
+/// any thread. The memory stays held until it is taken, freed by [`BufferPool::release_rest`]
+/// (which a result calls once it has taken its arrays) or the last handle drops.
 ///
 /// ```
 /// use sptk_tensor::BufferPool;

@@ -4,8 +4,8 @@
 
 use sptk_encoding::{Encoding, Target};
 use sptk_tensor::{
-    convert_tensor_owned, narrowest_width, pooled_zeroed, BufferPool, ConvertOptions, Index,
-    IndexVec, IndexWidth, LevelArrays, Tensor, Value, ValueVec, ValueVecAccess,
+    big_zeroed, convert_tensor_owned, narrowest_width, ConvertOptions, Index, IndexVec, IndexWidth,
+    LevelArrays, Tensor, Value, ValueVec, ValueVecAccess,
 };
 
 use super::fast::Filled;
@@ -67,10 +67,11 @@ fn positions<P: Index>(
     counts: &[u64],
     chunks: &[Chunk],
     offsets: &[u64],
-    (threads, pool): (usize, Option<&BufferPool>),
+    threads: usize,
 ) -> Result<Vec<P>, EwiseError> {
+    // Not from the pool: a result frees what it did not take before it gets here.
     let mut pos: Vec<P> =
-        pooled_zeroed(pool, counts.len() + 1).map_err(|e| EwiseError::Alloc(e.to_string()))?;
+        big_zeroed(counts.len() + 1).map_err(|e| EwiseError::Alloc(e.to_string()))?;
     let tail = pos.get_mut(1..).unwrap_or_default();
     let pieces = super::fast::split(tail, chunks.iter().map(|&(lo, hi)| hi - lo));
     map_chunks(chunks, threads, |c, (lo, hi)| {
@@ -144,7 +145,7 @@ pub(crate) fn build<C: Index, V: Value + ValueVecAccess>(
         _ => 0,
     };
     let (pw, cw) = widths(opts, nnz, inner)?;
-    let threads = (opts.threads(), opts.pool.as_ref());
+    let threads = opts.threads();
     let (counts, offsets) = (&filled.counts, &filled.offsets);
     let pos = match pw {
         IndexWidth::W8 => <u8 as Index>::wrap(positions(counts, chunks, offsets, threads)?),
