@@ -547,8 +547,9 @@ fn report(run: &RunFlags, lines: &[(String, Timing, u64, u64, u64)]) {
         );
     }
     println!(
-        "(phase times in ms, medians; alloc+touch: C's arrays allocated (from the second repeat \
-         or shard on, in the arrays of the C before it) and each page written once)"
+        "(phase times in ms, medians; alloc+touch: C's arrays allocated and each fresh page \
+         written once; from the second repeat or shard on C is built in the arrays of the C \
+         before it, whose pages are there already)"
     );
 }
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sptk_tensor::{big_zeroed, pooled_capacity, pooled_zeroed, BufferPool, Index};
+use sptk_tensor::{big_capacity, big_zeroed, pooled_zeroed, BufferPool, Index};
 
 use super::levels::{rows, Side};
 use super::merge::{dot_row, intersection_fill, union_fill};
@@ -212,8 +212,16 @@ where
         .try_fold(0usize, |t, &n| t.checked_add(n))
         .ok_or_else(|| EwiseError::Alloc("C's bound overflows the address space".into()))?;
     let mut counts: Vec<u64> = pooled_zeroed(run.pool, outer).map_err(alloc)?;
-    let mut crd: Vec<C> = pooled_capacity(run.pool, room).map_err(alloc)?;
-    let mut values: Vec<V> = pooled_capacity(run.pool, room).map_err(alloc)?;
+    // Arrays from the pool have been touched already: only fresh ones are touched apart.
+    let kept_crd = run.pool.and_then(|p| p.take::<C>(room));
+    let kept_values = run.pool.and_then(|p| p.take::<V>(room));
+    let fresh = (kept_crd.is_none(), kept_values.is_none());
+    let mut crd: Vec<C> = kept_crd
+        .map_or_else(|| big_capacity(room), Ok)
+        .map_err(alloc)?;
+    let mut values: Vec<V> = kept_values
+        .map_or_else(|| big_capacity(room), Ok)
+        .map_err(alloc)?;
     if let Some(pool) = run.pool {
         pool.release_rest();
     }
@@ -222,8 +230,10 @@ where
         first_touch_apart,
         ..
     } = run;
-    if first_touch_apart {
+    if first_touch_apart && fresh.0 {
         touch(crd.spare_capacity_mut(), threads);
+    }
+    if first_touch_apart && fresh.1 {
         touch(values.spare_capacity_mut(), threads);
     }
     times.allocate = start.elapsed();

@@ -105,7 +105,8 @@ pub struct Options {
     pub memory_limit: Option<u64>,
     /// Write every page of the room for C's arrays once before the merge, so that
     /// [`PhaseTimes::allocate`] holds the first touch apart from the fill (for `--stats`;
-    /// the room is a bound on C's size, so this touches more memory than C needs).
+    /// the room is a bound on C's size, so this touches more memory than C needs). Arrays
+    /// taken from [`Options::pool`] are not touched: their pages are there already.
     pub first_touch_apart: bool,
     /// Which loops merge `C = op(A, B)`: generated code or the monomorphized loops
     /// ([`Kernels`]; `dot`, `rowdot` and the reductions always run the latter).
