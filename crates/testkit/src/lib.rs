@@ -76,14 +76,18 @@ fn settle<T>(found: Result<T, String>, required: bool, check: &str) -> Option<T>
     }
 }
 
-/// Waits (10 s at most) for process `pid` to be gone or a zombie (killed, not running on);
-/// panics naming its state otherwise.
+/// Waits (10 s at most) for process `pid` to be gone or a zombie (killed, not running on)
+/// with every thread ended; panics naming its state otherwise. (A killed process's main
+/// thread shows `Z` while its other threads still exit, and until they have, waiting for
+/// the process finds it running: a caller that then uses it would race its end.)
 pub fn assert_process_ends(pid: u32) {
     let stat = format!("/proc/{pid}/stat");
+    let tasks = format!("/proc/{pid}/task");
     let start = std::time::Instant::now();
     loop {
         let s = std::fs::read_to_string(&stat).unwrap_or_default();
-        if s.is_empty() || s.contains(") Z ") {
+        let threads = std::fs::read_dir(&tasks).map_or(0, |d| d.count());
+        if s.is_empty() || (s.contains(") Z ") && threads <= 1) {
             return;
         }
         assert!(
