@@ -49,7 +49,7 @@ pub(crate) use partials::scatter_sum;
 pub use partials::{combine, fold, zeroed_partials};
 pub(crate) use sequence::Sequence;
 pub use split::{chunk_by_weight, chunk_entries, chunk_outer, chunk_range, chunk_rows, OuterLevel};
-pub(crate) use stream::{copy_out, uninit, STREAM_FROM};
+pub(crate) use stream::{copy_out, streams, uninit};
 pub use threads::{map_chunks, reduce_chunks, run_chunks};
 pub(crate) use threads::{run_chunks_with, SendPtr};
 

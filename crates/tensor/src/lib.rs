@@ -43,7 +43,7 @@ pub use compressed::{
     PartsError,
 };
 pub use dense::{dense_entries, DenseArray};
-pub use pool::{pooled_capacity, pooled_zeroed, BufferPool};
+pub use pool::{pooled_capacity, pooled_zeroed, BufferPool, Origin};
 
 /// A progress callback, called with a count of bytes done so far (input bytes read, or
 /// array bytes written): what the command-line tools turn into progress bars.

@@ -184,18 +184,28 @@ impl fmt::Debug for BufferPool {
     }
 }
 
+/// Where [`pooled_capacity`]'s array came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A kept array: its pages were written before, so they are there.
+    Pool,
+    /// A new allocation: its pages are faulted in (and zeroed by the kernel) on first touch.
+    Fresh,
+}
+
 /// An empty vector with room for `n` elements: from `pool` where it holds one, else
-/// [`crate::big_capacity`].
+/// [`crate::big_capacity`]; with where it came from, for callers that touch fresh pages
+/// apart (`--stats`).
 ///
 /// # Errors
 /// [`crate::ConvertError::TooLarge`] when the machine cannot allocate it.
 pub fn pooled_capacity<T>(
     pool: Option<&BufferPool>,
     n: usize,
-) -> Result<Vec<T>, crate::ConvertError> {
+) -> Result<(Vec<T>, Origin), crate::ConvertError> {
     match pool.and_then(|p| p.take(n)) {
-        Some(v) => Ok(v),
-        None => crate::big_capacity(n),
+        Some(v) => Ok((v, Origin::Pool)),
+        None => crate::big_capacity(n).map(|v| (v, Origin::Fresh)),
     }
 }
 

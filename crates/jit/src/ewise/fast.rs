@@ -13,15 +13,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sptk_tensor::{big_capacity, big_zeroed, pooled_zeroed, BufferPool, Index};
+use sptk_tensor::{big_zeroed, pooled_capacity, pooled_zeroed, BufferPool, Index, Origin};
 
 use super::levels::{rows, Side};
 use super::merge::{dot_row, intersection_fill, union_fill};
 use super::ops::{Arith, Binary};
 use super::EwiseError;
 use crate::run::{
-    chunk_by_weight, chunk_entries, copy_out, map_chunks, run_chunks_with, Chunk, SendPtr,
-    Sequence, STREAM_FROM,
+    chunk_by_weight, chunk_entries, copy_out, map_chunks, run_chunks_with, streams, Chunk, SendPtr,
+    Sequence,
 };
 
 /// Two operands' levels and values, at one pair of index widths and one value type.
@@ -212,16 +212,8 @@ where
         .try_fold(0usize, |t, &n| t.checked_add(n))
         .ok_or_else(|| EwiseError::Alloc("C's bound overflows the address space".into()))?;
     let mut counts: Vec<u64> = pooled_zeroed(run.pool, outer).map_err(alloc)?;
-    // Arrays from the pool have been touched already: only fresh ones are touched apart.
-    let kept_crd = run.pool.and_then(|p| p.take::<C>(room));
-    let kept_values = run.pool.and_then(|p| p.take::<V>(room));
-    let fresh = (kept_crd.is_none(), kept_values.is_none());
-    let mut crd: Vec<C> = kept_crd
-        .map_or_else(|| big_capacity(room), Ok)
-        .map_err(alloc)?;
-    let mut values: Vec<V> = kept_values
-        .map_or_else(|| big_capacity(room), Ok)
-        .map_err(alloc)?;
+    let (mut crd, crd_from): (Vec<C>, _) = pooled_capacity(run.pool, room).map_err(alloc)?;
+    let (mut values, values_from): (Vec<V>, _) = pooled_capacity(run.pool, room).map_err(alloc)?;
     if let Some(pool) = run.pool {
         pool.release_rest();
     }
@@ -230,17 +222,17 @@ where
         first_touch_apart,
         ..
     } = run;
-    if first_touch_apart && fresh.0 {
+    // Arrays from the pool have been touched already: only fresh ones are touched apart.
+    if first_touch_apart && crd_from == Origin::Fresh {
         touch(crd.spare_capacity_mut(), threads);
     }
-    if first_touch_apart && fresh.1 {
+    if first_touch_apart && values_from == Origin::Fresh {
         touch(values.spare_capacity_mut(), threads);
     }
     times.allocate = start.elapsed();
 
     let start = Instant::now();
-    let c_bytes = room.saturating_mul(std::mem::size_of::<C>() + std::mem::size_of::<V>());
-    let stream = c_bytes >= STREAM_FROM;
+    let stream = streams(room, std::mem::size_of::<C>() + std::mem::size_of::<V>());
     let seq = Sequence::new(chunks.len());
     let refused = AtomicBool::new(false);
     let count_pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));

@@ -7,7 +7,14 @@ use std::mem::MaybeUninit;
 /// caches, so the lines of C would be evicted before anything reads them again, and a
 /// normal store first reads each line it writes (read for ownership), a third more traffic
 /// on a memory-bound merge. Smaller results stay in the cache for whoever reads them next.
-pub(crate) const STREAM_FROM: usize = 64 << 20;
+const STREAM_FROM: usize = 64 << 20;
+
+/// Whether a result with room for `entries` entries of `entry_bytes` bytes each (its
+/// coordinates and values together) is copied into place by streaming stores
+/// ([`copy_out`]'s `stream`).
+pub(crate) fn streams(entries: usize, entry_bytes: usize) -> bool {
+    entries.saturating_mul(entry_bytes) >= STREAM_FROM
+}
 
 /// Copies the `src.len()` elements of `src` to `dst`: whole 16-byte pieces by streaming
 /// stores on x86-64 when `stream`, then a store fence, so the copy is ordered before

@@ -24,7 +24,7 @@ use super::semiring::Ring;
 use super::symbolic::{Form, Symbolic};
 use super::SpgemmError;
 use crate::ewise::{lock, split, Filled, PhaseTimes};
-use crate::run::{copy_out, run_chunks_with, uninit, SendPtr, Sequence, STREAM_FROM};
+use crate::run::{copy_out, run_chunks_with, streams, uninit, SendPtr, Sequence};
 
 /// The entries of C a chunk is cut to be bound for (12 bytes an entry at f64 and 32-bit
 /// coordinates: 384 KiB, inside L2), as the element-wise one-pass cuts its chunks.
@@ -161,14 +161,16 @@ fn one_pass<C: Coord, R: Ring>(
         Ok(c) => c,
         Err(e) => return Some(Err(alloc(e))),
     };
-    let mut crd: Vec<C> = pooled_capacity(pool, room).ok()?;
-    let mut values: Vec<R::Out> = pooled_capacity(pool, room).ok()?;
+    let (mut crd, _): (Vec<C>, _) = pooled_capacity(pool, room).ok()?;
+    let (mut values, _): (Vec<R::Out>, _) = pooled_capacity(pool, room).ok()?;
     if let Some(pool) = pool {
         pool.release_rest();
     }
     times.allocate = start.elapsed();
-    let entry = std::mem::size_of::<C>() + std::mem::size_of::<R::Out>();
-    let stream = room.saturating_mul(entry) >= STREAM_FROM;
+    let stream = streams(
+        room,
+        std::mem::size_of::<C>() + std::mem::size_of::<R::Out>(),
+    );
 
     let start = Instant::now();
     let seq = Sequence::new(chunks.len());
