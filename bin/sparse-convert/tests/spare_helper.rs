@@ -2,7 +2,8 @@
 //! isolated call on, each call leaves a helper started ahead for the next one. Checked
 //! here: the spare is taken (a new one replaces it, the old one ends), each read is the
 //! in-process read, a relative path is read from the caller's working folder, a damaged
-//! file is still a located error, and a spare that died or was started for another
+//! file is still a located error, and a spare that died (before the call, or after the
+//! call found it alive and before it read the request) or was started for another
 //! program is replaced by a helper started for the call. One test: the spare is the
 //! process's own, so nothing else in this binary may make isolated calls.
 #![cfg(feature = "hdf5")]
@@ -24,6 +25,15 @@ fn isolated(program: &Path) -> ReadOptions {
         }),
         ..ReadOptions::default()
     }
+}
+
+/// Sends `signal` (`-KILL`, `-STOP`) to process `pid`.
+fn signal(signal: &str, pid: u32) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill {signal} {pid}");
 }
 
 /// The tensor (and its labels) read from `path` with `opts`, or the error's text.
@@ -83,14 +93,24 @@ fn repeated_isolated_reads_hand_their_request_to_a_helper_started_ahead() {
 
     // A spare that died is replaced by a helper started for the call.
     let dead = spare_pid().unwrap();
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", &dead.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    signal("-KILL", dead);
     assert_process_ends(dead);
     assert_eq!(read(&file, &opts).unwrap(), want);
     assert_ne!(spare_pid(), Some(dead));
+
+    // A spare killed after the caller found it alive and before it read the request
+    // (stopped, so the check passes; killed while the caller waits for its word that it
+    // has the request): the call goes to a helper started for it, and does not fail.
+    let stopped = spare_pid().unwrap();
+    signal("-STOP", stopped);
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        signal("-KILL", stopped);
+    });
+    assert_eq!(read(&file, &opts).unwrap(), want);
+    killer.join().unwrap();
+    assert_process_ends(stopped);
+    assert!(spare_pid().is_some_and(|p| p != stopped));
 
     // A spare of another program is not used: it ends, and the next spare runs the
     // program asked for.

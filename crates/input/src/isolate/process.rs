@@ -254,14 +254,19 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
         line.extend(fields.iter().copied());
         spare::request(&line).and_then(|r| spare::send_request(&s.ours, &r))
     };
+    let limit = helper.limit_for(size);
+    let deadline = Instant::now().checked_add(limit);
+    // A spare that ends before it says it has the request (killed from outside between
+    // `take`'s check and now) never began the read: a helper started for the call does it.
     let Started {
         mut child,
         memfd,
         ours,
     } = match spare::take(program) {
-        Some(mut s) => match asked(&s) {
-            Ok(()) => s,
-            Err(_) => {
+        Some(mut s) => match asked(&s).map(|()| receive(&s.ours, deadline)) {
+            Ok(Some(Some(spare::ACK))) => s,
+            Ok(None) => return Err(timed_out(path, &mut s.child, limit)),
+            Ok(Some(_)) | Err(_) => {
                 kill(&mut s.child);
                 fresh()?
             }
@@ -269,8 +274,6 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
         None => fresh()?,
     };
     spare::replenish(program);
-    let limit = helper.limit_for(size);
-    let deadline = Instant::now().checked_add(limit);
     match ready(&ours, deadline) {
         None => return Err(timed_out(path, &mut child, limit)),
         Some(false) => {}
@@ -369,6 +372,12 @@ fn finish(
 /// one, Some(false) when it ended without (its answer is in the memfd), None at the
 /// deadline.
 fn ready(ours: &OwnedFd, deadline: Option<Instant>) -> Option<bool> {
+    receive(ours, deadline).map(|b| b == Some(b'r'))
+}
+
+/// Waits until `deadline` for one byte from the helper: Some(Some(byte)), Some(None) when
+/// it has closed its end (ended) or the socket failed, None at the deadline.
+fn receive(ours: &OwnedFd, deadline: Option<Instant>) -> Option<Option<u8>> {
     loop {
         let left = deadline.map_or(Duration::from_secs(3600), |d| {
             d.saturating_duration_since(Instant::now())
@@ -390,10 +399,10 @@ fn ready(ours: &OwnedFd, deadline: Option<Instant>) -> Option<bool> {
         // SAFETY: reads at most one byte into `b`, which lives through the call.
         let n = unsafe { libc::recv(ours.as_raw_fd(), (&raw mut b).cast(), 1, 0) };
         match n {
-            1 => return Some(b == b'r'),
-            0 => return Some(false),
-            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
-            _ => return Some(false),
+            1 => return Some(Some(b)),
+            _ if n < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return Some(None),
         }
     }
 }
@@ -683,6 +692,7 @@ pub fn serve(args: &[OsString]) -> Result<(), String> {
             let Some(mut fields) = spare::read_request()? else {
                 return Ok(());
             };
+            spare::acknowledge().map_err(|e| format!("acknowledging the request: {e}"))?;
             if fields.is_empty() {
                 return Err("an empty request".into());
             }

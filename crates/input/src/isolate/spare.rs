@@ -7,13 +7,14 @@
 //!
 //! A spare is started `HELPER isolated-hdf5 wait FD` and reads its request from its
 //! standard input ([`request`] and [`read_request`]: the caller's working folder, then
-//! what the command line of a helper started for the call would hold); it ends quietly
-//! when that input closes first. A spare that has ended (its parent's thread ended:
-//! `PR_SET_PDEATHSIG`) or was started for another program is killed and replaced by a
-//! helper started for the call.
+//! what the command line of a helper started for the call would hold), then says it has
+//! it ([`ACK`]); it ends quietly when that input closes first. A spare that has ended
+//! (its parent's thread ended: `PR_SET_PDEATHSIG`; killed from outside, even after the
+//! caller checked it and before it read the request) or was started for another program
+//! is killed and replaced by a helper started for the call.
 
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -117,6 +118,18 @@ pub(super) fn send_request(ours: &OwnedFd, bytes: &[u8]) -> std::io::Result<()> 
         }
     }
     Ok(())
+}
+
+/// The byte a spare sends once it holds a whole request, before it opens anything: a
+/// spare that ends before sending it never began the read, so the caller may give the
+/// request to a helper started for it instead.
+pub(super) const ACK: u8 = b'a';
+
+/// In the spare: tells the caller it holds the request ([`ACK`] on standard output).
+pub(super) fn acknowledge() -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(&[ACK])?;
+    out.flush()
 }
 
 /// In the spare: its request from standard input, the working folder already entered.
