@@ -5,7 +5,8 @@ or on PYTHONPATH, and `sparse-convert` built in release (for the CLI's own read)
 
     ~/.cache/sptk-venv/bin/python benches/peers_python.py [--quick] [--runs N] [--bin PATH]
 
-Cases (each side timed in this one process, alternating, warm page cache; medians):
+Cases (each side timed in this one process, alternating, warm page cache; medians; the
+previous result of a call dropped before it is timed again):
 1. `sptk.read(x.h5ad, to="CSR").to_scipy()` vs `anndata.read_h5ad(x).X` (target <= 0.8x);
 2. `sptk.read(x.mtx).to_scipy()` vs `fast_matrix_market.mmread(x, parallelism=2).tocsr()`
    (target <= 0.55x);
@@ -13,7 +14,7 @@ Cases (each side timed in this one process, alternating, warm page cache; median
    pyarrow table (target <= 0.5x);
 4. `sptk.open(x.spt).rows(a, b)` (under 100 us) vs anndata's backed `sparse_dataset` row
    slice and `anndata.experimental.read_elem_lazy`, for 1, 100 and 1000 rows, the file
-   opened in the call and already open;
+   opened in the call and already open, both files first read through once (`settle`);
 5. the Python layer's overhead over the CLI's own read of the same file
    (`sparse-convert x.mtx --to CSR`'s reported read + convert time; target <= 5%).
 
@@ -53,6 +54,9 @@ def alternate(fs, runs):
     outs = [None] * len(fs)
     for _ in range(runs):
         for k, f in enumerate(fs):
+            # The previous result is dropped before the clock starts: its clean-up (an
+            # unmapping, freed arrays) belongs to whoever drops it, not to the next call.
+            outs[k] = None
             t0 = time.perf_counter()
             outs[k] = f()
             times[k].append(time.perf_counter() - t0)
@@ -172,9 +176,25 @@ def case_arrow(X, runs):
     row("the same without `shape=` (largest coordinates + 1)", ours, p, "<= 0.5x", check(a.to_scipy()), check(b))
 
 
+def settle(path):
+    """Puts `path` in the page cache as a first sequential read of it does: its pages
+    dropped, then read through in 8 MiB pieces. A file's cached pages otherwise keep the
+    history of how they came in (written, faulted in piece by piece, partly evicted), and
+    a row slice that maps them costs more the smaller their pieces are (measured on a
+    10M-entry `.spt` file: 1000 rows 121-180 us as left by earlier runs, 95 us after
+    this)."""
+    with open(path, "rb") as f:
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        while f.read(8 << 20):
+            pass
+
+
 def case_rows(h5ad, spt, runs):
     import anndata
     import h5py
+
+    for path in (h5ad, spt):
+        settle(path)
 
     try:
         from anndata.io import sparse_dataset
