@@ -41,6 +41,7 @@ fn _sptk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::ArrayHandle>()?;
     m.add_function(wrap_pyfunction!(read::read, m)?)?;
     m.add_function(wrap_pyfunction!(read::open, m)?)?;
+    m.add_function(wrap_pyfunction!(read::forget_open_files, m)?)?;
     m.add_function(wrap_pyfunction!(read::from_spt_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(read::serve_hdf5, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_in::from_compressed, m)?)?;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use sptk_store::SptFile;
+use std::sync::Arc;
 
 use crate::error::{detached, Failure, Result};
 use crate::options::{check_keys, route_error, Conversion, Reading};
@@ -50,19 +51,33 @@ fn read_detached(
 }
 
 /// Opens a `.spt` file: header and directory checked (O(header)); `verify`: every
-/// checksum and invariant too (O(size)); `mmap=False` reads it into private memory.
+/// checksum and invariant too (O(size)); `mmap=False` reads it into private memory;
+/// `reuse` (with `mmap`): the mapping of the same file opened lately in this process is
+/// taken again (`sptk_store::open_reused`).
 #[pyfunction]
-#[pyo3(signature = (path, verify=false, mmap=true))]
-pub fn open(py: Python<'_>, path: PathBuf, verify: bool, mmap: bool) -> PyResult<PyTensor> {
+#[pyo3(signature = (path, verify=false, mmap=true, reuse=true))]
+pub fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    verify: bool,
+    mmap: bool,
+    reuse: bool,
+) -> PyResult<PyTensor> {
     detached(py, move || {
-        let file = if mmap {
-            SptFile::open(&path)?
-        } else {
-            SptFile::read(&path)?
+        let file = match (mmap, reuse) {
+            (true, true) => sptk_store::open_reused(&path)?,
+            (true, false) => Arc::new(SptFile::open(&path)?),
+            (false, _) => Arc::new(SptFile::read(&path)?),
         };
         let tensor = if verify { Some(file.verify()?) } else { None };
         Ok(PyTensor::opened(file, tensor))
     })
+}
+
+/// Lets go of the files `open` keeps for reuse (`sptk_store::forget_reused`).
+#[pyfunction]
+pub fn forget_open_files() {
+    sptk_store::forget_reused();
 }
 
 /// The HDF5 helper process's work (`HELPER isolated-hdf5 OP FD ...`, the arguments after
@@ -81,6 +96,6 @@ pub fn from_spt_bytes(py: Python<'_>, bytes: Vec<u8>) -> PyResult<PyTensor> {
     detached(py, move || {
         let file = SptFile::from_bytes(&bytes)?;
         let tensor = file.verify()?;
-        Ok(PyTensor::opened(file, Some(tensor)))
+        Ok(PyTensor::opened(Arc::new(file), Some(tensor)))
     })
 }

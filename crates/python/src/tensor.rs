@@ -42,13 +42,13 @@ impl PyTensor {
     }
 
     /// An opened file; `validated` if it was already validated.
-    pub fn opened(file: SptFile, validated: Option<sptk_tensor::Tensor>) -> PyTensor {
+    pub fn opened(file: Arc<SptFile>, validated: Option<sptk_tensor::Tensor>) -> PyTensor {
         let tensor = OnceLock::new();
         if let Some(t) = validated {
             let _ = tensor.set(Arc::new(t));
         }
         PyTensor {
-            file: Some(Arc::new(file)),
+            file: Some(file),
             tensor,
         }
     }

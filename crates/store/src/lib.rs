@@ -54,6 +54,7 @@ mod error;
 mod format;
 mod header;
 mod open;
+mod reuse;
 mod row;
 mod write;
 
@@ -69,5 +70,6 @@ pub use header::{
     Provenance, CHECKSUMS, MAX_CHUNK, MIN_CHUNK,
 };
 pub use open::SptFile;
+pub use reuse::{forget_reused, open_reused, KEEP};
 pub use row::{RowRange, RowSlices};
 pub use write::{to_bytes, write, write_to, Progress, WriteOptions};

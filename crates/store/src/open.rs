@@ -63,16 +63,24 @@ impl SptFile {
     /// I/O errors, and every check of the header and directory, named by field or array.
     pub fn open(path: impl AsRef<Path>) -> Result<SptFile, StoreError> {
         let path = path.as_ref();
+        let file = File::open(path).map_err(|e| StoreError::from(e).at(path))?;
+        let len = file
+            .metadata()
+            .map_err(|e| StoreError::from(e).at(path))?
+            .len();
+        SptFile::map_file(&file, len, path)
+    }
+
+    /// [`SptFile::open`] of `file`, opened from `path`, `len` bytes long.
+    pub(crate) fn map_file(file: &File, len: u64, path: &Path) -> Result<SptFile, StoreError> {
         let at = |e: StoreError| e.at(path);
-        let file = File::open(path).map_err(|e| at(e.into()))?;
-        let len = file.metadata().map_err(|e| at(e.into()))?.len();
         check_min_len(len).map_err(at)?;
         // SAFETY: a read-only shared map. Its bytes are only ever read, through `&[u8]`
         // and the core's `Buf::from_owner`, whose promise (memory unchanged while the owner
         // lives) holds unless another process truncates or rewrites the file while it is
         // mapped: the threat model stated above and in docs/SPT.md (truncation raises
         // SIGBUS; untrusted locations should use `SptFile::read`).
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| at(e.into()))?;
+        let map = unsafe { Mmap::map(file) }.map_err(|e| at(e.into()))?;
         SptFile::from_map(map, Some(path.to_path_buf()), true)
     }
 

@@ -13,7 +13,9 @@
 //!    limit), set to die with the thread that started it. From the process's second call
 //!    on, each call also leaves a spare helper started ahead (`spare.rs`: the program
 //!    and its libraries loaded), which the next call hands the same fields to through the
-//!    socket instead of starting one: each request still gets a helper of its own.
+//!    socket instead of starting one: each request still gets a helper of its own. A
+//!    spare answers `a` once it holds the request; one that ends before (killed from
+//!    outside) never began the read, and the call starts a helper of its own instead.
 //! 2. The helper (`serve`, behind `sparse-convert`'s hidden subcommand) opens the file with
 //!    libhdf5, finds its kind and reads the matrix (or lists the members) exactly as the
 //!    in-process read does, up to the arrays of a CSR / CSC matrix whose layout has a plan

@@ -54,6 +54,7 @@ __version__ = _sptk.__version__
 __all__ = [
     "read",
     "open",
+    "forget_open_files",
     "from_scipy",
     "from_numpy",
     "from_arrow",
@@ -124,7 +125,7 @@ def read(source, to=None, **options):
     return Tensor(t, notes)
 
 
-def open(path, verify=False, mmap=True):  # noqa: A001 - the name is the point
+def open(path, verify=False, mmap=True, reuse=True):  # noqa: A001 - the name is the point
     """Open a ``.spt`` file, memory-mapped.
 
     Checks its header and array directory only (O(header): microseconds at any size).
@@ -134,8 +135,22 @@ def open(path, verify=False, mmap=True):  # noqa: A001 - the name is the point
     ``mmap=False`` reads the file into private memory instead (for files another
     process may change). The file must not be rewritten in place or truncated while
     the tensor or any array from it is alive (sptk's own writes replace files by rename).
+
+    Opening the same file again reuses its mapping and checked header (``reuse=True``):
+    the same path, device, inode, length and modification / change times as one of the
+    last 8 files opened this way, so a file replaced or rewritten since is mapped anew.
+    The kernel's part of an open (mapping, first page faults, unmapping) is then not paid
+    per call, which matters for code that opens a file per request. Those files stay
+    mapped (with the pages read) until :func:`forget_open_files` or until 8 newer ones
+    take their place; ``reuse=False`` always maps the file anew.
     """
-    return Tensor(_sptk.open(_os.fspath(path), verify, mmap))
+    return Tensor(_sptk.open(_os.fspath(path), verify, mmap, reuse))
+
+
+def forget_open_files():
+    """Let go of the files :func:`open` keeps for reuse (each mapping ends with the last
+    tensor or array still using it)."""
+    _sptk.forget_open_files()
 
 
 def from_scipy(matrix, to=None, **options):

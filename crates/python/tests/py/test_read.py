@@ -128,6 +128,20 @@ class OpenTest(unittest.TestCase):
         empty = sptk.open(self.path).rows(3, 3)
         self.assertEqual(empty.to_scipy().shape, (0, 8))
 
+    def test_reopening_reuses_the_mapping_of_the_same_file_only(self):
+        a = sptk.open(self.path)
+        b = sptk.open(self.path)
+        self.assertTrue(np.shares_memory(a.values, b.values))  # one mapping
+        self.assertFalse(np.shares_memory(a.values, sptk.open(self.path, reuse=False).values))
+        # Replaced (sptk writes by rename): the new file is mapped, the old one still read.
+        sptk.read(data("examples", "fem_8x8.mtx"), to="CSC").write(self.path)
+        c = sptk.open(self.path)
+        self.assertFalse(np.shares_memory(a.values, c.values))
+        self.assertEqual(c.to_scipy().format, "csc")
+        self.assertEqual(a.to_scipy().format, "csr")
+        sptk.forget_open_files()
+        self.assertFalse(np.shares_memory(c.values, sptk.open(self.path).values))
+
     def test_damaged_file_raises_and_python_lives(self):
         with open(self.path, "rb") as f:
             raw = bytearray(f.read())
