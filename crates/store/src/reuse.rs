@@ -79,13 +79,21 @@ pub fn open_reused(path: impl AsRef<Path>) -> Result<Arc<SptFile>, StoreError> {
             kept.insert(0, entry);
             return Ok(found);
         }
-        // An older mapping of this path is stale: let it go now.
-        kept.retain(|(k, _)| k.path != id.path);
     }
     let opened = Arc::new(SptFile::map_file(&file, meta.len(), path)?);
-    let mut kept = kept();
-    kept.insert(0, (id, opened.clone()));
-    kept.truncate(KEEP);
+    // Under one lock: any other entry of this path (stale, or mapped by another thread
+    // meanwhile) and the oldest past `KEEP` leave, to be unmapped after the lock.
+    let gone: Vec<_> = {
+        let mut kept = kept();
+        let (gone, mut stay): (Vec<_>, Vec<_>) = std::mem::take(&mut *kept)
+            .into_iter()
+            .partition(|(k, _)| k.path == id.path);
+        stay.insert(0, (id, opened.clone()));
+        let older = stay.split_off(KEEP.min(stay.len()));
+        *kept = stay;
+        gone.into_iter().chain(older).collect()
+    };
+    drop(gone);
     Ok(opened)
 }
 
