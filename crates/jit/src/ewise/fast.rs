@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sptk_tensor::{big_zeroed, pooled_capacity, pooled_zeroed, BufferPool, Index, Origin};
+use sptk_tensor::{big_zeroed, pooled_capacity, BufferPool, Index, Origin};
 
 use super::levels::{rows, Side};
 use super::merge::{dot_row, intersection_fill, union_fill};
@@ -211,7 +211,8 @@ where
         .iter()
         .try_fold(0usize, |t, &n| t.checked_add(n))
         .ok_or_else(|| EwiseError::Alloc("C's bound overflows the address space".into()))?;
-    let mut counts: Vec<u64> = pooled_zeroed(run.pool, outer).map_err(alloc)?;
+    // Zeroed by each range just before it merges (in cache, on its thread), not here.
+    let (mut counts, _): (Vec<u64>, _) = pooled_capacity(run.pool, outer).map_err(alloc)?;
     let (mut crd, crd_from): (Vec<C>, _) = pooled_capacity(run.pool, room).map_err(alloc)?;
     let (mut values, values_from): (Vec<V>, _) = pooled_capacity(run.pool, room).map_err(alloc)?;
     if let Some(pool) = run.pool {
@@ -235,7 +236,12 @@ where
     let stream = streams(room, std::mem::size_of::<C>() + std::mem::size_of::<V>());
     let seq = Sequence::new(chunks.len());
     let refused = AtomicBool::new(false);
-    let count_pieces = split(&mut counts, chunks.iter().map(|&(lo, hi)| hi - lo));
+    let covered = chunks.iter().map(|&(lo, hi)| hi - lo).sum::<usize>();
+    let counted = counts
+        .spare_capacity_mut()
+        .get_mut(..outer)
+        .unwrap_or_default();
+    let count_pieces = split(counted, chunks.iter().map(|&(lo, hi)| hi - lo));
     let (crd_at, values_at) = (
         SendPtr(crd.as_mut_ptr().cast::<MaybeUninit<C>>()),
         SendPtr(values.as_mut_ptr().cast::<MaybeUninit<V>>()),
@@ -260,11 +266,14 @@ where
         buffer,
         |buf: &mut Buffer<C, V>, c, range| {
             let publish = seq.publisher(c);
-            let mut counts = lock(&count_pieces[c]);
+            let mut piece = lock(&count_pieces[c]);
+            piece.fill(MaybeUninit::new(0));
+            // SAFETY: every element of the piece was written just above.
+            let counts = unsafe { &mut *(std::ptr::from_mut(&mut **piece) as *mut [u64]) };
             let bound = bounds.get(c).copied().unwrap_or(0);
             if bound <= buf.crd.len() {
                 let room_here = (&mut buf.crd[..bound], &mut buf.values[..bound]);
-                let Some(n) = merge(range, &mut counts, room_here).filter(|&n| n <= bound) else {
+                let Some(n) = merge(range, counts, room_here).filter(|&n| n <= bound) else {
                     return refused.store(true, Ordering::Relaxed);
                 };
                 let Some(start) = seq.start(c) else { return };
@@ -292,7 +301,7 @@ where
                 let n = unsafe {
                     let oc = std::slice::from_raw_parts_mut(crd_at.get().add(at), room_here);
                     let ov = std::slice::from_raw_parts_mut(values_at.get().add(at), room_here);
-                    merge(range, &mut counts, (oc, ov))
+                    merge(range, counts, (oc, ov))
                 };
                 let Some(n) = n.filter(|&n| n <= room_here) else {
                     return refused.store(true, Ordering::Relaxed);
@@ -302,6 +311,16 @@ where
         },
     );
     drop(count_pieces);
+    if covered != outer || chunks.first().is_some_and(|&(lo, _)| lo != 0) {
+        return Err(EwiseError::Alloc(
+            "the ranges of C did not cover its outer coordinates".into(),
+        ));
+    }
+    // SAFETY: the pieces `split` cut from the first `outer` counts have the chunks'
+    // lengths, which sum to `outer` (checked just above), so they cover all of them;
+    // every chunk ran (the scope joined every thread) and zeroed its piece first thing,
+    // before anything could return.
+    unsafe { counts.set_len(outer) };
     if refused.into_inner() {
         return Err(EwiseError::Convert(
             "an operand's arrays contradict their positions (a range was refused)".into(),
