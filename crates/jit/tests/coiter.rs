@@ -6,7 +6,9 @@
 //!   COO (AoS, SoA) and sparse vectors, each operand at its own widths, with empty rows,
 //!   identical and disjoint structures, one operand empty, NaN, infinities and signed
 //!   zeros, coordinates at the top of their width, on 1 and 3 threads, with every array
-//!   ending against a guard page.
+//!   ending against a guard page;
+//! - the vector rows (short lists, unions, blocks, runs of consecutive coordinates) against
+//!   the reference, every pair of lengths up to 16 and past it.
 //!
 //! `SPTK_JIT_CASES` scales the random cases (64 by default).
 
@@ -566,23 +568,7 @@ fn vector_paths_equal_the_reference() {
         for f64s in [true, false] {
             let a = tensor(&dims, &ca, &va, f64s, "csr", (32, 32));
             let b = tensor(&dims, &cb, &vb, f64s, "csr", (32, 32));
-            for union in [true, false] {
-                for op in ops(union) {
-                    let opts = Options {
-                        intersect: !union && matches!(op, EwiseOp::Min | EwiseOp::Max),
-                        ..Options::default()
-                    };
-                    let want = reference::ewise(&a, &b, op, &opts).unwrap();
-                    for &isa in &isas {
-                        let what = format!("round {round} {op} union={union} {isa:?} f64={f64s}");
-                        let got = coiter::ewise(&a, &b, op, union, isa, 2)
-                            .unwrap_or_else(|e| panic!("{what}: {e}"));
-                        assert_eq!(arrays(&got), arrays(&want), "{what}");
-                        // The vector paths write 32-bit coordinates of C only.
-                        assert_eq!(got.crd(1).unwrap().width(), IndexWidth::W32, "{what}");
-                    }
-                }
-            }
+            every_op_equals_the_reference((&a, &b), &isas, &format!("round {round}"));
             // The sums by the short-list compares and the merge.
             let opts = Options::default();
             let want_dot = bits(&reference::dot(&a, &b, &opts).unwrap());
@@ -594,6 +580,79 @@ fn vector_paths_equal_the_reference() {
                 let got = coiter::dot(&a, &b, true, (isa, 2)).unwrap();
                 assert_eq!(bits(&got), want_rows, "{what}: rowdot");
             }
+        }
+    }
+}
+
+/// Every union and intersection of `a` and `b` (32-bit CSR) by generated code on each of
+/// `isas` equals the reference's, bit for bit, with C's coordinates at 32 bits (the
+/// vector rows write those only).
+fn every_op_equals_the_reference((a, b): (&Tensor, &Tensor), isas: &[Isa], case: &str) {
+    let f64s = matches!(a.values(), ValueVec::F64(_));
+    for union in [true, false] {
+        for op in ops(union) {
+            let opts = Options {
+                intersect: !union && matches!(op, EwiseOp::Min | EwiseOp::Max),
+                ..Options::default()
+            };
+            let want = reference::ewise(a, b, op, &opts).unwrap();
+            for &isa in isas {
+                let what = format!("{case} {op} union={union} {isa:?} f64={f64s}");
+                let got = coiter::ewise(a, b, op, union, isa, 2)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(arrays(&got), arrays(&want), "{what}");
+                assert_eq!(got.crd(1).unwrap().width(), IndexWidth::W32, "{what}");
+            }
+        }
+    }
+}
+
+/// Rows whose segments are runs of consecutive coordinates (a band, a block), which the
+/// vector rows place without ranks: every offset of B's run against A's from one apart
+/// by a gap through overlapping, nested and identical to apart on the other side, runs
+/// of 1 to 16 (and 17, the merge's), the same with a hole in one run (not a run), and
+/// at the top of the dimension, where the window's loads start before the values.
+#[test]
+fn runs_equal_the_reference() {
+    let isas: Vec<Isa> = isas().into_iter().filter(|i| *i != Isa::Scalar).collect();
+    let mut rng = Rng(23);
+    let c = 1u64 << 20;
+    let (mut ca, mut cb) = (Vec::new(), Vec::new());
+    let mut row = 0u64;
+    for la in [1u64, 2, 5, 10, 15, 16, 17] {
+        for lb in [1u64, 3, 10, 16] {
+            for shift in -(lb as i64) - 2..=(la as i64) + 2 {
+                for (hole, top) in [(false, false), (true, false), (false, true)] {
+                    // A starts at `base`, B at `base + shift`; at the top, B's run ends at
+                    // the dimension's last coordinate or A's does.
+                    let base = if top {
+                        c - la.max(lb) - 3 - (lb as i64 + 2 + shift.min(0)).unsigned_abs()
+                    } else {
+                        lb + 2 + rng.below(1000)
+                    };
+                    let b0 = (base as i64 + shift) as u64;
+                    let a_run: Vec<u64> = (base..base + la).collect();
+                    let mut b_run: Vec<u64> = (b0..b0 + lb).collect();
+                    if hole && lb > 2 {
+                        b_run.remove(lb as usize / 2);
+                        b_run.push(b0 + lb);
+                    }
+                    ca.extend(a_run.into_iter().map(|j| (row, j)));
+                    cb.extend(b_run.into_iter().map(|j| (row, j)));
+                    row += 1;
+                }
+            }
+        }
+    }
+    // The window of A's first row starts at value 0: its loads address lanes before it.
+    let dims = [row, c];
+    let va: Vec<f64> = ca.iter().map(|_| value(&mut rng)).collect();
+    let vb: Vec<f64> = cb.iter().map(|_| value(&mut rng)).collect();
+    for f64s in [true, false] {
+        for (a_cells, b_cells, av, bv) in [(&ca, &cb, &va, &vb), (&cb, &ca, &vb, &va)] {
+            let a = tensor(&dims, a_cells, av, f64s, "csr", (32, 32));
+            let b = tensor(&dims, b_cells, bv, f64s, "csr", (32, 32));
+            every_op_equals_the_reference((&a, &b), &isas, "runs");
         }
     }
 }

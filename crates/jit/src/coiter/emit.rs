@@ -45,9 +45,7 @@ use super::cursor::Side;
 use super::desc::{CoDesc, Fold, LevelKind, Phase};
 use super::gallop::skewed_rows;
 use super::merge::merge;
-use super::short::{
-    all_ones, blocks, short_lists, short_rows, short_union, union_constants, union_rows,
-};
+use super::short::{blocks, lane_constants, short_lists, short_rows, short_union, union_rows};
 use super::values::Values;
 use crate::desc::Isa;
 
@@ -227,11 +225,8 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
         ; add rax, r12
         ; mov QWORD [rsp + slot::CAP_PTR], rax
     );
-    if d.phase == Phase::Fill && short_union(d) {
-        union_constants(&mut a)?;
-    }
-    if blocks(d) {
-        all_ones(&mut a)?;
+    if d.phase == Phase::Fill && (short_union(d) || blocks(d)) {
+        lane_constants(&mut a)?;
     }
     if d.phase.reduces() {
         a.ins(C::VEX_Vxorpd_xmm_xmm_xmmm128, &[R(ACC), R(ACC), R(ACC)])?;

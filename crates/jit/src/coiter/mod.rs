@@ -13,6 +13,9 @@ pair of operands, generated from their levels, never from their format names.
   the smaller coordinate taken; intersection: the side behind advances, locating in a
   dense level), one branchless inner merge, in a count body and a one-pass fill body
   (each row's entries and its count, into room for the range's bound).
+- `short.rs`, `runs.rs`, `gallop.rs`, `merge.rs`: the row bodies, chosen per row from the
+  segments' lengths (and, for runs of consecutive coordinates, their first and last):
+  vector compares for short rows, runs placed whole, galloping, the branchless merge.
 - `exec.rs`: operands as [`Levels`](exec::Levels) over their arrays, the argument struct,
   the kernel cache ([`kernel`]), the fill run per range inside the fast path's one-pass
   pipeline (`ewise::one_pass`), returning C's counts, offsets, coordinates and values as
@@ -32,6 +35,7 @@ mod exec;
 mod gallop;
 mod mask_dot;
 mod merge;
+mod runs;
 pub(crate) mod short;
 pub(crate) mod values;
 

@@ -14,6 +14,8 @@
 //!   take the rest.
 //! - Union, both segments 1 to 16 coordinates ([`union_rows`]): C's row placed by ranks
 //!   and a running sum, gathered by lane permutes.
+//! - Before the ranks of a union or a short block, two segments that are each a run of
+//!   consecutive coordinates are placed as runs (`runs.rs`).
 //!
 //! Same matches, same order and the same operation per entry as the merge, so the same
 //! bits.
@@ -40,6 +42,7 @@ use iced_x86::Register::*;
 use super::cursor::Side;
 use super::desc::{CoDesc, LevelKind, Phase};
 use super::emit::{accumulate, crd_shift, nonempty_lengths, product, row_lengths, slot};
+use super::runs;
 use super::values::{vector_op, Values};
 use crate::desc::Isa;
 use crate::x86::asm::{reg, store_to, Arg, Asm};
@@ -59,13 +62,14 @@ pub(super) const SHORT: i32 = 16;
 
 /// True where the fill runs the blocks ([`short_block`], [`long_blocks`]): they write C's
 /// entries at 32 bits; a dot's rows keep the compares, which sum in order. Their all-ones
-/// constant (`zmm17`, [`all_ones`]) is set once at the kernel's start.
+/// constant (`zmm17`) and lane indices (`zmm16`) are set once at the kernel's start
+/// ([`lane_constants`]).
 pub(super) fn blocks(d: &CoDesc) -> bool {
     short_lists(d) && d.out_crd == IndexWidth::W32 && d.phase == Phase::Fill
 }
 
 /// `zmm17` = all ones (-1 in every lane).
-pub(super) fn all_ones(a: &mut Asm) -> Result<(), KernelError> {
+fn all_ones(a: &mut Asm) -> Result<(), KernelError> {
     a.ins(
         C::EVEX_Vpternlogd_zmm_k1z_zmm_zmmm512b32_imm8,
         &[R(ZMM17), R(ZMM17), R(ZMM17), Arg::I(0xFF)],
@@ -140,6 +144,7 @@ fn short_block(
         ; ja =>other
     );
     prefetch_ahead(a, v)?;
+    runs::intersection_runs(a, d, v, row_done)?;
     lane_ranks(a)?;
     matches(a, d, v, Some((K1, K2)))?;
     dynasm!(a.ops ; .arch x64 ; jmp =>row_done ; =>other);
@@ -508,10 +513,11 @@ fn contiguous(o: &super::desc::Operand) -> bool {
     o.crd == IndexWidth::W32 && (o.soa || o.inner.kind != LevelKind::Singleton)
 }
 
-/// The constants of [`union_rows`], set once at the kernel's start: `zmm16` = 0, 1, ...,
+/// The constants of the vector rows ([`union_rows`], the blocks and the runs), set once
+/// at the kernel's start: `zmm16` = 0, 1, ...,
 /// 15, `zmm17` = -1, `zmm18` = 1, `zmm19` = 0 in every lane (no memory: the lane indices
 /// are the running sum of ones).
-pub(super) fn union_constants(a: &mut Asm) -> Result<(), KernelError> {
+pub(super) fn lane_constants(a: &mut Asm) -> Result<(), KernelError> {
     all_ones(a)?;
     a.ins(
         C::EVEX_Vpsrld_zmm_k1z_zmmm512b32_imm8,
@@ -564,7 +570,7 @@ fn scan(a: &mut Asm, dst: Register, x: Register, tmp: Register) -> Result<(), Ke
 /// The room: `fill_row` checked `|A| + |B|` entries past `r12`; `n` are written.
 /// Registers: the general ones of the fill's merge (`rax`, `rbx`, `rcx`, `rdx`, `rdi`,
 /// `r14`, `r15`), `k1`-`k7`, `zmm6`-`zmm15` and `zmm20`-`zmm31`; the constants of
-/// [`union_constants`] stay.
+/// [`lane_constants`] stay.
 #[allow(clippy::useless_conversion)]
 pub(super) fn union_rows(
     a: &mut Asm,
@@ -586,6 +592,7 @@ pub(super) fn union_rows(
         ; lea r15, [rbx + rax]
     );
     prefetch_ahead(a, v)?;
+    runs::union_runs(a, d, v, row_done)?;
     lane_ranks(a)?;
     // k3: A's lanes that match (B's coordinate at `rank` is theirs; a rank past B's
     // last lane reads a zero lane or B's first coordinate, both below A's).
@@ -699,6 +706,19 @@ pub(super) fn union_rows(
     dynasm!(a.ops ; .arch x64 ; =>low_only);
     values(a, d, v, values_done)?;
     dynasm!(a.ops ; .arch x64 ; =>values_done);
+    row_written(a, v, row_done)?;
+    dynasm!(a.ops ; .arch x64 ; =>merge);
+    Ok(())
+}
+
+/// The row placed whole: C moved on by its `n` entries (`r15`), both segments taken, on
+/// to `row_done`.
+#[allow(clippy::useless_conversion)]
+pub(super) fn row_written(
+    a: &mut Asm,
+    v: &Values,
+    row_done: dynasmrt::DynamicLabel,
+) -> Result<(), KernelError> {
     a.ins(C::Lea_r64_m, &[R(R12), M(R12, R15, 4, 0)])?;
     a.ins(C::Lea_r64_m, &[R(R13), M(R13, R15, v.size, 0)])?;
     dynasm!(a.ops
@@ -706,7 +726,6 @@ pub(super) fn union_rows(
         ; mov rsi, QWORD [rsp + slot::A_END]
         ; mov rbp, QWORD [rsp + slot::B_END]
         ; jmp =>row_done
-        ; =>merge
     );
     Ok(())
 }
@@ -730,7 +749,7 @@ fn coordinates(a: &mut Asm, (ia, ib): (Register, Register), half: i32) -> Result
 /// `k6` = the lanes `from..from + width` that lie below `n` (`r15`, which is above
 /// `from`), as the low bits. Clobbers `rdi`, `rdx`.
 #[allow(clippy::useless_conversion)]
-fn lanes_below_n(a: &mut Asm, from: i32, width: i32) -> Result<(), KernelError> {
+pub(super) fn lanes_below_n(a: &mut Asm, from: i32, width: i32) -> Result<(), KernelError> {
     dynasm!(a.ops
         ; .arch x64
         ; lea rdi, [r15 - from]
