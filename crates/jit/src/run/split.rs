@@ -46,7 +46,8 @@ pub fn chunk_range(pos: &IndexVec, range: Range<usize>, chunks: usize) -> Vec<Ch
 ///
 /// `weight_before(i)` is the weight of everything before `i` (the entries of the outer
 /// coordinates below `i`, say) and must not decrease as `i` grows; it is called for `i` in
-/// `range.start..=range.end`, by binary search (about `chunks * log2(range.len())` calls).
+/// `range.start..=range.end`, galloping from each chunk's start (about `2 * chunks *
+/// log2(chunk length)` calls, near one another).
 /// Chunk `c` ends at the first `i` whose weight up to and including `i` reaches the `c`-th
 /// share of the total, so a single heavy coordinate makes one chunk of its own rather
 /// than being cut.
@@ -73,11 +74,29 @@ pub fn chunk_by_weight(
     let mut begin = first;
     for c in 1..=chunks {
         let goal = base + (total as u128 * c as u128 / chunks as u128) as u64;
-        // The first outer index whose weight up to its end reaches the goal.
+        // The first outer index whose weight up to its end reaches the goal: galloping
+        // from the previous chunk's end (steps 1, 2, 4, ...), then halving, so the calls
+        // stay near one another in memory (a binary search over the whole range touched
+        // a far cache line in each operand's positions at every step: 1.3 ms of the
+        // 2M-row banded pair's 24 ms `mul`).
+        let reaches = |i: usize| weight_before(i + 1) >= goal;
         let (mut lo, mut hi) = (begin, end);
+        let mut step = 1usize;
+        loop {
+            let probe = lo.saturating_add(step - 1);
+            if probe >= end {
+                break;
+            }
+            if reaches(probe) {
+                hi = probe;
+                break;
+            }
+            lo = probe + 1;
+            step = step.saturating_mul(2);
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if weight_before(mid + 1) < goal {
+            if !reaches(mid) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -187,6 +206,68 @@ mod tests {
 
     /// A sub-range balances its own entries only, and an empty or reversed range gives
     /// no chunk.
+    /// The chunks a binary search over the whole rest of the range finds (the galloping
+    /// search must find the same ones).
+    fn by_bisection(range: Range<usize>, chunks: usize, w: &dyn Fn(usize) -> u64) -> Vec<Chunk> {
+        let (first, end) = (range.start, range.end);
+        if first >= end {
+            return Vec::new();
+        }
+        let (base, chunks) = (w(first), chunks.clamp(1, end - first));
+        let total = w(end) - base;
+        let (mut out, mut begin) = (Vec::new(), first);
+        for c in 1..=chunks {
+            let goal = base + (total as u128 * c as u128 / chunks as u128) as u64;
+            let (mut lo, mut hi) = (begin, end);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if w(mid + 1) < goal {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            let stop = if c == chunks { end } else { (lo + 1).min(end) };
+            if stop > begin {
+                out.push((begin, stop));
+                begin = stop;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn galloping_finds_the_chunks_bisection_finds() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n.max(1)
+        };
+        for case in 0..300 {
+            let n = next(3000) as usize + 1;
+            // Weights per outer coordinate: mostly small, some empty stretches, a few heavy.
+            let mut before = vec![0u64];
+            for _ in 0..n {
+                let w = match next(20) {
+                    0..=3 => 0,
+                    4 => next(100_000),
+                    _ => next(12),
+                };
+                before.push(before.last().copied().unwrap_or(0) + w);
+            }
+            let w = |i: usize| before[i];
+            let lo = next(n as u64 / 2 + 1) as usize;
+            let chunks = [1, 2, 3, 7, 64, 1000, 5000][case % 7];
+            assert_eq!(
+                chunk_by_weight(lo..n, chunks, w),
+                by_bisection(lo..n, chunks, &w),
+                "case {case}: {n} coordinates from {lo}, {chunks} chunks"
+            );
+        }
+    }
+
     #[test]
     fn weight_splits_a_sub_range_and_refuses_nothing() {
         let w = |i: usize| (i * i) as u64;
