@@ -13,9 +13,12 @@ converted by `sparse-convert --to CSR --pos-width 32 --crd-width 32` into `.spt`
 (`--quick`: 10x fewer rows and entries.)
 
 Timed, in rounds that alternate the tools (this machine's 2 cores are shared):
-- ours: `sparse-run OP A.spt B.spt --threads 2`, no `-o`, the whole process under
-  /usr/bin/time -v; one run is (wall of `--repeat 21` - wall of `--repeat 1`) / 20, each
-  repeat counting, allocating and filling C; peak RSS from the `--repeat 21` run;
+- ours: `sparse-run OP A.spt B.spt --threads 2 --repeat 21`, no `-o`, the whole process
+  under /usr/bin/time -v; one run is the median of its 21 repeats as sparse-run reports it
+  (each repeat counting, allocating and filling C, timed in the process as the peers time
+  their calls); peak RSS from that run. (Wall of `--repeat 21` - wall of `--repeat 1`) / 20
+  is printed beside it per round: it carries the first repeat's variance (C's fresh pages
+  took 0.13 to 0.7 s a process after the peers' runs), up to 3.6x the median in a round;
 - SciPy (one thread: its sparse operations have no other): `A + B`, `A.multiply(B)`,
   `A.multiply(B).sum()`;
 - python-graphblas (SuiteSparse:GraphBLAS, `gb.ss.config["nthreads"] = 2`):
@@ -180,7 +183,8 @@ def baseline_rss(run_bin, tiny, op):
 
 
 def time_ours(run_bin, op, p):
-    """One run of ours: ((wall 21 - wall 1) / 20, peak RSS MiB of the 21, its last line)."""
+    """One run of ours: ((wall 21 - wall 1) / 20, peak RSS MiB of the 21, its last line, the
+    in-process median of its 21 repeats as sparse-run reports it)."""
     base = ["/usr/bin/time", "-v", run_bin, op, p["a.spt"], p["b.spt"], "--threads", "2"]
     got = {}
     for repeat in ("21", "1"):
@@ -188,7 +192,10 @@ def time_ours(run_bin, op, p):
         if r.returncode != 0:
             raise RuntimeError(f"sparse-run {op} failed: {r.stderr.strip()[-800:]}")
         got[repeat] = wall_and_rss(r.stderr) + tuple((r.stdout.strip().splitlines() or [""])[-1:])
-    return (got["21"][0] - got["1"][0]) / 20, got["21"][1], got["21"][2]
+        if repeat == "21":
+            m = re.search(r"([0-9.]+) ms \(median of 21\)", r.stdout + r.stderr)
+            inproc = float(m.group(1)) / 1000 if m else None
+    return (got["21"][0] - got["1"][0]) / 20, got["21"][1], got["21"][2], inproc
 
 
 PEER_CODE = {
@@ -296,8 +303,8 @@ def main():
                         if why_not_ours:
                             continue
                         for o in ops:
-                            secs, rss, last = time_ours(args.run_bin, o, p)
-                            ours[(c, o)].append((secs, rss))
+                            secs, rss, last, inproc = time_ours(args.run_bin, o, p)
+                            ours[(c, o)].append((secs, rss, inproc))
                             checks[("ours", c, o)] = last
                     else:
                         got, n = time_peer(tool, p, ops)
@@ -330,7 +337,7 @@ def main():
         inputs = (os.path.getsize(p["a.spt"]) + os.path.getsize(p["b.spt"])) / 2**20
         for o in ops:
             med = lambda xs: statistics.median(xs) if xs else None
-            t_ours = med([x[0] for x in ours[(c, o)]])
+            t_ours = med([x[2] if x[2] is not None else x[0] for x in ours[(c, o)]])
             rss = max((x[1] for x in ours[(c, o)]), default=None)
             t_sp, t_gb = med(peers[("scipy", c, o)]), med(peers[("graphblas", c, o)])
             sp_check = checks.get(("scipy", c, o))
@@ -356,6 +363,16 @@ def main():
             print(f"| {c} | {o} | {nnz_c if o != 'dot' else 'scalar'} | {fmt_s(t_ours)} | {fmt_s(t_sp)} | "
                   f"{fmt_s(t_gb)} | {fmt_x(v_sp)} | {fmt_x(v_gb)} | "
                   f"{'-' if rss is None else f'{rss:.0f}'} | {bound:.0f} | {verdict} |")
+    # The wall difference carries the first repeat's variance (fresh pages for C: 0.13 to
+    # 0.7 s a process here), which the in-process median of the 21 repeats does not.
+    print("\nOurs per round, ms: the in-process median of the 21 repeats (sparse-run's own "
+          "line; the table's figure is their median) / (wall of 21 - wall of 1) / 20")
+    for c in cases:
+        for o in ops:
+            xs = ours[(c, o)]
+            if xs:
+                per = " ".join(f"{'-' if x[2] is None else f'{x[2] * 1e3:.1f}'}/{x[0] * 1e3:.1f}" for x in xs)
+                print(f"- {c} {o}: {per}")
     print("\nChecks (last round): nnz(C) and the sum of C's values (dot: the scalar)")
     for c in cases:
         for o in ops:
