@@ -13,12 +13,15 @@ converted by `sparse-convert --to CSR --pos-width 32 --crd-width 32` into `.spt`
 (`--quick`: 10x fewer rows and entries.)
 
 Timed, in rounds that alternate the tools (this machine's 2 cores are shared):
-- ours: `sparse-run OP A.spt B.spt --threads 2 --repeat 21`, no `-o`, the whole process
-  under /usr/bin/time -v; one run is the median of its 21 repeats as sparse-run reports it
-  (each repeat counting, allocating and filling C, timed in the process as the peers time
-  their calls); peak RSS from that run. (Wall of `--repeat 21` - wall of `--repeat 1`) / 20
-  is printed beside it per round: it carries the first repeat's variance (C's fresh pages
-  took 0.13 to 0.7 s a process after the peers' runs), up to 3.6x the median in a round;
+- ours: `sparse-run OP A.spt B.spt --threads 2`, no `-o`, the whole process under
+  /usr/bin/time -v; one run is (wall of `--repeat 21` - wall of `--repeat 1`) / 20, each
+  repeat counting, allocating and filling C; peak RSS from the `--repeat 21` run. Both
+  processes start with the pair's files read through (`settle`, untimed, as the peers
+  load theirs untimed): this machine pages out file pages idle for a minute, and the
+  first process after the peers' turn read its inputs from disk (0.1-7 s, up to 13x the
+  in-process median of a round), and one warm-up process runs first, untimed, as the
+  peers make a warm-up call. The median of the 21 repeats as `sparse-run` reports it is
+  printed per round beside it;
 - SciPy (one thread: its sparse operations have no other): `A + B`, `A.multiply(B)`,
   `A.multiply(B).sum()`;
 - python-graphblas (SuiteSparse:GraphBLAS, `gb.ss.config["nthreads"] = 2`):
@@ -182,12 +185,30 @@ def baseline_rss(run_bin, tiny, op):
     return time_ours(run_bin, op, tiny)[1]
 
 
+def settle(*paths):
+    """Reads the files through (untimed), so that both processes of a measurement find them
+    in the page cache. This machine pages out file pages left idle for about a minute
+    (a DAMON `pageout` scheme: `/sys/kernel/mm/damon/admin/kdamonds/0`), which the
+    alternation with the peers does to each pair between its turns; the first process
+    then read its inputs from disk (the peers load theirs untimed)."""
+    for path in paths:
+        with open(path, "rb") as f:
+            while f.read(1 << 24):
+                pass
+
+
 def time_ours(run_bin, op, p):
     """One run of ours: ((wall 21 - wall 1) / 20, peak RSS MiB of the 21, its last line, the
     in-process median of its 21 repeats as sparse-run reports it)."""
     base = ["/usr/bin/time", "-v", run_bin, op, p["a.spt"], p["b.spt"], "--threads", "2"]
     got = {}
+    # A warm-up process first, as the peers make a warm-up call: the first process after
+    # the peers' turn also met C's fresh pages slower (banded add, C 360 MB: wall
+    # differences 40-63 ms against in-process medians of 29-31 in 3 of 5 rounds).
+    settle(p["a.spt"], p["b.spt"])
+    subprocess.run(base[2:] + ["--repeat", "1"], capture_output=True)
     for repeat in ("21", "1"):
+        settle(p["a.spt"], p["b.spt"])
         r = subprocess.run(base + ["--repeat", repeat], capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"sparse-run {op} failed: {r.stderr.strip()[-800:]}")
@@ -337,7 +358,7 @@ def main():
         inputs = (os.path.getsize(p["a.spt"]) + os.path.getsize(p["b.spt"])) / 2**20
         for o in ops:
             med = lambda xs: statistics.median(xs) if xs else None
-            t_ours = med([x[2] if x[2] is not None else x[0] for x in ours[(c, o)]])
+            t_ours = med([x[0] for x in ours[(c, o)]])
             rss = max((x[1] for x in ours[(c, o)]), default=None)
             t_sp, t_gb = med(peers[("scipy", c, o)]), med(peers[("graphblas", c, o)])
             sp_check = checks.get(("scipy", c, o))
@@ -363,15 +384,13 @@ def main():
             print(f"| {c} | {o} | {nnz_c if o != 'dot' else 'scalar'} | {fmt_s(t_ours)} | {fmt_s(t_sp)} | "
                   f"{fmt_s(t_gb)} | {fmt_x(v_sp)} | {fmt_x(v_gb)} | "
                   f"{'-' if rss is None else f'{rss:.0f}'} | {bound:.0f} | {verdict} |")
-    # The wall difference carries the first repeat's variance (fresh pages for C: 0.13 to
-    # 0.7 s a process here), which the in-process median of the 21 repeats does not.
-    print("\nOurs per round, ms: the in-process median of the 21 repeats (sparse-run's own "
-          "line; the table's figure is their median) / (wall of 21 - wall of 1) / 20")
+    print("\nOurs per round, ms: (wall of 21 - wall of 1) / 20 (the table's figure is their "
+          "median) / the in-process median of the 21 repeats (sparse-run's own line)")
     for c in cases:
         for o in ops:
             xs = ours[(c, o)]
             if xs:
-                per = " ".join(f"{'-' if x[2] is None else f'{x[2] * 1e3:.1f}'}/{x[0] * 1e3:.1f}" for x in xs)
+                per = " ".join(f"{x[0] * 1e3:.1f}/{'-' if x[2] is None else f'{x[2] * 1e3:.1f}'}" for x in xs)
                 print(f"- {c} {o}: {per}")
     print("\nChecks (last round): nnz(C) and the sum of C's values (dot: the scalar)")
     for c in cases:
