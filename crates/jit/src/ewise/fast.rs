@@ -241,6 +241,7 @@ where
         .spare_capacity_mut()
         .get_mut(..outer)
         .unwrap_or_default();
+    let counted_len = counted.len();
     let count_pieces = split(counted, chunks.iter().map(|&(lo, hi)| hi - lo));
     let (crd_at, values_at) = (
         SendPtr(crd.as_mut_ptr().cast::<MaybeUninit<C>>()),
@@ -311,13 +312,14 @@ where
         },
     );
     drop(count_pieces);
-    if covered != outer || chunks.first().is_some_and(|&(lo, _)| lo != 0) {
+    if covered != outer || counted_len != outer || chunks.first().is_some_and(|&(lo, _)| lo != 0) {
         return Err(EwiseError::Alloc(
             "the ranges of C did not cover its outer coordinates".into(),
         ));
     }
-    // SAFETY: the pieces `split` cut from the first `outer` counts have the chunks'
-    // lengths, which sum to `outer` (checked just above), so they cover all of them;
+    // SAFETY: the pieces `split` cut from the first `outer` counts (there were `outer`:
+    // checked just above) have the chunks' lengths, which sum to `outer` (checked), so
+    // they cover all of them;
     // every chunk ran (the scope joined every thread) and zeroed its piece first thing,
     // before anything could return.
     unsafe { counts.set_len(outer) };
