@@ -32,10 +32,7 @@ use Arg::{M, R};
 /// with no ranks and no lane permutes. Falls through, registers as they were but `rcx`,
 /// `rdx`, `rdi`, `r14`, when either segment has a gap or the two runs are apart.
 ///
-/// The loads address the lanes below a window from before the segment's first value,
-/// possibly before the array: those lanes are masked off, and a masked-off lane of an
-/// AVX-512 load is never read (its fault suppressed), so only the segments' own values
-/// are. Expects what `short::union_rows` checked: `rbx` = |A|, `rax` = |B|, both 1 to
+/// Expects what `short::union_rows` checked: `rbx` = |A|, `rax` = |B|, both 1 to
 /// [`SHORT`], `r15` = |A| + |B|. Needs `zmm16` (lane indices).
 #[allow(clippy::useless_conversion)]
 pub(super) fn union_runs(
@@ -44,8 +41,7 @@ pub(super) fn union_runs(
     v: &Values,
     row_done: dynasmrt::DynamicLabel,
 ) -> Result<(), KernelError> {
-    let [general, values_done] = a.labels();
-    let mask = C::VEX_Kmovw_kr_r32;
+    let general = a.ops.new_dynamic_label();
     runs_or(a, general);
     dynasm!(a.ops
         ; .arch x64
@@ -81,81 +77,7 @@ pub(super) fn union_runs(
         ; sub rsi, rdx
         ; sub rbp, rdi
     );
-    // Coordinates lo, lo + 1, ... in the n lanes.
-    let (bcast, add) = (
-        C::EVEX_Vpbroadcastd_zmm_k1z_r32,
-        C::EVEX_Vpaddd_zmm_k1z_zmm_zmmm512b32,
-    );
-    let store32 = C::EVEX_Vmovdqu32_zmmm512_k1z_zmm;
-    let low = a.ops.new_dynamic_label();
-    a.ins(bcast, &[R(ZMM10), R(R14D)])?;
-    a.ins(add, &[R(ZMM10), R(ZMM10), R(ZMM16)])?;
-    lanes_below_n(a, 0, 16)?;
-    a.ins_masked(
-        store32,
-        &[M(R12, Register::None, 1, 0), R(ZMM10)],
-        Some((K6, false)),
-    )?;
-    dynasm!(a.ops
-        ; .arch x64
-        ; cmp r15, SHORT
-        ; jbe =>low
-        ; lea edx, [r14 + 16]
-    );
-    a.ins(bcast, &[R(ZMM10), R(EDX)])?;
-    a.ins(add, &[R(ZMM10), R(ZMM10), R(ZMM16)])?;
-    lanes_below_n(a, 16, 16)?;
-    a.ins_masked(
-        store32,
-        &[M(R12, Register::None, 1, 64), R(ZMM10)],
-        Some((K6, false)),
-    )?;
-    dynasm!(a.ops ; .arch x64 ; =>low);
-    // Values, a group of 8 (f64) or 16 (f32) lanes at a time up to n.
-    let wide = v.size == 8;
-    let (load, store, per) = if wide {
-        (
-            C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
-            C::EVEX_Vmovdqu64_zmmm512_k1z_zmm,
-            8,
-        )
-    } else {
-        (
-            C::EVEX_Vmovdqu32_zmm_k1z_zmmm512,
-            C::EVEX_Vmovdqu32_zmmm512_k1z_zmm,
-            16,
-        )
-    };
-    for g in 0..32 / per {
-        if g > 0 {
-            dynasm!(a.ops
-                ; .arch x64
-                ; cmp r15, per * g
-                ; jbe =>values_done
-            );
-        }
-        dynasm!(a.ops
-            ; .arch x64
-            ; mov edx, ebx
-            ; shr edx, (per * g) as i8
-            ; mov edi, eax
-            ; shr edi, (per * g) as i8
-        );
-        a.ins(mask, &[R(K4), R(EDX)])?;
-        a.ins(mask, &[R(K5), R(EDI)])?;
-        let at = i64::from(64 * g);
-        a.ins_masked(load, &[R(ZMM15), M(R10, RSI, v.size, at)], Some((K4, true)))?;
-        a.ins_masked(load, &[R(ZMM24), M(R11, RBP, v.size, at)], Some((K5, true)))?;
-        vector_op(a, d.value, d.op, (ZMM15, ZMM24), K7)?;
-        lanes_below_n(a, per * g, per)?;
-        a.ins_masked(
-            store,
-            &[M(R13, Register::None, 1, at), R(ZMM15)],
-            Some((K6, false)),
-        )?;
-    }
-    dynasm!(a.ops ; .arch x64 ; =>values_done);
-    row_written(a, v, row_done)?;
+    place_run(a, d, v, row_done)?;
     dynasm!(a.ops ; .arch x64 ; =>general);
     Ok(())
 }
@@ -195,51 +117,87 @@ pub(super) fn intersection_runs(
         ; add rbp, r14
         ; sub rbp, rdi
     );
-    a.ins(C::EVEX_Vpbroadcastd_zmm_k1z_r32, &[R(ZMM10), R(R14D)])?;
-    a.ins(
+    // Both windows are the n lanes.
+    dynasm!(a.ops ; .arch x64 ; mov edx, -1);
+    a.ins(C::VEX_Bzhi_r32_rm32_r32, &[R(EBX), R(EDX), R(R15D)])?;
+    dynasm!(a.ops ; .arch x64 ; mov eax, ebx);
+    place_run(a, d, v, row_done)?;
+    dynasm!(a.ops ; .arch x64 ; =>general);
+    Ok(())
+}
+
+/// C's row as a run: coordinates `lo` (`r14`), `lo + 1`, ... in its `n` lanes (`r15`, 1
+/// to 32); values op(A's, B's) where lane `l` holds A's value at `rsi + l` under A's
+/// window (`ebx`, a lane mask) and B's at `rbp + l` under B's (`eax`), zero outside (the
+/// merge's zero slot); then C moves on by `n` and the row is done. Loads address lanes
+/// outside a window too, possibly before or past the array: masked-off lanes of an
+/// AVX-512 load are never read (their faults suppressed), so only the windows' values
+/// are. Clobbers `rdx`, `rdi`, `k4`-`k7`, `zmm10`, `zmm15`, `zmm24`.
+#[allow(clippy::useless_conversion)]
+fn place_run(
+    a: &mut Asm,
+    d: &CoDesc,
+    v: &Values,
+    row_done: dynasmrt::DynamicLabel,
+) -> Result<(), KernelError> {
+    let [high_done, values_done] = a.labels();
+    let mask = C::VEX_Kmovw_kr_r32;
+    let (bcast, add) = (
+        C::EVEX_Vpbroadcastd_zmm_k1z_r32,
         C::EVEX_Vpaddd_zmm_k1z_zmm_zmmm512b32,
-        &[R(ZMM10), R(ZMM10), R(ZMM16)],
-    )?;
-    lanes_below_n(a, 0, 16)?;
-    a.ins_masked(
-        C::EVEX_Vmovdqu32_zmmm512_k1z_zmm,
-        &[M(R12, Register::None, 1, 0), R(ZMM10)],
-        Some((K6, false)),
-    )?;
-    let (load, store, groups) = if v.size == 8 {
-        (
-            C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
-            C::EVEX_Vmovdqu64_zmmm512_k1z_zmm,
-            2,
-        )
-    } else {
-        (
-            C::EVEX_Vmovdqu32_zmm_k1z_zmmm512,
+    );
+    // Coordinates, 16 lanes at a time.
+    for half in 0..2 {
+        if half == 1 {
+            dynasm!(a.ops
+                ; .arch x64
+                ; cmp r15, SHORT
+                ; jbe =>high_done
+            );
+        }
+        dynasm!(a.ops ; .arch x64 ; lea edx, [r14 + 16 * half]);
+        a.ins(bcast, &[R(ZMM10), R(EDX)])?;
+        a.ins(add, &[R(ZMM10), R(ZMM10), R(ZMM16)])?;
+        lanes_below_n(a, 16 * half, 16)?;
+        a.ins_masked(
             C::EVEX_Vmovdqu32_zmmm512_k1z_zmm,
-            1,
-        )
-    };
-    // k6 = the n lanes; the second group of 8 (f64) takes its high half.
-    for g in 0..groups {
-        let k = if g == 0 {
-            K6
-        } else {
-            a.ins(C::VEX_Kshiftrw_kr_kr_imm8, &[R(K4), R(K6), Arg::I(8)])?;
-            K4
-        };
+            &[M(R12, Register::None, 1, i64::from(64 * half)), R(ZMM10)],
+            Some((K6, false)),
+        )?;
+    }
+    dynasm!(a.ops ; .arch x64 ; =>high_done);
+    // Values, a register of lanes at a time up to n.
+    let (load, store, per) = v.lanes();
+    for g in 0..32 / per {
+        if g > 0 {
+            dynasm!(a.ops
+                ; .arch x64
+                ; cmp r15, per * g
+                ; jbe =>values_done
+            );
+        }
+        dynasm!(a.ops
+            ; .arch x64
+            ; mov edx, ebx
+            ; shr edx, (per * g) as i8
+            ; mov edi, eax
+            ; shr edi, (per * g) as i8
+        );
+        a.ins(mask, &[R(K4), R(EDX)])?;
+        a.ins(mask, &[R(K5), R(EDI)])?;
         let at = i64::from(64 * g);
-        a.ins_masked(load, &[R(ZMM15), M(R10, RSI, v.size, at)], Some((k, true)))?;
-        a.ins_masked(load, &[R(ZMM24), M(R11, RBP, v.size, at)], Some((k, true)))?;
+        a.ins_masked(load, &[R(ZMM15), M(R10, RSI, v.size, at)], Some((K4, true)))?;
+        a.ins_masked(load, &[R(ZMM24), M(R11, RBP, v.size, at)], Some((K5, true)))?;
         vector_op(a, d.value, d.op, (ZMM15, ZMM24), K7)?;
+        lanes_below_n(a, per * g, per)?;
         a.ins_masked(
             store,
             &[M(R13, Register::None, 1, at), R(ZMM15)],
-            Some((k, false)),
+            Some((K6, false)),
         )?;
     }
-    row_written(a, v, row_done)?;
-    dynasm!(a.ops ; .arch x64 ; =>general);
-    Ok(())
+    dynasm!(a.ops ; .arch x64 ; =>values_done);
+    row_written(a, v, row_done)
 }
 
 /// Jumps to `general` unless both segments are runs of consecutive coordinates: each

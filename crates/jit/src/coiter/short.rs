@@ -774,17 +774,7 @@ fn values(
 ) -> Result<(), KernelError> {
     let mask = C::VEX_Kmovw_kr_r32;
     let wide = v.size == 8;
-    let (load, store) = if wide {
-        (
-            C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
-            C::EVEX_Vmovdqu64_zmmm512_k1z_zmm,
-        )
-    } else {
-        (
-            C::EVEX_Vmovdqu32_zmm_k1z_zmmm512,
-            C::EVEX_Vmovdqu32_zmmm512_k1z_zmm,
-        )
-    };
+    let (load, store, per) = v.lanes();
     // zmm11 (+ zmm12) = A's values, zmm13 (+ zmm14) = B's.
     for (val, pos, end, lo, hi, k) in [
         (R10, RSI, slot::A_END, ZMM11, ZMM12, K1),
@@ -807,7 +797,6 @@ fn values(
             a.ins_masked(load, &[R(lo), M(val, pos, 4, 0)], Some((k, true)))?;
         }
     }
-    let per = if wide { 8 } else { 16 };
     let groups = 32 / per;
     for g in 0..groups {
         if g > 0 {

@@ -56,6 +56,24 @@ impl Values {
             },
         }
     }
+
+    /// A zmm register of values: its masked load, its masked store, and its lanes (8 of
+    /// f64, 16 of f32).
+    pub(crate) fn lanes(&self) -> (C, C, i32) {
+        if self.size == 8 {
+            (
+                C::EVEX_Vmovdqu64_zmm_k1z_zmmm512,
+                C::EVEX_Vmovdqu64_zmmm512_k1z_zmm,
+                8,
+            )
+        } else {
+            (
+                C::EVEX_Vmovdqu32_zmm_k1z_zmmm512,
+                C::EVEX_Vmovdqu32_zmmm512_k1z_zmm,
+                16,
+            )
+        }
+    }
 }
 
 /// `xmm0 = op(xmm0, xmm1)` as `ewise::ops` defines it (min / max: NaN in A wins, ties

@@ -312,7 +312,7 @@ where
         },
     );
     drop(count_pieces);
-    if covered != outer || counted_len != outer || chunks.first().is_some_and(|&(lo, _)| lo != 0) {
+    if covered != outer || counted_len != outer {
         return Err(EwiseError::Alloc(
             "the ranges of C did not cover its outer coordinates".into(),
         ));

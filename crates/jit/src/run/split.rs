@@ -204,8 +204,6 @@ mod tests {
         assert_eq!(big.last().unwrap().1, usize::MAX);
     }
 
-    /// A sub-range balances its own entries only, and an empty or reversed range gives
-    /// no chunk.
     /// The chunks a binary search over the whole rest of the range finds (the galloping
     /// search must find the same ones).
     fn by_bisection(range: Range<usize>, chunks: usize, w: &dyn Fn(usize) -> u64) -> Vec<Chunk> {
@@ -268,6 +266,8 @@ mod tests {
         }
     }
 
+    /// A sub-range balances its own entries only, and an empty or reversed range gives
+    /// no chunk.
     #[test]
     fn weight_splits_a_sub_range_and_refuses_nothing() {
         let w = |i: usize| (i * i) as u64;
