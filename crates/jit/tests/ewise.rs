@@ -455,31 +455,36 @@ fn coordinates_at_the_top_of_their_width() {
     }
 }
 
+/// A random f64 matrix of `dims` whose row `i` holds the columns `row(rng, i)` (sorted
+/// and deduplicated here), with its row and column coordinates.
+fn by_rows(
+    rng: &mut Rng,
+    dims: [u64; 2],
+    mut row: impl FnMut(&mut Rng, u64) -> Vec<u64>,
+) -> (Entries, Vec<u64>, Vec<u64>) {
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for i in 0..dims[0] {
+        let mut cs = row(rng, i);
+        cs.sort_unstable();
+        cs.dedup();
+        rows.extend(cs.iter().map(|_| i));
+        cols.extend(cs);
+    }
+    let v = values(rng, rows.len(), ValueType::F64, false);
+    let e = Entries::from_parts(dims.to_vec(), vec![rows.clone(), cols.clone()], v).unwrap();
+    (e, rows, cols)
+}
+
 /// A long row against short ones gallops; a large random pair splits into many ranges
 /// (the threaded paths and the range sums of `dot` meet there).
 #[test]
 fn long_rows_and_many_ranges_match_the_reference() {
     let mut rng = Rng(32);
     let dims = [300u64, 4000];
-    let mut rows = Vec::new();
-    let mut cols = Vec::new();
-    for i in 0..dims[0] {
+    let (a, rows, cols) = by_rows(&mut rng, dims, |rng, i| {
         let n = if i % 50 == 0 { 2000 } else { rng.below(30) };
-        let mut cs: Vec<u64> = (0..n).map(|_| rng.below(dims[1])).collect();
-        cs.sort_unstable();
-        cs.dedup();
-        for c in cs {
-            rows.push(i);
-            cols.push(c);
-        }
-    }
-    let n = rows.len();
-    let a = Entries::from_parts(
-        dims.to_vec(),
-        vec![rows.clone(), cols.clone()],
-        values(&mut rng, n, ValueType::F64, false),
-    )
-    .unwrap();
+        (0..n).map(|_| rng.below(dims[1])).collect()
+    });
     let mut keyed: Vec<(u64, u64)> = Vec::new();
     for (&r, &c) in rows.iter().zip(&cols) {
         if rng.chance(10) {
@@ -500,6 +505,68 @@ fn long_rows_and_many_ranges_match_the_reference() {
         let (sa, sb) = (stored(&a, fa, (None, None)), stored(&b, fb, (None, None)));
         check_pair(&sa, &sb, &format!("long rows {fa} x {fb}"));
         check_pair(&sb, &sa, &format!("long rows {fb} x {fa}"));
+    }
+}
+
+/// A result with room for 65536 entries or more gets its positions from the fill itself,
+/// at 32 or 64 bits: a union of about 180k entries (kept at 32 bits), an intersection of a
+/// few in the same room (written at 32 bits, narrowed to C's 8 after), each position
+/// width asked for (64 written as such; 16 refused where C does not fit it, as the
+/// reference refuses), and dropped zeros (positions rebuilt from the counts).
+#[test]
+fn positions_written_in_the_fill_match_the_reference() {
+    let mut rng = Rng(65536);
+    let dims = [30_000u64, 600];
+    // A on even columns, B on odd ones but for one entry in a hundred (even: a few of
+    // them meet A's), so that the intersection is small while its room (the smaller
+    // operand) is not.
+    let side = |rng: &mut Rng, odd: bool| {
+        let row = |rng: &mut Rng, _| {
+            let column =
+                |rng: &mut Rng| 2 * rng.below(dims[1] / 2) + u64::from(odd && !rng.chance(1));
+            (0..3).map(|_| column(rng)).collect()
+        };
+        by_rows(rng, dims, row).0
+    };
+    let (a, b) = (side(&mut rng, false), side(&mut rng, true));
+    assert!(
+        a.len().min(b.len()) >= 65536,
+        "the intersection's room needs 32 bits"
+    );
+    let (sa, sb) = (
+        stored(&a, "CSR", (None, None)),
+        stored(&b, "CSR", (None, None)),
+    );
+    check_pair(&sa, &sb, "room of 32 bits");
+    for pos_width in [None, Some(16), Some(32), Some(0)] {
+        for (op, intersect) in [
+            (EwiseOp::Add, false),
+            (EwiseOp::Mul, false),
+            (EwiseOp::Max, true),
+        ] {
+            for kernels in KERNELS {
+                for threads in [1, 3] {
+                    let opts = Options {
+                        pos_width: pos_width
+                            .map(|w| sptk_tensor::IndexWidth::from_bits(w).unwrap()),
+                        intersect,
+                        kernels,
+                        threads: Some(threads),
+                        ..Options::default()
+                    };
+                    let what =
+                        format!("pos_width {pos_width:?} {op} {kernels:?} {threads} threads");
+                    match (
+                        ewise::ewise(&sa, &sb, op, &opts),
+                        reference::ewise(&sa, &sb, op, &opts),
+                    ) {
+                        (Ok(got), Ok(want)) => assert_same(&got, &want, &what),
+                        (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what}"),
+                        (g, w) => panic!("{what}: fast {g:?}, reference {w:?}"),
+                    }
+                }
+            }
+        }
     }
 }
 

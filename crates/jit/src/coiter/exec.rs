@@ -335,6 +335,8 @@ pub(crate) struct Plan<'a> {
     pub first_touch_apart: bool,
     /// Arrays of earlier results to build C in ([`crate::ewise::Options::pool`]).
     pub pool: Option<&'a sptk_tensor::BufferPool>,
+    /// The width of C's positions asked for ([`crate::ewise::Options::pos_width`]).
+    pub pos_width: Option<IndexWidth>,
 }
 
 /// The kernel of `plan`'s operation on `a` and `b` in `phase`, with C's coordinates of
@@ -413,6 +415,7 @@ pub(crate) fn ewise_levels<C: Index, V: Value>(
             threads: plan.threads,
             first_touch_apart: plan.first_touch_apart,
             pool: plan.pool,
+            pos_width: plan.pos_width,
         },
         |range, counts: &mut [u64], (oc, ov): Room<'_, C, V>| {
             let cap = oc.len().min(ov.len());

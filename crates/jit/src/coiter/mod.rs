@@ -221,6 +221,7 @@ pub fn dot(
         threads,
         first_touch_apart: false,
         pool: None,
+        pos_width: None,
     };
     match (a.values(), b.values()) {
         (ValueVec::F64(x), ValueVec::F64(y)) => dot_typed::<f64>((a, b), (x, y), rows, plan),
@@ -315,6 +316,7 @@ fn run(
         threads,
         first_touch_apart: false,
         pool: None,
+        pos_width: None,
     };
     match (a.values(), b.values()) {
         (ValueVec::F64(x), ValueVec::F64(y)) => typed::<f64>(a, b, (x, y), plan, count),
@@ -504,6 +506,7 @@ mod tests {
                     threads: 2,
                     first_touch_apart: true,
                     pool: None,
+                    pos_width: None,
                 };
                 let (got, _) = ewise_pair::<u32, u16, f64>(side(&a), side(&b), plan, 6).unwrap();
                 let mut pos = vec![0];

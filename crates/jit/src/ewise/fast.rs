@@ -6,18 +6,20 @@
 //! coordinates merges into a buffer of its thread's, learns where its entries go in C
 //! from the range before it and copies them there ([`ewise`]); C's arrays are allocated
 //! once, with room for a bound on their size of which only the written part is ever
-//! touched. C's positions come from the entry counts each range stores.
+//! touched. Each range stores its entry counts and, once it knows its start, writes C's
+//! positions from them (`positions.rs`).
 
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sptk_tensor::{big_zeroed, pooled_capacity, BufferPool, Index, Origin};
+use sptk_tensor::{big_zeroed, pooled_capacity, BufferPool, Index, IndexVec, IndexWidth, Origin};
 
 use super::levels::{rows, Side};
 use super::merge::{dot_row, intersection_fill, union_fill};
 use super::ops::{Arith, Binary};
+use super::positions::Positions;
 use super::EwiseError;
 use crate::run::{
     chunk_by_weight, chunk_entries, copy_out, map_chunks, run_chunks_with, streams, Chunk, SendPtr,
@@ -55,6 +57,9 @@ fn entries<'a, C, V>(
 pub(crate) struct Filled<C, V> {
     /// Entries per outer coordinate (the positions are their running sum).
     pub counts: Vec<u64>,
+    /// C's positions where the fill wrote them (at 32 or 64 bits), else `None`: built
+    /// from `counts` after.
+    pub pos: Option<IndexVec>,
     /// The ranges of outer coordinates the fill ran in.
     pub chunks: Vec<Chunk>,
     /// Each range's first entry in C, and C's entry count last.
@@ -125,6 +130,8 @@ pub(crate) struct PassRun<'a> {
     pub threads: usize,
     pub first_touch_apart: bool,
     pub pool: Option<&'a BufferPool>,
+    /// The width of C's positions asked for ([`super::Options::pos_width`]).
+    pub pos_width: Option<IndexWidth>,
 }
 
 impl<'a> PassRun<'a> {
@@ -134,6 +141,7 @@ impl<'a> PassRun<'a> {
             threads: opts.threads(),
             first_touch_apart: opts.first_touch_apart,
             pool: opts.pool.as_ref(),
+            pos_width: opts.pos_width,
         }
     }
 }
@@ -215,6 +223,8 @@ where
     let (mut counts, _): (Vec<u64>, _) = pooled_capacity(run.pool, outer).map_err(alloc)?;
     let (mut crd, crd_from): (Vec<C>, _) = pooled_capacity(run.pool, room).map_err(alloc)?;
     let (mut values, values_from): (Vec<V>, _) = pooled_capacity(run.pool, room).map_err(alloc)?;
+    let (mut pos, pos_from) =
+        Positions::new((run.pos_width, room), outer, run.pool).map_err(alloc)?;
     if let Some(pool) = run.pool {
         pool.release_rest();
     }
@@ -230,6 +240,14 @@ where
     if first_touch_apart && values_from == Origin::Fresh {
         touch(values.spare_capacity_mut(), threads);
     }
+    if first_touch_apart && pos_from == Origin::Fresh {
+        if let Some(p) = pos.room_u32() {
+            touch(p, threads);
+        }
+        if let Some(p) = pos.room_u64() {
+            touch(p, threads);
+        }
+    }
     times.allocate = start.elapsed();
 
     let start = Instant::now();
@@ -243,6 +261,7 @@ where
         .unwrap_or_default();
     let counted_len = counted.len();
     let count_pieces = split(counted, chunks.iter().map(|&(lo, hi)| hi - lo));
+    let pos_pieces = pos.pieces(&chunks);
     let (crd_at, values_at) = (
         SendPtr(crd.as_mut_ptr().cast::<MaybeUninit<C>>()),
         SendPtr(values.as_mut_ptr().cast::<MaybeUninit<V>>()),
@@ -281,6 +300,9 @@ where
                 let Some((at, _)) = place(c, start) else {
                     return;
                 };
+                if !pos_pieces.write(c, counts, start) {
+                    return refused.store(true, Ordering::Relaxed);
+                }
                 publish.end(start + n as u64);
                 // SAFETY: `at + n <= at + bounds[c] <= room` (`place`; `n <= bound`
                 // checked above), the room of both arrays; no other chunk writes `at..at +
@@ -307,11 +329,14 @@ where
                 let Some(n) = n.filter(|&n| n <= room_here) else {
                     return refused.store(true, Ordering::Relaxed);
                 };
+                if !pos_pieces.write(c, counts, start) {
+                    return refused.store(true, Ordering::Relaxed);
+                }
                 publish.end(start + n as u64);
             }
         },
     );
-    drop(count_pieces);
+    drop((count_pieces, pos_pieces));
     if covered != outer || counted_len != outer {
         return Err(EwiseError::Alloc(
             "the ranges of C did not cover its outer coordinates".into(),
@@ -345,9 +370,15 @@ where
         crd.set_len(nnz as usize);
         values.set_len(nnz as usize);
     }
+    // SAFETY: every chunk published its end (the offsets are tiled, checked above; a
+    // chunk that returns early publishes a failure instead, which is not), and each
+    // wrote its piece of the positions in full before it published; the chunks cover
+    // `0..outer` (checked above).
+    let pos = unsafe { pos.finish(outer) };
     times.fill = start.elapsed();
     Ok(Filled {
         counts,
+        pos,
         chunks,
         offsets,
         crd,

@@ -109,6 +109,7 @@ fn plan(
         threads: opts.threads(),
         first_touch_apart: opts.first_touch_apart,
         pool: opts.pool.as_ref(),
+        pos_width: opts.pos_width,
     })
 }
 

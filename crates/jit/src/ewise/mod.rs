@@ -51,6 +51,7 @@ mod merge;
 mod operand;
 pub mod ops;
 mod output;
+mod positions;
 mod reduce;
 pub mod reference;
 #[cfg(target_arch = "x86_64")]

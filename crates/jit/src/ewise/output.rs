@@ -1,6 +1,7 @@
-//! C as a tensor: positions from the entry counts the fill stores, coordinates at the narrowest
-//! width that holds them (or the width asked for), zeros dropped where asked, the tensor
-//! around the arrays (valid by construction), then any other encoding through the planner.
+//! C as a tensor: positions as the fill wrote them (or from the entry counts it stores),
+//! coordinates at the narrowest width that holds them (or the width asked for), zeros
+//! dropped where asked, the tensor around the arrays (valid by construction), then any
+//! other encoding through the planner.
 
 use sptk_encoding::{Encoding, Target};
 use sptk_tensor::{
@@ -147,11 +148,20 @@ pub(crate) fn build<C: Index, V: Value + ValueVecAccess>(
     let (pw, cw) = widths(opts, nnz, inner)?;
     let threads = opts.threads();
     let (counts, offsets) = (&filled.counts, &filled.offsets);
-    let pos = match pw {
-        IndexWidth::W8 => <u8 as Index>::wrap(positions(counts, chunks, offsets, threads)?),
-        IndexWidth::W16 => <u16 as Index>::wrap(positions(counts, chunks, offsets, threads)?),
-        IndexWidth::W32 => <u32 as Index>::wrap(positions(counts, chunks, offsets, threads)?),
-        _ => <u64 as Index>::wrap(positions(counts, chunks, offsets, threads)?),
+    // The fill's positions where it wrote them and no zeros were dropped since, narrowed
+    // to C's width where they were written wider (under 65536 entries, or narrower asked
+    // for); else running sums of the counts.
+    let pos = match filled.pos.take().filter(|_| !opts.drop_zeros) {
+        Some(p) if p.width() == pw => p,
+        Some(p) => p
+            .to_width(pw)
+            .map_err(|o| EwiseError::Width(format!("position {} past {:?}", o.value, o.width)))?,
+        None => match pw {
+            IndexWidth::W8 => <u8 as Index>::wrap(positions(counts, chunks, offsets, threads)?),
+            IndexWidth::W16 => <u16 as Index>::wrap(positions(counts, chunks, offsets, threads)?),
+            IndexWidth::W32 => <u32 as Index>::wrap(positions(counts, chunks, offsets, threads)?),
+            _ => <u64 as Index>::wrap(positions(counts, chunks, offsets, threads)?),
+        },
     };
     if let Some(pool) = &opts.pool {
         pool.keep(std::mem::take(&mut filled.counts));

@@ -269,6 +269,7 @@ fn one_pass<C: Coord, R: Ring>(
     times.fill = start.elapsed();
     Some(Ok(Filled {
         counts,
+        pos: None,
         chunks: chunks.clone(),
         offsets,
         crd,
@@ -371,6 +372,7 @@ fn two_pass<C: Coord, R: Ring>(
     times.fill = start.elapsed();
     Ok(Filled {
         counts,
+        pos: None,
         chunks: chunks.clone(),
         offsets,
         crd,
