@@ -36,6 +36,8 @@ fn quiet_contained_panics() {
 #[pymodule]
 fn _sptk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     quiet_contained_panics();
+    // The CPU's features for the checksums, read at import rather than in the first view.
+    sptk_store::detect_cpu();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<array::ArrayHandle>()?;

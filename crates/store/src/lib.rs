@@ -62,8 +62,8 @@ pub use atomic::{remove_stale_temporaries, temporaries};
 pub use convert::convert_file;
 pub use error::{StoreError, StoreErrorKind};
 pub use format::{
-    checksum, Dtype, ALIGN, CHECKSUM_ALGORITHM, CHUNK_BYTES, MAGIC, MAX_HEADER_LEN, PREFIX_LEN,
-    VERSION,
+    checksum, detect_cpu, Dtype, ALIGN, CHECKSUM_ALGORITHM, CHUNK_BYTES, MAGIC, MAX_HEADER_LEN,
+    PREFIX_LEN, VERSION,
 };
 pub use header::{
     expected_arrays, label_bytes_name, label_offsets_name, ArrayInfo, Binsparse, Header,
