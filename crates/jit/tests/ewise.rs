@@ -538,6 +538,7 @@ fn positions_written_in_the_fill_match_the_reference() {
         stored(&b, "CSR", (None, None)),
     );
     check_pair(&sa, &sb, "room of 32 bits");
+    let mut ok = 0;
     for pos_width in [None, Some(16), Some(32), Some(0)] {
         for (op, intersect) in [
             (EwiseOp::Add, false),
@@ -560,7 +561,14 @@ fn positions_written_in_the_fill_match_the_reference() {
                         ewise::ewise(&sa, &sb, op, &opts),
                         reference::ewise(&sa, &sb, op, &opts),
                     ) {
-                        (Ok(got), Ok(want)) => assert_same(&got, &want, &what),
+                        (Ok(got), Ok(want)) => {
+                            assert_same(&got, &want, &what);
+                            // The intersection's few entries: written at 32 bits, narrowed.
+                            if op == EwiseOp::Mul && pos_width.is_none() {
+                                assert_eq!(got.encoding().pos_width, 8, "{what}");
+                            }
+                            ok += 1;
+                        }
                         (Err(g), Err(w)) => assert_eq!(g.to_string(), w.to_string(), "{what}"),
                         (g, w) => panic!("{what}: fast {g:?}, reference {w:?}"),
                     }
@@ -568,6 +576,8 @@ fn positions_written_in_the_fill_match_the_reference() {
             }
         }
     }
+    // Only the 16-bit union (`Add`, 180k entries) is refused: 4 of the 48 cases.
+    assert_eq!(ok, 44, "results built rather than refused");
 }
 
 /// Every array of both operands (positions, coordinates, values) ends against a guard

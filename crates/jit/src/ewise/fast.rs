@@ -241,12 +241,7 @@ where
         touch(values.spare_capacity_mut(), threads);
     }
     if first_touch_apart && pos_from == Origin::Fresh {
-        if let Some(p) = pos.room_u32() {
-            touch(p, threads);
-        }
-        if let Some(p) = pos.room_u64() {
-            touch(p, threads);
-        }
+        pos.touch(threads);
     }
     times.allocate = start.elapsed();
 
@@ -416,7 +411,7 @@ fn fill_rows<O: Binary, P: Index, C: Index>(
 
 /// Writes zeros over `v` on `threads` threads, so that its pages are faulted in now
 /// rather than by the fill phase (timed apart for `--stats`).
-fn touch<T: Copy + Default + Send>(v: &mut [MaybeUninit<T>], threads: usize) {
+pub(super) fn touch<T: Copy + Default + Send>(v: &mut [MaybeUninit<T>], threads: usize) {
     let n = v.len();
     let chunks = chunk_entries(n, 64);
     let ps = split(v, chunks.iter().map(|&(lo, hi)| hi - lo));

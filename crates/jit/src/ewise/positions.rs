@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use sptk_tensor::{narrowest_width, pooled_capacity, BufferPool, IndexVec, IndexWidth, Origin};
 
-use super::fast::{lock, split};
+use super::fast::{lock, split, touch};
 use crate::run::Chunk;
 
 /// Room for C's `outer + 1` positions, the first (0) written.
@@ -66,20 +66,13 @@ impl Positions {
         }
     }
 
-    /// The spare room after the first position, for writing each page once before the
-    /// fill (`first_touch_apart`); `None` without positions.
-    pub(crate) fn room_u32(&mut self) -> Option<&mut [MaybeUninit<u32>]> {
+    /// Writes each page of the room after the first position once, on `threads` threads
+    /// (`first_touch_apart`: the page faults timed before the fill).
+    pub(crate) fn touch(&mut self, threads: usize) {
         match self {
-            Positions::U32(v) => Some(v.spare_capacity_mut()),
-            _ => None,
-        }
-    }
-
-    /// As [`Positions::room_u32`], for 64-bit positions.
-    pub(crate) fn room_u64(&mut self) -> Option<&mut [MaybeUninit<u64>]> {
-        match self {
-            Positions::U64(v) => Some(v.spare_capacity_mut()),
-            _ => None,
+            Positions::None => {}
+            Positions::U32(v) => touch(v.spare_capacity_mut(), threads),
+            Positions::U64(v) => touch(v.spare_capacity_mut(), threads),
         }
     }
 
