@@ -13,6 +13,7 @@
 //! Errors say which step failed ([`RouteError`]); the target's errors ([`RequestError`])
 //! keep what was wrong, so each caller words them with its own names for the options.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -129,17 +130,46 @@ impl Request {
     /// unsaid (the narrowest that hold the data, as SciPy chooses); encoding text keeps the
     /// widths it declares.
     pub fn auto_widths(&self) -> AutoWidths {
-        let unsaid = self
-            .to
-            .as_deref()
-            .map(AutoWidths::for_target)
-            .unwrap_or_default();
+        self.widths_following(self.to.as_deref())
+    }
+
+    /// [`Request::auto_widths`] for the target named `text` (None: none named).
+    fn widths_following(&self, text: Option<&str>) -> AutoWidths {
+        let unsaid = text.map(AutoWidths::for_target).unwrap_or_default();
         let auto =
             |w: Option<Width>, follows: bool| w == Some(Width::Auto) || (follows && w.is_none());
         AutoWidths {
             pos: auto(self.pos_width, unsaid.pos),
             crd: auto(self.crd_width, unsaid.crd),
         }
+    }
+
+    /// The preset a tensor of `rank` dimensions becomes without `to` or a stored encoding,
+    /// where the request has a default.
+    fn default_preset(rank: usize) -> &'static str {
+        if rank == 2 {
+            "CSR"
+        } else {
+            "COO"
+        }
+    }
+
+    /// `convert` for the target [`Request::target`] picks for a tensor of `rank` dimensions
+    /// stored as `stored`: where that is the default preset, its unsaid widths follow the
+    /// data as every preset's do, so leaving `to` out reads as `to="CSR"` (a matrix) does.
+    pub fn options_for<'a>(
+        &self,
+        rank: usize,
+        stored: Option<&Encoding>,
+        convert: &'a ConvertOptions,
+    ) -> Cow<'a, ConvertOptions> {
+        if self.to.is_some() || stored.is_some() || !self.default_target {
+            return Cow::Borrowed(convert);
+        }
+        Cow::Owned(ConvertOptions {
+            auto_widths: self.widths_following(Some(Self::default_preset(rank))),
+            ..convert.clone()
+        })
     }
 
     /// The target for a tensor of `rank` dimensions whose encoding, if it has one, is
@@ -161,7 +191,7 @@ impl Request {
             (Some(text), _) => (resolve(text)?, false),
             (None, Some(e)) => (Target::Fixed(e.clone()), true),
             (None, None) if !self.default_target => return Err(RequestError::Missing),
-            (None, None) => (resolve(if rank == 2 { "CSR" } else { "COO" })?, false),
+            (None, None) => (resolve(Self::default_preset(rank))?, false),
         };
         let target = target
             .with_widths(
@@ -303,8 +333,9 @@ fn route<R: Readable>(
     // The default target (a caller's CSR for a matrix) takes the direct route too: only
     // coordinate formats have one, and they have no stored encoding to keep.
     if (request.to.is_some() || request.default_target) && !request.transpose {
-        if let Ok(target) = request.target(2, None, convert) {
-            let direct = input.direct(&target, convert, opts);
+        let convert = request.options_for(2, None, convert);
+        if let Ok(target) = request.target(2, None, &convert) {
+            let direct = input.direct(&target, &convert, opts);
             read_done();
             if let Some(d) = direct? {
                 return Ok(ReadAndConverted {
@@ -323,9 +354,11 @@ fn route<R: Readable>(
         input = input.transposed()?;
     }
     let read_time = started.elapsed();
-    let target = request.target(input.dim_sizes().len(), input.encoding(), convert)?;
+    let rank = input.dim_sizes().len();
+    let convert = request.options_for(rank, input.encoding(), convert);
+    let target = request.target(rank, input.encoding(), &convert)?;
     let start = Instant::now();
-    let converted = input.convert_owned(&target, convert)?;
+    let converted = input.convert_owned(&target, &convert)?;
     Ok(ReadAndConverted {
         input,
         converted,
@@ -432,27 +465,50 @@ mod tests {
             default_target: true,
             ..Request::default()
         };
-        let read = |path: &Path| {
+        let read_as = |path: &Path, request: &Request| {
             let opened = open_named(&[path], None, "dataset=", None).unwrap();
             let opts = ReadOptions::default();
             read_and_convert(
                 opened,
-                &request,
-                &ConvertOptions::default(),
+                request,
+                &ConvertOptions {
+                    auto_widths: request.auto_widths(),
+                    ..ConvertOptions::default()
+                },
                 &opts,
                 (Instant::now(), &mut || {}),
             )
             .map_err(|e| format!("{e:?}"))
             .unwrap()
         };
+        let read = |path: &Path| read_as(path, &request);
         let done = read(&mtx);
         assert!(
             matches!(done.input.content, crate::Content::Streamed { .. }),
             "read whole: {:?}",
             done.input
         );
-        let csr = sptk_encoding::resolve_target("CSR", 2).unwrap();
+        // The default is the CSR preset, its widths the narrowest that hold the data
+        // (8 bits here), exactly as `to = "CSR"` gives.
+        let csr = sptk_encoding::resolve_target("CSR", 2)
+            .unwrap()
+            .with_widths(Some(8), Some(8))
+            .unwrap();
         assert_eq!(Some(done.converted.tensor.encoding()), csr.encoding());
+        let named = Request {
+            to: Some("CSR".into()),
+            ..request.clone()
+        };
+        let named = read_as(&mtx, &named);
+        assert_eq!(named.converted.tensor, done.converted.tensor);
+        // A width asked for is kept.
+        let wide = Request {
+            pos_width: Some(Width::Bits(64)),
+            ..request.clone()
+        };
+        let t = read_as(&mtx, &wide).converted.tensor;
+        assert_eq!(t.encoding().pos_width, 64);
+        assert_eq!(t.encoding().crd_width, 8);
         // A stored CSC tensor keeps its encoding.
         let csc = sptk_encoding::resolve_target("CSC", 2).unwrap();
         let t = sptk_tensor::convert(

@@ -39,6 +39,8 @@ class ReadTest(unittest.TestCase):
         self.assertEqual(t.shape, (8, 8))
         self.assertIn("compressed", t.encoding)
         self.assertEqual(t.pos(1).dtype, np.uint8)  # a preset takes the narrowest width
+        # Leaving `to` out is the CSR preset, the same widths included.
+        self.assertEqual(sptk.read(data("examples", "fem_8x8.mtx")).encoding, t.encoding)
         self.assertEqual(t.values.dtype, np.float64)
         self.assertEqual(t.pos(0), None)
         self.assertEqual(len(t.values), t.nnz)
