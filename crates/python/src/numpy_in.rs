@@ -10,8 +10,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use sptk_tensor::{
-    Complex, CompressedParts, ConvertOptions, DenseArray, Entries, FromCompressed, IndexVec,
-    ValueType, ValueVec,
+    Complex, CompressedParts, DenseArray, Entries, FromCompressed, IndexVec, ValueType, ValueVec,
 };
 
 use crate::error::{attached, detached, Failure, Result};
@@ -164,9 +163,9 @@ pub(crate) fn real<T: sptk_jit::reference::RealValue>(x: f64) -> T {
 
 /// Converts coordinates into the target the keywords say (CSR by default for a matrix).
 fn convert_entries(e: &Entries, c: &Conversion) -> Result<PyTensor> {
-    let target = c.target(e.dim_sizes().len(), None)?;
+    let (target, options) = c.target(e.dim_sizes().len(), None)?;
     Ok(PyTensor::built(
-        sptk_tensor::convert(e, &target, &c.options)?.tensor,
+        sptk_tensor::convert(e, &target, &options)?.tensor,
     ))
 }
 
@@ -211,10 +210,9 @@ pub fn from_compressed(
         match sptk_tensor::from_compressed_within(parts, c.options.memory_limit).map_err(bad)? {
             FromCompressed::Tensor(t) if c.keeps_as_is() => Ok(PyTensor::built(t)),
             FromCompressed::Tensor(t) => {
-                let target = c.target(2, Some(t.encoding()))?;
-                let opts: &ConvertOptions = &c.options;
+                let (target, options) = c.target(2, Some(t.encoding()))?;
                 Ok(PyTensor::built(
-                    sptk_tensor::convert_tensor_owned(t, &target, opts)?.tensor,
+                    sptk_tensor::convert_tensor_owned(t, &target, &options)?.tensor,
                 ))
             }
             FromCompressed::Entries(e) => convert_entries(&e, &c),

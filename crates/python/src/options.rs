@@ -2,6 +2,7 @@
 //! named as its flags are (`pos_width` for `--pos-width`), read once into the library's
 //! option types. An unknown keyword is an `ArgumentError`, not silently ignored.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -169,11 +170,20 @@ impl Conversion {
     }
 
     /// The target for a tensor of `rank` dimensions whose encoding, if it has one, is
-    /// `stored` (see [`Request::target`]).
-    pub fn target(&self, rank: usize, stored: Option<&sptk_encoding::Encoding>) -> Result<Target> {
-        self.request
-            .target(rank, stored, &self.options)
-            .map_err(request_error)
+    /// `stored` (see [`Request::target`]), and the options to convert into it with: where
+    /// the target is the default preset, its widths follow the data as a named preset's
+    /// do (see [`Request::options_for`]).
+    pub fn target(
+        &self,
+        rank: usize,
+        stored: Option<&sptk_encoding::Encoding>,
+    ) -> Result<(Target, Cow<'_, ConvertOptions>)> {
+        let options = self.request.options_for(rank, stored, &self.options);
+        let target = self
+            .request
+            .target(rank, stored, &options)
+            .map_err(request_error)?;
+        Ok((target, options))
     }
 
     /// Whether `to` was left out without widths: the caller may then keep a tensor as it

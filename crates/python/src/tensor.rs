@@ -265,8 +265,8 @@ impl PyTensor {
         let c = Conversion::from_dict(kwargs)?;
         let t = self.tensor(py)?;
         detached(py, move || {
-            let target = c.target(t.dim_sizes().len(), Some(t.encoding()))?;
-            let converted = sptk_tensor::convert_tensor(&t, &target, &c.options)?;
+            let (target, options) = c.target(t.dim_sizes().len(), Some(t.encoding()))?;
+            let converted = sptk_tensor::convert_tensor(&t, &target, &options)?;
             Ok(PyTensor::built(converted.tensor))
         })
     }

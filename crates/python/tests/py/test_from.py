@@ -55,6 +55,25 @@ class FromNumpyTest(unittest.TestCase):
         np.testing.assert_array_equal(sptk.from_numpy(a).to_numpy(), a)
 
 
+class DefaultTargetTest(unittest.TestCase):
+    """Leaving `to` out makes a matrix without an encoding of its own into the CSR preset,
+    widths included (the narrowest that hold the data), as `to="CSR"` does; a matrix with
+    one (SciPy's CSR) keeps it, widths included."""
+
+    def test_dense_and_coordinates_take_the_presets_widths(self):
+        w = np.arange(12.0).reshape(3, 4)
+        self.assertEqual(sptk.from_numpy(w).encoding, sptk.from_numpy(w, to="CSR").encoding)
+        self.assertEqual(sptk.from_numpy(w).pos(1).dtype, np.uint8)
+        coo = sp.coo_array(w)
+        self.assertEqual(sptk.from_scipy(coo).crd(1).dtype, np.uint8)
+
+    def test_a_stored_encoding_keeps_its_widths(self):
+        m = sp.csr_array(np.eye(3))
+        m.indices = m.indices.astype(np.int64)
+        m.indptr = m.indptr.astype(np.int64)
+        self.assertEqual(sptk.from_scipy(m).crd(1).dtype, np.uint64)
+
+
 class FromArrowTest(unittest.TestCase):
     def setUp(self):
         try:
@@ -68,6 +87,7 @@ class FromArrowTest(unittest.TestCase):
         table = pa.table({"row": pa.array([0, 2, 1], pa.int64()), "col": pa.array([1, 0, 2], pa.int32()), "value": [1.0, 2.0, 3.0]})
         expected = np.array([[0, 1.0, 0], [0, 0, 3.0], [2.0, 0, 0]])
         np.testing.assert_array_equal(sptk.from_arrow(table, to="CSR").to_numpy(), expected)
+        self.assertEqual(sptk.from_arrow(table).encoding, sptk.from_arrow(table, to="CSR").encoding)
         reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=1))
         np.testing.assert_array_equal(sptk.from_arrow(reader).to_numpy(), expected)
 
