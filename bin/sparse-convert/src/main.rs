@@ -261,8 +261,10 @@ fn prune_note(converted: &Converted, t: &TargetArgs, quiet: bool) {
 /// The target of `--to` for this input; without `--to`, a stored tensor keeps its own
 /// encoding (to write it as text, say).
 fn resolved_target(input: &Input, t: &TargetArgs) -> Result<sptk_encoding::Target> {
+    // Without a default target the options come back as given.
     request(t, false)
         .target(input.dim_sizes().len(), input.encoding(), &options(t)?)
+        .map(|(target, _)| target)
         .map_err(|e| request_error(e, t))
 }
 

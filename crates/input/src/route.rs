@@ -154,44 +154,33 @@ impl Request {
         }
     }
 
-    /// `convert` for the target [`Request::target`] picks for a tensor of `rank` dimensions
-    /// stored as `stored`: where that is the default preset, its unsaid widths follow the
-    /// data as every preset's do, so leaving `to` out reads as `to="CSR"` (a matrix) does.
-    pub fn options_for<'a>(
+    /// The target for a tensor of `rank` dimensions whose encoding, if it has one, is
+    /// `stored`: `to` resolved, else the stored encoding, else the default (see
+    /// [`Request::default_target`]); the widths asked applied; `prune` (from `convert`)
+    /// refused unless the target has an n:m level. With it, the options to convert into
+    /// it with: `convert`, except that the default preset's unsaid widths follow the data
+    /// as every preset's do, so leaving `to` out reads as `to="CSR"` (a matrix) does.
+    ///
+    /// # Errors
+    /// See [`RequestError`].
+    pub fn target<'a>(
         &self,
         rank: usize,
         stored: Option<&Encoding>,
         convert: &'a ConvertOptions,
-    ) -> Cow<'a, ConvertOptions> {
-        if self.to.is_some() || stored.is_some() || !self.default_target {
-            return Cow::Borrowed(convert);
-        }
-        Cow::Owned(ConvertOptions {
-            auto_widths: self.widths_following(Some(Self::default_preset(rank))),
-            ..convert.clone()
-        })
-    }
-
-    /// The target for a tensor of `rank` dimensions whose encoding, if it has one, is
-    /// `stored`: `to` resolved, else the stored encoding, else the default (see
-    /// [`Request::default_target`]); the widths asked applied; `prune` (from `convert`)
-    /// refused unless the target has an n:m level.
-    ///
-    /// # Errors
-    /// See [`RequestError`].
-    pub fn target(
-        &self,
-        rank: usize,
-        stored: Option<&Encoding>,
-        convert: &ConvertOptions,
-    ) -> Result<Target, RequestError> {
+    ) -> Result<(Target, Cow<'a, ConvertOptions>), RequestError> {
         let resolve =
             |text: &str| sptk_encoding::resolve_target(text, rank).map_err(RequestError::Encoding);
+        let mut options = Cow::Borrowed(convert);
         let (target, from_stored) = match (&self.to, stored) {
             (Some(text), _) => (resolve(text)?, false),
             (None, Some(e)) => (Target::Fixed(e.clone()), true),
             (None, None) if !self.default_target => return Err(RequestError::Missing),
-            (None, None) => (resolve(Self::default_preset(rank))?, false),
+            (None, None) => {
+                let preset = Self::default_preset(rank);
+                options.to_mut().auto_widths = self.widths_following(Some(preset));
+                (resolve(preset)?, false)
+            }
         };
         let target = target
             .with_widths(
@@ -205,7 +194,7 @@ impl Request {
         if convert.prune && !has_nm_level(&target) {
             return Err(RequestError::PruneNeedsNm);
         }
-        Ok(target)
+        Ok((target, options))
     }
 }
 
@@ -333,8 +322,7 @@ fn route<R: Readable>(
     // The default target (a caller's CSR for a matrix) takes the direct route too: only
     // coordinate formats have one, and they have no stored encoding to keep.
     if (request.to.is_some() || request.default_target) && !request.transpose {
-        let convert = request.options_for(2, None, convert);
-        if let Ok(target) = request.target(2, None, &convert) {
+        if let Ok((target, convert)) = request.target(2, None, convert) {
             let direct = input.direct(&target, &convert, opts);
             read_done();
             if let Some(d) = direct? {
@@ -355,8 +343,7 @@ fn route<R: Readable>(
     }
     let read_time = started.elapsed();
     let rank = input.dim_sizes().len();
-    let convert = request.options_for(rank, input.encoding(), convert);
-    let target = request.target(rank, input.encoding(), &convert)?;
+    let (target, convert) = request.target(rank, input.encoding(), convert)?;
     let start = Instant::now();
     let converted = input.convert_owned(&target, &convert)?;
     Ok(ReadAndConverted {
@@ -384,12 +371,14 @@ mod tests {
         let plain = ConvertOptions::default();
         let csc = sptk_encoding::resolve_target("CSC", 2).unwrap();
         let stored = csc.encoding().unwrap().clone();
-        let t = request(Some("DCSR"))
+        let (t, _) = request(Some("DCSR"))
             .target(2, Some(&stored), &plain)
             .unwrap();
         assert_eq!(t, sptk_encoding::resolve_target("DCSR", 2).unwrap());
-        let t = request(None).target(2, Some(&stored), &plain).unwrap();
+        let (t, options) = request(None).target(2, Some(&stored), &plain).unwrap();
         assert_eq!(t.encoding(), Some(&stored));
+        // A stored encoding keeps its widths: the options are the caller's.
+        assert!(!options.auto_widths.any());
         assert!(matches!(
             request(None).target(2, None, &plain),
             Err(RequestError::Missing)
@@ -398,14 +387,12 @@ mod tests {
             default_target: true,
             ..request(None)
         };
-        assert_eq!(
-            default.target(2, None, &plain).unwrap(),
-            sptk_encoding::resolve_target("CSR", 2).unwrap()
-        );
-        assert_eq!(
-            default.target(3, None, &plain).unwrap(),
-            sptk_encoding::resolve_target("COO", 3).unwrap()
-        );
+        for (rank, preset) in [(2, "CSR"), (3, "COO")] {
+            let (t, options) = default.target(rank, None, &plain).unwrap();
+            assert_eq!(t, sptk_encoding::resolve_target(preset, rank).unwrap());
+            // The default is a preset: its widths follow the data.
+            assert!(options.auto_widths.pos && options.auto_widths.crd);
+        }
         assert!(matches!(
             request(Some("nonsense")).target(2, None, &plain),
             Err(RequestError::Encoding(_))

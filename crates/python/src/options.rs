@@ -170,20 +170,15 @@ impl Conversion {
     }
 
     /// The target for a tensor of `rank` dimensions whose encoding, if it has one, is
-    /// `stored` (see [`Request::target`]), and the options to convert into it with: where
-    /// the target is the default preset, its widths follow the data as a named preset's
-    /// do (see [`Request::options_for`]).
+    /// `stored`, and the options to convert into it with (see [`Request::target`]).
     pub fn target(
         &self,
         rank: usize,
         stored: Option<&sptk_encoding::Encoding>,
     ) -> Result<(Target, Cow<'_, ConvertOptions>)> {
-        let options = self.request.options_for(rank, stored, &self.options);
-        let target = self
-            .request
-            .target(rank, stored, &options)
-            .map_err(request_error)?;
-        Ok((target, options))
+        self.request
+            .target(rank, stored, &self.options)
+            .map_err(request_error)
     }
 
     /// Whether `to` was left out without widths: the caller may then keep a tensor as it
