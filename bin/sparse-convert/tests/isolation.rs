@@ -289,6 +289,21 @@ fn a_helper_that_crashes_hangs_or_is_missing_is_contained() {
     );
     assert!(!d.join("out.spt").exists());
 
+    // A helper that panics (Rust's exit status 101) is a bug of ours, and said so: it must
+    // not pass for libhdf5 failing on a damaged file.
+    let panics = fake_helper(
+        d,
+        "echo \"thread 'main' panicked at src/x.rs:1:1\" >&2; exit 101",
+    );
+    let o = run(&args, d, &[("SPTK_HDF5_HELPER", panics.to_str().unwrap())]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "sparse-convert: error: m.h5: the isolated HDF5 reader panicked (exit status 101): \
+         a bug in sptk, not in the file; please report it"
+    );
+    assert!(!d.join("out.spt").exists());
+
     // A helper that never answers is killed at the time limit, with what it started.
     let pid_file = d.join("sleep.pid");
     let hang = fake_helper(

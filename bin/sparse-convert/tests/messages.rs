@@ -75,7 +75,8 @@ fn help_names_every_output_and_format() {
 }
 
 /// What a terminal shows of `cmd` run in `dir` (a real one, from script(1)); `None`,
-/// with a note, where script(1) is missing.
+/// with a note, where script(1) is missing, unless `CI` is set (as the CI runner sets it):
+/// there a missing script(1) fails. A failing command fails the test.
 #[cfg(feature = "table")]
 fn in_terminal(cmd: &str, dir: &std::path::Path) -> Option<String> {
     let out = Command::new("script")
@@ -83,11 +84,20 @@ fn in_terminal(cmd: &str, dir: &std::path::Path) -> Option<String> {
         .current_dir(dir)
         .output();
     match out {
-        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
-        _ => {
+        Ok(o) => {
+            let screen = String::from_utf8_lossy(&o.stdout).into_owned();
+            assert!(
+                o.status.success(),
+                "{cmd} in a terminal: {}\n{screen}",
+                o.status
+            );
+            Some(screen)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && std::env::var_os("CI").is_none() => {
             eprintln!("\n!!! terminal check skipped: no script(1) !!!\n");
             None
         }
+        Err(e) => panic!("cannot run script(1) (util-linux) for the terminal check: {e}"),
     }
 }
 

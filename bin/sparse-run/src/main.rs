@@ -100,8 +100,8 @@ fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 /// The instruction set generated kernels are made for, or `None` for the reference
-/// kernels: `--isa reference` on any CPU, or by default where no instruction set has
-/// generated code (any CPU but x86-64), after a note.
+/// kernels: `--isa reference` on any CPU, or by default where this CPU runs no
+/// instruction set there is generated code for (neither x86-64 nor AArch64), after a note.
 fn engine(name: Option<&str>, quiet: bool) -> Result<Option<Isa>> {
     match name {
         Some("reference") => Ok(None),

@@ -5,9 +5,8 @@
 //! is said there). The `.spt` outputs are read by the independent reader
 //! `crates/store/tests/spt_reader.py`.
 //!
-//! Skipped with a note while `sparse-run --help` lists none of the operations (issue 29's
-//! command line not landed yet); operations it does not list yet are named and skipped. A
-//! missing Python, SciPy or python-graphblas is a note, or a failure where
+//! Every operation must be listed by `sparse-run --help` (one that is not fails the test).
+//! A missing Python, SciPy or python-graphblas is a note, or a failure where
 //! `SPTK_REQUIRE_PYTHON` is set (CI).
 
 mod common;
@@ -109,24 +108,19 @@ fn element_wise_results_agree_with_scipy_and_graphblas() {
     ) else {
         return;
     };
+    // The only peer check of the element-wise outputs cannot switch itself off: an
+    // operation `sparse-run --help` does not list is a failure, not a skip.
     let have = subcommands();
-    let (ops, missing): (Vec<&str>, Vec<&str>) =
-        OPS.iter().partition(|op| have.iter().any(|h| h == *op));
-    if ops.is_empty() {
-        eprintln!(
-            "\n!!! element-wise peer check skipped: `sparse-run --help` lists none of {} \
-             (issue 29's command line has not landed) !!!\n",
-            OPS.join(", ")
-        );
-        return;
-    }
-    if !missing.is_empty() {
-        eprintln!(
-            "\n!!! element-wise peer check: `sparse-run --help` lists no {} yet: those are \
-             skipped !!!\n",
-            missing.join(", ")
-        );
-    }
+    let missing: Vec<&str> = OPS
+        .iter()
+        .copied()
+        .filter(|op| !have.iter().any(|h| h == op))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "`sparse-run --help` lists no {} subcommand (it lists {have:?})",
+        missing.join(", ")
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -152,7 +146,7 @@ fn element_wise_results_agree_with_scipy_and_graphblas() {
         convert(&d.join(format!("{}.b.npz", case.name)), &case.b, &b);
         // (operation, flags, output file extension)
         let mut todo: Vec<(&str, Vec<&str>, &str)> = Vec::new();
-        for &op in &ops {
+        for &op in OPS {
             match op {
                 "add" | "sub" => {
                     todo.push((op, vec![], "spt"));

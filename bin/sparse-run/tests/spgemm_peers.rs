@@ -153,9 +153,8 @@ fn products_agree_with_graphblas_and_scipy() {
         // The Rust loops, and the AVX2 scatter where this CPU has it (the default runs
         // the best generated scatter this CPU has).
         todo.push(("min_plus", "complement", vec!["--kernels", "monomorphized"]));
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
+        let avx2 = sptk_jit::Isa::Avx2;
+        if sptk_testkit::isa_available(avx2.name(), avx2.available(), "the AVX2 scatter") {
             let forced = vec!["--isa", "avx2", "--kernels", "generated"];
             todo.push(("plus_times", "mask", forced));
             todo.push(("max_times", "none", vec!["--isa", "avx2"]));

@@ -124,12 +124,7 @@ pub(crate) fn map_generated(
     what: &dyn std::fmt::Display,
     generate: impl FnOnce() -> Result<Vec<u8>, crate::KernelError>,
 ) -> Result<Code, crate::KernelError> {
-    if !isa.available() {
-        return Err(crate::KernelError::Isa(format!(
-            "this CPU does not run {} code (kernel {what})",
-            isa.name()
-        )));
-    }
+    isa.check_available(what)?;
     let bytes = generate()?;
     Code::new(&bytes).map_err(|e| crate::KernelError::Alloc(format!("cannot map code: {e}")))
 }

@@ -102,9 +102,9 @@ impl Format {
 pub enum Isa {
     /// x86-64 scalar SSE2 (every x86-64 CPU).
     Scalar,
-    /// AVX2 with FMA.
+    /// AVX2 with FMA, F16C, BMI1, BMI2, POPCNT and LZCNT ([`Isa::features`]).
     Avx2,
-    /// AVX-512 F, VL, DQ and BW.
+    /// AVX-512 F, VL, DQ and BW, with AVX2's extensions ([`Isa::features`]).
     Avx512,
     /// AArch64 with Advanced SIMD (NEON, 128-bit vectors): every AArch64 CPU that runs
     /// Linux. Generated on any host; run natively only on AArch64, and in the tests under
@@ -118,14 +118,9 @@ impl Isa {
     /// one that `REQUIRE_ISA` (as `.ci/run` sets it) names but this CPU lacks fails the
     /// test instead of being skipped.
     pub(crate) fn tested() -> Vec<Isa> {
-        let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
         [Isa::Avx2, Isa::Avx512]
             .into_iter()
-            .filter(|i| {
-                let named = required.split(',').any(|r| r == i.name());
-                assert!(!named || i.available(), "REQUIRE_ISA names {}", i.name());
-                i.available()
-            })
+            .filter(|i| sptk_testkit::isa_available(i.name(), i.available(), "generated code"))
             .collect()
     }
 }
@@ -141,36 +136,6 @@ impl Isa {
     /// True for the x86-64 instruction sets.
     pub fn is_x86(self) -> bool {
         self != Isa::Neon
-    }
-
-    /// True if this CPU runs the instruction set.
-    pub fn available(self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            match self {
-                Isa::Neon => false,
-                Isa::Scalar => true,
-                Isa::Avx2 => {
-                    std::arch::is_x86_feature_detected!("avx2")
-                        && std::arch::is_x86_feature_detected!("fma")
-                }
-                Isa::Avx512 => {
-                    Isa::Avx2.available()
-                        && std::arch::is_x86_feature_detected!("avx512f")
-                        && std::arch::is_x86_feature_detected!("avx512vl")
-                        && std::arch::is_x86_feature_detected!("avx512dq")
-                        && std::arch::is_x86_feature_detected!("avx512bw")
-                }
-            }
-        }
-        #[cfg(target_arch = "aarch64")]
-        {
-            self == Isa::Neon && std::arch::is_aarch64_feature_detected!("neon")
-        }
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        {
-            false
-        }
     }
 
     /// The best instruction set this CPU runs, or `None` off x86-64 and AArch64.

@@ -56,12 +56,7 @@ impl Kernel {
     /// The instruction set is not on this CPU, no generator handles `desc` yet, or the
     /// code pages cannot be mapped.
     pub fn compile(desc: &Desc) -> Result<Kernel, KernelError> {
-        if !desc.isa.available() {
-            return Err(KernelError::Isa(format!(
-                "this CPU does not run {} code (kernel {desc})",
-                desc.isa.name()
-            )));
-        }
+        desc.isa.check_available(desc)?;
         let start = Instant::now();
         let generated = generate(desc)?;
         let code = Code::new(generated.code())

@@ -1,7 +1,9 @@
 //! Generating a kernel needs no CPU that runs it: every instruction set's code for every
 //! operation, format, value type and a sample of width pairs is generated on whatever host
 //! runs the tests (AVX-512 code on a machine without AVX-512, x86-64 code on AArch64). Each
-//! decodes whole, calls nothing, returns, branches only inside itself and uses no register
+//! decodes whole, calls nothing, returns, branches only inside itself, uses no instruction
+//! outside its instruction set's feature list (the `audit` feature, on in these tests,
+//! checks every kernel any test generates) and no register
 //! its instruction set lacks; where this CPU runs the instruction set, it is the very code
 //! `Kernel::compile` maps.
 
@@ -15,8 +17,8 @@ const FORMATS: [&str; 10] = [
 const VALUES: [&str; 4] = ["f64", "f32", "f16", "bf16"];
 const WIDTHS: [(u8, u8); 5] = [(8, 8), (16, 32), (32, 32), (32, 16), (64, 64)];
 
-/// Every description of the sample, as text.
-fn descriptions(isa: Isa) -> Vec<String> {
+/// Every description of the sample: its operation, format and value type, and its text.
+fn descriptions(isa: Isa) -> Vec<(&'static str, &'static str, &'static str, String)> {
     let mut out = Vec::new();
     for op in OPS {
         for format in FORMATS {
@@ -24,15 +26,33 @@ fn descriptions(isa: Isa) -> Vec<String> {
                 for (pos, crd) in WIDTHS {
                     // n:m offsets are 2 bits (a preset's width) or 8.
                     let crd = if format == "2:4" && crd != 8 { 2 } else { crd };
-                    out.push(format!(
-                        "{op} {format} {value} pos{pos} crd{crd} {}",
-                        isa.name()
-                    ));
+                    let text = format!("{op} {format} {value} pos{pos} crd{crd} {}", isa.name());
+                    out.push((op, format, value, text));
                 }
             }
         }
     }
     out
+}
+
+/// The sample's descriptions no generator takes yet (the reference kernels compute them),
+/// stated here on their own so that a generator lost (or one gained) fails the test: f16 /
+/// bf16 values everywhere but the dot products of row-major SpMV (CSR, DCSR; CSC and DCSC
+/// transposed) and n:m SpMV on AVX2 and AVX-512, and bf16 n:m SpMV in scalar code.
+fn expected_unsupported(op: &str, format: &str, value: &str, isa: Isa) -> bool {
+    if !matches!(value, "f16" | "bf16") {
+        return false;
+    }
+    let dots = matches!(
+        (op, format),
+        ("spmv", "csr" | "dcsr" | "2:4") | ("spmvt", "csc" | "dcsc")
+    );
+    let generated = match isa {
+        Isa::Avx2 | Isa::Avx512 => dots,
+        Isa::Scalar => (op, format, value) == ("spmv", "2:4", "bf16"),
+        Isa::Neon => false,
+    };
+    !generated
 }
 
 /// Checks `code`, generated for `d`, as the module comment says; true if it uses zmm
@@ -82,24 +102,25 @@ fn check_code(d: &Desc, code: &[u8]) -> bool {
 fn every_instruction_sets_code_is_generated_on_any_host() {
     for isa in Isa::ALL {
         let (mut generated, mut zmm) = (0, 0);
-        for text in descriptions(isa) {
+        for (op, format, value, text) in descriptions(isa) {
             let d: Desc = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+            let unsupported = expected_unsupported(op, format, value, isa);
             match generate(&d) {
                 Ok(g) => {
+                    assert!(!unsupported, "{d}: generated, but listed as unsupported");
                     assert_eq!(g.desc(), &d);
                     zmm += usize::from(check_code(&d, g.code()));
                     assert!(!g.disassembly().is_empty(), "{d}");
                     generated += 1;
                 }
-                // Not every combination has a generator (f16 / bf16 SpMM, ...): those
-                // say so, and the reference kernels compute them.
-                Err(KernelError::Unsupported(m)) => assert!(!m.is_empty(), "{d}"),
+                Err(KernelError::Unsupported(m)) => {
+                    assert!(unsupported, "{d}: not generated: {m}");
+                    assert!(m.contains("no generated kernel"), "{d}: {m}");
+                }
                 Err(e) => panic!("{d}: {e}"),
             }
         }
-        // Most of the sample has generated code, and AVX-512's mostly in zmm registers.
-        let all = descriptions(isa).len();
-        assert!(generated * 2 > all, "{}: {generated} of {all}", isa.name());
+        // AVX-512's code is mostly in zmm registers.
         if isa == Isa::Avx512 {
             assert!(zmm * 2 > generated, "avx512: {zmm} of {generated} use zmm");
         }

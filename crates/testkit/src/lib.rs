@@ -1,10 +1,16 @@
 //! Test support shared by the workspace's tests (a dev-dependency only): finding the Python
-//! of the CI virtual environment that the peer checks run.
+//! of the CI virtual environment that the peer checks run, and the one rule for every
+//! other part a test may find missing here (an instruction set, an emulator, a tool).
 //!
 //! One finder for every test that runs Python, so that all of them read
 //! `SPTK_REQUIRE_PYTHON` first and fail the same way when the Python is required and
 //! cannot be had, whatever the reason (no `SPTK_PYTHON` and no `HOME`, no such file, a
 //! module missing).
+//!
+//! The rule for every optional part ([`available`], [`isa_available`]): a test that cannot
+//! run says so on standard error and passes only where its `SPTK_REQUIRE_*` variable (or,
+//! for instruction sets and `neon-qemu`, `REQUIRE_ISA`'s list) is unset; `.ci/run` sets
+//! every one, so there a missing part fails.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -76,6 +82,45 @@ fn settle<T>(found: Result<T, String>, required: bool, check: &str) -> Option<T>
     }
 }
 
+/// Whether an optional part of a test is here: `found` is `Ok` when it is, else why not.
+/// Where it is missing, a note naming `check` (what is not tested) and `false`; but where
+/// the environment variable `require` is set (non-empty), a panic saying why: a check CI
+/// requires is never turned off by a missing part.
+pub fn available(found: Result<(), String>, require: &str, check: &str) -> bool {
+    let required = std::env::var_os(require).is_some_and(|v| !v.is_empty());
+    match found {
+        Ok(()) => true,
+        Err(why) if required => panic!("{check}: {why}, and {require} is set"),
+        Err(why) => {
+            eprintln!("\n!!! {check} skipped: {why} (CI sets {require}) !!!\n");
+            false
+        }
+    }
+}
+
+/// Whether `REQUIRE_ISA` (names separated by commas, as `.ci/run` sets it) names `name`.
+pub fn isa_required(name: &str) -> bool {
+    std::env::var("REQUIRE_ISA")
+        .unwrap_or_default()
+        .split(',')
+        .any(|r| r == name)
+}
+
+/// Whether the instruction set (or emulated target, `neon-qemu`) `name` can be tested
+/// here, `runs` saying whether it can: where not, a note naming `check` and `false`, or a
+/// panic where `REQUIRE_ISA` names it.
+pub fn isa_available(name: &str, runs: bool, check: &str) -> bool {
+    if runs {
+        return true;
+    }
+    assert!(
+        !isa_required(name),
+        "{check}: REQUIRE_ISA names {name} but it cannot run here"
+    );
+    eprintln!("\n!!! {check} skipped: no {name} here (CI names it in REQUIRE_ISA) !!!\n");
+    false
+}
+
 /// Waits (10 s at most) for process `pid` to be gone or a zombie (killed, not running on)
 /// with every thread ended; panics naming its state otherwise. (A killed process's main
 /// thread shows `Z` while its other threads still exit, and until they have, waiting for
@@ -101,6 +146,19 @@ pub fn assert_process_ends(pid: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_part_is_a_skip_unless_its_variable_is_set() {
+        assert!(available(Ok(()), "SPTK_REQUIRE_NOTHING_SET_HERE", "check"));
+        assert!(!available(
+            Err("gone".into()),
+            "SPTK_REQUIRE_NOTHING_SET_HERE",
+            "check"
+        ));
+        // PATH is set in every test process: it stands in for a set SPTK_REQUIRE_* here.
+        let r = std::panic::catch_unwind(|| available(Err("gone".into()), "PATH", "check"));
+        assert!(r.is_err());
+    }
 
     #[test]
     fn the_path_comes_from_sptk_python_then_home() {

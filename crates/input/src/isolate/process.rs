@@ -39,6 +39,14 @@ fn failed(file: &Path, how: &str) -> InputError {
     )
 }
 
+/// The exit status of a Rust program that panicked (the helper is `sparse-convert`).
+const PANIC_STATUS: i32 = 101;
+
+/// The error of a helper that panicked: a bug of ours, not the file's or libhdf5's fault,
+/// and said so (it must not pass for a refusal of a damaged file).
+pub(crate) const PANICKED: &str =
+    "the isolated HDF5 reader panicked (exit status 101): a bug in sptk, not in the file; please report it";
+
 /// Reads the matrix `member` (None: the file's main one) of the HDF5 file `path` in a
 /// helper process; `kind` None: the helper finds it from the content. CSR / CSC arrays
 /// whose layout has a plan come back planned (`sptk_hdf5::Content::Planned`): the caller
@@ -363,6 +371,9 @@ fn finish(
     }
     if !status.success() {
         let code = status.code().unwrap_or(-1);
+        if code == PANIC_STATUS {
+            return Err(file_error(path, PANICKED.to_string()));
+        }
         return Err(failed(path, &format!("exit status {code}")));
     }
     Ok(())

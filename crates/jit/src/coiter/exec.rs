@@ -285,7 +285,8 @@ const _: () = {
 /// the chunk's count (count phase) or entries written (fill), `u64::MAX` on refusal.
 #[cfg(target_arch = "x86_64")]
 type Entry = unsafe extern "sysv64" fn(*const CoArgs) -> u64;
-/// Never called: off x86-64 no instruction set is available, so no code is mapped.
+/// Never called: co-iteration code is generated for x86-64 only (the generator refuses
+/// NEON), so off x86-64 none is mapped.
 #[cfg(not(target_arch = "x86_64"))]
 type Entry = unsafe extern "C" fn(*const CoArgs) -> u64;
 
@@ -547,7 +548,8 @@ pub(crate) fn rowdot_levels<V: Value>(
 /// The signature of the masked dot form's code (`mask_dot.rs`).
 #[cfg(target_arch = "x86_64")]
 type MaskDotEntry = unsafe extern "sysv64" fn(*const super::mask_dot::MaskDotArgs) -> u64;
-/// Never called: off x86-64 no instruction set is available, so no code is mapped.
+/// Never called: the masked dot form is generated for x86-64 only (the generator refuses
+/// NEON), so off x86-64 none is mapped.
 #[cfg(not(target_arch = "x86_64"))]
 type MaskDotEntry = unsafe extern "C" fn(*const super::mask_dot::MaskDotArgs) -> u64;
 

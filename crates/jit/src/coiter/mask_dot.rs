@@ -124,7 +124,7 @@ pub(super) fn generate(d: &CoDesc) -> Result<Vec<u8>, KernelError> {
     }
     let (sa, sb) = sides(d);
     let v = Values::new(d.value);
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     for &r in &SAVED {
         dynasm!(a.ops ; .arch x64 ; push Rq(r));
     }

@@ -52,11 +52,11 @@ pub(super) fn run<V: Kind, P: Width, C: Width>(
     (outer, opts): (usize, &Options),
     dense: (bool, bool),
 ) -> Result<Option<Generated<C, V>>, EwiseError> {
-    let Some(plan) = plan(opts, (op, union), |isa| by_default(op, dense, isa)) else {
+    let Some(plan) = plan(opts, (op, union), |isa| by_default(op, dense, isa))? else {
         return Ok(None);
     };
     let (a, b) = sides(&pair);
-    fallback(coiter::ewise_pair(a, b, plan, outer))
+    opts.kernels.or_loops(coiter::ewise_pair(a, b, plan, outer))
 }
 
 /// True where [`Kernels::Auto`](super::Kernels::Auto) runs generated code for `dot` and
@@ -87,22 +87,29 @@ pub(super) fn run_dot<V: Kind, P: Width, C: Width>(
 ) -> Result<Option<(Vec<V>, CoDesc)>, EwiseError> {
     let Some(plan) = plan(opts, (EwiseOp::Mul, false), |isa| {
         dot_by_default(dense, isa)
-    }) else {
+    })?
+    else {
         return Ok(None);
     };
     let (a, b) = sides(&pair);
-    fallback(coiter::dot_pair(a, b, plan, (rows, outer, chunks)))
+    opts.kernels
+        .or_loops(coiter::dot_pair(a, b, plan, (rows, outer, chunks)))
 }
 
 /// How generated code would run `(op, union)`, or `None` where the monomorphized loops
 /// are to ([`Options::kernels`]; `auto` asks `by_default` of the best ISA here).
+///
+/// # Errors
+/// `--kernels generated` where no instruction set here has the kernels.
 fn plan(
     opts: &Options,
     (op, union): (EwiseOp, bool),
     auto: impl Fn(Isa) -> bool,
-) -> Option<Plan<'_>> {
-    let isa = opts.kernels.isa(None, auto)?;
-    Some(Plan {
+) -> Result<Option<Plan<'_>>, EwiseError> {
+    let Some(isa) = opts.kernels.isa(None, auto).map_err(EwiseError::Option)? else {
+        return Ok(None);
+    };
+    Ok(Some(Plan {
         op,
         union,
         isa,
@@ -110,7 +117,7 @@ fn plan(
         first_touch_apart: opts.first_touch_apart,
         pool: opts.pool.as_ref(),
         pos_width: opts.pos_width,
-    })
+    }))
 }
 
 /// The fast path's two operands as `coiter` takes them.
@@ -122,14 +129,4 @@ fn sides<'x, P: Width, C: Width, V: Kind>(pair: &Pair<'x, P, C, V>) -> Sides<'x,
         (a.outer, a.pos, a.crd, pair.av),
         (b.outer, b.pos, b.crd, pair.bv),
     )
-}
-
-/// Generated code's result, or `None` where it has no kernel for these values or levels
-/// (the monomorphized loops run).
-fn fallback<T>(r: Result<T, EwiseError>) -> Result<Option<T>, EwiseError> {
-    match r {
-        Ok(done) => Ok(Some(done)),
-        Err(EwiseError::Convert(_) | EwiseError::ValueType(_)) => Ok(None),
-        Err(e) => Err(e),
-    }
 }

@@ -129,29 +129,51 @@ pub enum Kernels {
     Auto,
     /// The monomorphized loops always.
     Monomorphized,
-    /// Generated code wherever a kernel exists (f32 / f64 values on a CPU with AVX2 or
-    /// AVX-512), the monomorphized loops elsewhere.
+    /// Generated code, and an error that says why where none can run (values other than
+    /// f32 / f64, a CPU without AVX2 or AVX-512, an operation that has none): an explicit
+    /// request is never quietly turned into the monomorphized loops.
     Generated,
 }
 
 impl Kernels {
     /// The instruction set generated code runs on (`pinned`, else the widest of AVX-512
     /// and AVX2 this CPU has), or `None` where the Rust loops run: always for
-    /// `Monomorphized`, where `auto` says no for `Auto`, and where no such ISA is here.
+    /// `Monomorphized`, and for `Auto` where `auto` says no or no such ISA is here.
+    ///
+    /// # Errors
+    /// `Generated` where no instruction set that has these kernels is here (why, as text).
     pub(crate) fn isa(
         self,
         pinned: Option<crate::Isa>,
         auto: impl FnOnce(crate::Isa) -> bool,
-    ) -> Option<crate::Isa> {
+    ) -> Result<Option<crate::Isa>, String> {
         use crate::Isa;
-        let isa =
-            pinned.or_else(|| [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available()))?;
-        let wanted = match self {
-            Kernels::Monomorphized => false,
-            Kernels::Generated => true,
-            Kernels::Auto => auto(isa),
-        };
-        wanted.then_some(isa)
+        let isa = pinned.or_else(|| [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.available()));
+        match (self, isa) {
+            (Kernels::Monomorphized, _) | (Kernels::Auto, None) => Ok(None),
+            (Kernels::Auto, Some(isa)) => Ok(auto(isa).then_some(isa)),
+            (Kernels::Generated, Some(isa)) => Ok(Some(isa)),
+            (Kernels::Generated, None) => Err(format!(
+                "--kernels generated: these kernels are generated for AVX2 and AVX-512, and \
+                 this CPU runs {} (use --kernels auto or monomorphized)",
+                Isa::best().map_or("neither", Isa::name)
+            )),
+        }
+    }
+
+    /// `r`, generated code's outcome, where it has no kernel for these values or levels:
+    /// `None` (the monomorphized loops run) for `Auto`, the error for `Generated`.
+    pub(crate) fn or_loops<T>(self, r: Result<T, EwiseError>) -> Result<Option<T>, EwiseError> {
+        match r {
+            Ok(done) => Ok(Some(done)),
+            Err(EwiseError::Convert(m) | EwiseError::ValueType(m))
+                if self == Kernels::Generated =>
+            {
+                Err(EwiseError::Option(format!("--kernels generated: {m}")))
+            }
+            Err(EwiseError::Convert(_) | EwiseError::ValueType(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 }
 

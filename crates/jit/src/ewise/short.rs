@@ -481,13 +481,7 @@ mod tests {
 
     #[test]
     fn vector_compares_find_the_merges_matches_in_its_order() {
-        if !applies::<u32>(1, 1) {
-            let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
-            assert!(
-                !required.split(',').any(|r| r == "avx512"),
-                "REQUIRE_ISA names avx512 but this CPU has no AVX-512F"
-            );
-            eprintln!("skipped: no AVX-512F here");
+        if !sptk_testkit::isa_available("avx512", applies::<u32>(1, 1), "AVX-512F compares") {
             return;
         }
         let mut seed = 7;
@@ -586,13 +580,8 @@ mod tests {
 
     #[test]
     fn vector_union_writes_the_merges_entries() {
-        if !union_applies::<u32, f64>(1, 1) {
-            let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
-            assert!(
-                !required.split(',').any(|r| r == "avx512"),
-                "REQUIRE_ISA names avx512 but this CPU has no AVX-512F with BMI2"
-            );
-            eprintln!("skipped: no AVX-512F with BMI2 here");
+        let runs = union_applies::<u32, f64>(1, 1);
+        if !sptk_testkit::isa_available("avx512", runs, "AVX-512F union (with BMI2)") {
             return;
         }
         let mut seed = 11;

@@ -134,8 +134,9 @@ const _: () = {
 #[cfg(target_arch = "x86_64")]
 type EntryFn<A> = unsafe extern "sysv64" fn(*const A);
 /// Generated code, entered with the address of its argument struct `A` in `x0` (AAPCS64):
-/// on AArch64, NEON kernels; elsewhere never called, since no instruction set is available
-/// and [`Kernel::compile`](crate::Kernel::compile) refuses before any code is mapped.
+/// on AArch64, NEON kernels; elsewhere never called, since this CPU runs neither an x86-64
+/// instruction set nor NEON and [`Kernel::compile`](crate::Kernel::compile) refuses before
+/// any code is mapped.
 #[cfg(not(target_arch = "x86_64"))]
 type EntryFn<A> = unsafe extern "C" fn(*const A);
 

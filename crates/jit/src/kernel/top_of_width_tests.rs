@@ -160,7 +160,8 @@ fn scatters_write_at_32_bit_coordinates_past_2_pow_31_where_they_point() {
         ("BSR:2x3", Op::SpmvT, false),
         ("ELL", Op::SpmvT, false),
     ];
-    for isa in Isa::ALL.into_iter().filter(|i| i.available()) {
+    let isas = std::iter::once(Isa::Scalar).chain(Isa::tested());
+    for isa in isas {
         for (format, op, big_rows) in cases {
             run::<f64>(&matrix::<f64>(format, big_rows), op, isa);
             run::<f32>(&matrix::<f32>(format, big_rows), op, isa);

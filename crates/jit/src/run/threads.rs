@@ -87,8 +87,9 @@ pub(crate) struct SendPtr<T>(pub(crate) *mut T);
 
 // SAFETY: only an address is shared; every user writes through it elements no other
 // thread touches at the same time, and says which at the write (`kernel/spmv.rs`,
-// `kernel/spmm.rs`, `run/partials.rs`).
-unsafe impl<T> Sync for SendPtr<T> {}
+// `kernel/spmm.rs`, `run/partials.rs`). The elements are handed to other threads that
+// way, so they must be `Send`.
+unsafe impl<T: Send> Sync for SendPtr<T> {}
 
 impl<T> SendPtr<T> {
     /// The address.

@@ -141,13 +141,17 @@ pub enum SpgemmError {
     Width(String),
     /// Memory for C or an accumulator cannot be allocated.
     Alloc(String),
+    /// Generated code was asked for (`--kernels generated`, `--isa`) and cannot run: why.
+    Kernels(String),
 }
 
 impl fmt::Display for SpgemmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SpgemmError::Shape(m) => write!(f, "shapes: {m}"),
-            SpgemmError::ValueType(m) | SpgemmError::Convert(m) => f.write_str(m),
+            SpgemmError::ValueType(m) | SpgemmError::Convert(m) | SpgemmError::Kernels(m) => {
+                f.write_str(m)
+            }
             SpgemmError::Width(m) => write!(f, "C's widths: {m}"),
             SpgemmError::Alloc(m) => write!(f, "memory: {m}"),
         }
@@ -464,13 +468,13 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
             false => None,
         };
         let transposing = start.elapsed();
-        let scatter = scatter_kernel::<C, R>(self.opts, self.mode, Table::Dense);
+        let scatter = scatter_kernel::<C, R>(self.opts, self.mode, Table::Dense)?;
         let hash = match self.sym.rows_by_form[1] {
             0 => None,
-            _ => scatter_kernel::<C, R>(self.opts, self.mode, Table::Hash),
+            _ => scatter_kernel::<C, R>(self.opts, self.mode, Table::Hash)?,
         };
         let mask_dot = match by_columns {
-            Some(_) => mask_dot_kernel::<C, R>(self.opts),
+            Some(_) => mask_dot_kernel::<C, R>(self.opts)?,
             None => None,
         };
         let p = Product::<C, R> {
@@ -527,6 +531,29 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
     }
 }
 
+/// The dot form's generated code for `R` (every semiring: the valued ones on f32 / f64)
+/// where [`Options`] asks for generated code (`auto`: wherever it exists), else `None`
+/// (the Rust loop).
+///
+/// # Errors
+/// `--kernels generated` (or `--isa`) where the kernel cannot be generated or run here.
+fn mask_dot_kernel<C: Coord, R: Ring>(
+    opts: &Options,
+) -> Result<Option<crate::coiter::MaskDot>, SpgemmError> {
+    let Some(isa) = opts
+        .common
+        .kernels
+        .isa(opts.isa, |_| true)
+        .map_err(SpgemmError::Kernels)?
+    else {
+        return Ok(None);
+    };
+    asked_or_none(
+        opts,
+        crate::coiter::MaskDot::new::<C, R::Out>(isa, R::SEMIRING),
+    )
+}
+
 /// The generated scatter kernel for the dense accumulator's rows of a product at `C`'s
 /// width over `R` under `mode`, where [`Kernels`](crate::ewise::Kernels) asks for one and
 /// this CPU has AVX2 or AVX-512 ([`Options::isa`]); `None` runs the Rust loop.
@@ -536,22 +563,20 @@ impl<C: Coord> RingJob for Numeric<'_, '_, C> {
 /// as fast as the Rust loop on the three benchmark cases; masked products on AVX2 (scalar
 /// filter: 1.2x slower on the triangle count at 2 threads) keep the Rust loop. Measured
 /// in `docs/PERFORMANCE.md` ("SpGEMM: the generated scatter").
-/// The dot form's generated code for `R` (every semiring: the valued ones on f32 / f64)
-/// where [`Options`] asks for generated code (`auto`: wherever it exists), else `None`
-/// (the Rust loop).
-fn mask_dot_kernel<C: Coord, R: Ring>(opts: &Options) -> Option<crate::coiter::MaskDot> {
-    let isa = opts.common.kernels.isa(opts.isa, |_| true)?;
-    crate::coiter::MaskDot::new::<C, R::Out>(isa, R::SEMIRING).ok()
-}
-
+///
+/// # Errors
+/// `--kernels generated` (or `--isa`) where the kernel cannot be generated or run here.
 fn scatter_kernel<C: Coord, R: Ring>(
     opts: &Options,
     mode: MaskMode,
     table: Table,
-) -> Option<std::sync::Arc<ScatterKernel>> {
+) -> Result<Option<std::sync::Arc<ScatterKernel>>, SpgemmError> {
     let isa = opts.common.kernels.isa(opts.isa, |isa| {
         mode == MaskMode::None || isa == crate::Isa::Avx512
-    })?;
+    });
+    let Some(isa) = isa.map_err(SpgemmError::Kernels)? else {
+        return Ok(None);
+    };
     let desc = ScatterDesc {
         table,
         semiring: R::SEMIRING,
@@ -564,5 +589,21 @@ fn scatter_kernel<C: Coord, R: Ring>(
         },
         isa,
     };
-    scatter::kernel(&desc).ok()
+    asked_or_none(opts, scatter::kernel(&desc))
+}
+
+/// A generated kernel, or `None` where it cannot be had (the Rust loop runs); but an
+/// error where `--kernels generated` asked for it: an explicit request is never quietly
+/// turned into the Rust loops.
+fn asked_or_none<K>(
+    opts: &Options,
+    made: Result<K, crate::KernelError>,
+) -> Result<Option<K>, SpgemmError> {
+    match made {
+        Ok(k) => Ok(Some(k)),
+        Err(e) if opts.common.kernels == crate::ewise::Kernels::Generated => {
+            Err(SpgemmError::Kernels(format!("--kernels generated: {e}")))
+        }
+        Err(_) => Ok(None),
+    }
 }

@@ -80,7 +80,7 @@ pub(super) fn generate(d: &ScatterDesc) -> Result<Vec<u8>, KernelError> {
         ValueType::F32 => Some(Real::F32),
         _ => None,
     };
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     for &r in &SAVED {
         dynasm!(a.ops ; .arch x64 ; push Rq(r));
     }

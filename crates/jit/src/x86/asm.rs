@@ -16,11 +16,13 @@ use sptk_tensor::IndexWidth;
 
 use crate::KernelError;
 
-/// Code being assembled.
+/// Code being assembled for one instruction set, whose feature list
+/// ([`Isa::features`](crate::Isa::features)) it may not go beyond.
 pub(crate) struct Asm {
     /// dynasm's buffer, labels and relocations.
     pub(crate) ops: VecAssembler<X64Relocation>,
     enc: Encoder,
+    isa: crate::Isa,
 }
 
 /// An operand of [`Asm::ins`].
@@ -37,10 +39,12 @@ pub(crate) enum Arg {
 }
 
 impl Asm {
-    pub(crate) fn new() -> Asm {
+    /// Empty code for `isa`.
+    pub(crate) fn new(isa: crate::Isa) -> Asm {
         Asm {
             ops: VecAssembler::new(0),
             enc: Encoder::new(64),
+            isa,
         }
     }
 
@@ -105,11 +109,18 @@ impl Asm {
         std::array::from_fn(|_| self.ops.new_dynamic_label())
     }
 
-    /// The finished code (labels resolved).
+    /// The finished code (labels resolved); with the `audit` feature (the crate's tests),
+    /// checked against its instruction set's feature list.
     pub(crate) fn finish(self) -> Result<Vec<u8>, KernelError> {
-        self.ops
+        let code = self
+            .ops
             .finalize()
-            .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))
+            .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))?;
+        #[cfg(feature = "audit")]
+        crate::features::audit::check(self.isa, &code);
+        #[cfg(not(feature = "audit"))]
+        let _ = self.isa;
+        Ok(code)
     }
 }
 

@@ -49,7 +49,7 @@ pub(crate) fn spmv_blocks(
     }
     let f = Scalar::new(d);
     let vs = d.value.size() as u32;
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     enter(&mut a, &[gp::RBX, gp::R12, gp::R13, gp::R14]);
     load_args(&mut a, &ROW_ARGS);
     a.ins(f.load, &[R(XMM14), Arg::M(RDI, None, 1, at::ALPHA)])?;
@@ -125,7 +125,7 @@ pub(crate) fn spmv_block_scatter(
     }
     let f = Scalar::new(d);
     let vs = d.value.size() as u32;
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     enter(&mut a, &[gp::RBX, gp::R12, gp::R13, gp::R14]);
     load_args(&mut a, &ROW_ARGS);
     f.op(&mut a, f.zero, XMM12, R(XMM12))?;

@@ -22,7 +22,7 @@ use Arg::R;
 /// The machine code of a COO SpMV kernel for `d`: `soa` if the coordinates are in two
 /// arrays, `transpose` for `A^T x`.
 pub(crate) fn spmv_coo(d: &Desc, soa: bool, transpose: bool) -> Result<Vec<u8>, KernelError> {
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     let f64s = d.value == Real::F64;
     let vs = d.value.size() as u32;
     enter(&mut a, &[gp::RBX, gp::R12, gp::R13]);

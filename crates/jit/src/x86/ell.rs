@@ -32,7 +32,7 @@ const NEQ_UQ: u32 = 4;
 
 /// The machine code of an ELL SpMV kernel for `d`, with `k` slots per row.
 pub(crate) fn spmv_ell(d: &Desc, k: u32) -> Result<Vec<u8>, KernelError> {
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     let vs = d.value.size() as u32;
     enter(&mut a, &[gp::RBX, gp::R12, gp::R13]);
     load_args(
@@ -219,7 +219,7 @@ fn scalar_rows(a: &mut Asm, d: &Desc, k: u32, vs: u32) -> Result<(), KernelError
 /// slot adds `val * x[r]` into the caller's partial at its column (`y` field), one slot
 /// at a time, padding zeros skipped. The caller adds the partials in chunk order.
 pub(crate) fn spmv_ell_scatter(d: &Desc, k: u32) -> Result<Vec<u8>, KernelError> {
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     let vs = d.value.size() as u32;
     let saved = [gp::RBX, gp::R12, gp::R13];
     enter(&mut a, &saved);

@@ -37,7 +37,7 @@ use Arg::R;
 /// The machine code of a dot-product SpMV kernel for `d`; `outer` if the outer level is
 /// compressed.
 pub(crate) fn spmv_gather(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError> {
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     let vex = d.isa != Isa::Scalar;
     let f64s = d.value == Real::F64;
     let vs = d.value.size() as u32;

@@ -58,7 +58,7 @@ pub(crate) fn spmv_nm(d: &Desc, n: u32, m: u32, transpose: bool) -> Result<Vec<u
             "{d}: groups out of range"
         )));
     }
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     let vs = d.value.size() as u32;
     let f = Scalar::new(d);
     enter(&mut a, &[gp::RBX, gp::R12, gp::R13, gp::R14]);

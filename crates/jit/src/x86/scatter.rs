@@ -29,7 +29,7 @@ use Arg::R;
 // dynasm's dynamic registers expand to `.into()` calls on the `u8` register numbers.
 #[allow(clippy::useless_conversion)]
 pub(crate) fn spmv_scatter(d: &Desc, outer: bool) -> Result<Vec<u8>, KernelError> {
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     let f64s = d.value == Real::F64;
     let vs = d.value.size() as u32;
     enter(&mut a, &[gp::RBX, gp::R12, gp::R13]);

@@ -205,7 +205,7 @@ fn gather(
     check_block(d, r, c)?;
     let padded = d.format.padded();
     let vs = d.value.size() as i32;
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     enter(&mut a, &SAVED);
     load_args(
         &mut a,
@@ -460,7 +460,7 @@ pub(crate) fn spmm_scatter(
     check_block(d, r, c)?;
     let padded = d.format.padded();
     let vs = d.value.size() as i32;
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     enter(&mut a, &SAVED);
     load_args(
         &mut a,
@@ -622,7 +622,7 @@ fn scatter_tiles(
 #[allow(clippy::useless_conversion)]
 pub(crate) fn spmm_coo(d: &Desc, soa: bool) -> Result<Vec<u8>, KernelError> {
     let vs = d.value.size() as i32;
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     enter(&mut a, &SAVED);
     load_args(
         &mut a,
@@ -727,7 +727,7 @@ pub(crate) fn spmm_nm(d: &Desc, n: u32, m: u32) -> Result<Vec<u8>, KernelError> 
         )));
     }
     let vs = d.value.size() as i32;
-    let mut a = Asm::new();
+    let mut a = Asm::new(d.isa);
     enter(&mut a, &SAVED);
     load_args(
         &mut a,

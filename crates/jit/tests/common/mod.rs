@@ -26,21 +26,7 @@ pub fn isas() -> Vec<Isa> {
     }
     Isa::ALL
         .into_iter()
-        .filter(|isa| {
-            let ok = isa.available();
-            assert!(
-                ok || !required.split(',').any(|r| r == isa.name()),
-                "REQUIRE_ISA names {} but this CPU does not run it",
-                isa.name()
-            );
-            if !ok {
-                eprintln!(
-                    "!!! {} not on this CPU: its kernels are not tested here !!!",
-                    isa.name()
-                );
-            }
-            ok
-        })
+        .filter(|isa| sptk_testkit::isa_available(isa.name(), isa.available(), "its kernels"))
         .collect()
 }
 
@@ -51,16 +37,9 @@ pub const EMULATED: [&str; 1] = ["neon-qemu"];
 /// The emulator the NEON tests run under, or `None` (after a note) where there is none,
 /// unless `REQUIRE_ISA` names `neon-qemu`: then a missing emulator fails the test.
 pub fn neon_qemu() -> Option<std::path::PathBuf> {
-    let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
     let found = sptk_jit::emulate::qemu();
-    assert!(
-        found.is_some() || !required.split(',').any(|r| r == "neon-qemu"),
-        "REQUIRE_ISA names neon-qemu but there is no qemu-aarch64 on PATH \
-         (Debian: apt-get install qemu-user)"
-    );
-    if found.is_none() {
-        eprintln!("!!! no qemu-aarch64: NEON kernels are not run here (generated only) !!!");
-    }
+    let check = "NEON kernels run by qemu-aarch64 (Debian: apt-get install qemu-user)";
+    sptk_testkit::isa_available("neon-qemu", found.is_some(), check);
     found
 }
 

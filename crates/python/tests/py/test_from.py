@@ -76,11 +76,7 @@ class DefaultTargetTest(unittest.TestCase):
 
 class FromArrowTest(unittest.TestCase):
     def setUp(self):
-        try:
-            import pyarrow
-        except ImportError:
-            self.skipTest("pyarrow")
-        self.pa = pyarrow
+        self.pa = _optional(self, "pyarrow")
 
     def test_table_and_reader(self):
         pa = self.pa

@@ -414,15 +414,11 @@ mod tests {
     /// does the page after that one (the next segment starts past it).
     #[test]
     fn a_read_past_an_array_hits_its_guard_page() {
-        let Some(qemu) = qemu() else {
-            let required = std::env::var("REQUIRE_ISA").unwrap_or_default();
-            assert!(
-                !required.split(',').any(|r| r == "neon-qemu"),
-                "no qemu-aarch64"
-            );
-            eprintln!("!!! no qemu-aarch64: the guard pages are not tested here !!!");
+        let found = qemu();
+        if !sptk_testkit::isa_available("neon-qemu", found.is_some(), "NEON guard pages") {
             return;
-        };
+        }
+        let qemu = found.expect("checked just above");
         assert_eq!(read_at(&qemu, 99), Ok(vec![99]));
         assert_eq!(read_at(&qemu, 0), Ok(vec![0]));
         let err = read_at(&qemu, 100).unwrap_err();
