@@ -6,9 +6,9 @@
 # table per format: converted, refused, refused because the isolated HDF5 reader failed,
 # crashed, hung, left files behind. Exits non-zero if any crashed, hung or left files (their
 # copies are kept and named). The same test runs 100 copies of each format in CI
-# (bin/sparse-convert/tests/damaged.rs).
+# (bin/sparse-convert/tests/suite/damaged.rs).
 # Usage: benches/damaged.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SPTK_DAMAGED_RUNS="${1:-${SPTK_DAMAGED_RUNS:-1000}}"
-time cargo test --locked -p sparse-convert --test damaged -- --nocapture
+time cargo test --locked -p sparse-convert --test suite damaged::damaged_files -- --nocapture

@@ -1,4 +1,4 @@
-"""The Python half of tests/ewise_peers.rs: SciPy and python-graphblas as peers of
+"""The Python half of tests/suite/ewise_peers.rs: SciPy and python-graphblas as peers of
 `sparse-run`'s element-wise operations (issue 29).
 
     python ewise_peers.py gen DIR        # writes the operands: DIR/CASE.a.npz, DIR/CASE.b.npz, DIR/cases.json

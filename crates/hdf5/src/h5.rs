@@ -23,6 +23,41 @@ pub(crate) struct H5<'a> {
     pub limit: u64,
 }
 
+/// Marks the descriptor libhdf5 holds for `file` close-on-exec. Its default driver (sec2,
+/// the one every file here is opened and created with) opens files without `O_CLOEXEC`, so
+/// a child process that another thread starts while the file is open (a peer tool, the
+/// isolated reader's helper, anything a library caller runs) inherits the descriptor, and
+/// with it the file's lock: the next open of that file then fails with `unable to lock
+/// file, errno = 11` until the child ends. (A child started between the library's `open`
+/// and this call still inherits it; the window is a few instructions wide.)
+pub(crate) fn keep_from_children(file: &hdf5::File) {
+    let mut handle: *mut std::ffi::c_void = std::ptr::null_mut();
+    // Under the bindings' global lock, as every call into libhdf5.
+    let status = hdf5::sync::sync(|| {
+        // SAFETY: `file.id()` is an open file identifier that `file` keeps open for the
+        // call; `handle` is a live local the library writes one pointer into; the global
+        // lock held by `sync` keeps every other thread out of the library.
+        unsafe {
+            hdf5_sys::h5f::H5Fget_vfd_handle(file.id(), hdf5_sys::h5p::H5P_DEFAULT, &mut handle)
+        }
+    });
+    if status < 0 || handle.is_null() {
+        return;
+    }
+    // SAFETY: for the sec2 driver the handle points at the file's `int` descriptor, which
+    // stays open as long as `file` does; the file was opened with the default access list,
+    // so its driver is sec2.
+    let fd = unsafe { *handle.cast::<libc::c_int>() };
+    // SAFETY: `fcntl` on a descriptor number with plain integer arguments; no memory is
+    // handed over. A failure leaves the flag as it was, which is only the old behaviour.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+        }
+    }
+}
+
 /// Opens `path` for reading.
 pub(crate) fn open(path: &Path, limit: Option<u64>) -> Result<H5<'_>, H5Error> {
     let at = At { file: path };
@@ -39,6 +74,7 @@ pub(crate) fn open(path: &Path, limit: Option<u64>) -> Result<H5<'_>, H5Error> {
             ),
         )
     })?;
+    keep_from_children(&file);
     Ok(H5 {
         at,
         file,

@@ -1,4 +1,4 @@
-"""Peer checks of sptk-table, run by tests/peers.rs with the CI virtual environment.
+"""Peer checks of sptk-table, run by tests/suite/peers.rs with the CI virtual environment.
 
 `peers.py write DIR`: pyarrow writes tables the way data tools do (a hive-partitioned
 dataset, every Parquet codec, dictionary and text columns, unsigned and narrow types, an

@@ -64,6 +64,7 @@ pub(crate) fn atomic(
         let file = builder
             .create(out.path())
             .map_err(|e| at.lib("", "creating the file", e))?;
+        crate::h5::keep_from_children(&file);
         fill(&at, &file)?;
         sptk_output::pause_point("filled");
         file.close()

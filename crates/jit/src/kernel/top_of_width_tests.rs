@@ -5,7 +5,7 @@
 //! elements), so these tests call the generated code directly, once over all of A, as
 //! `Kernel::spmv` calls it for one chunk; the output is a `MAP_NORESERVE` mapping of 2^32
 //! elements or more ending at a `PROT_NONE` page, which costs only the pages written.
-//! `tests/bounds.rs` runs the same kernels at widths 8 and 16 through the public API.
+//! `tests/suite/bounds.rs` runs the same kernels at widths 8 and 16 through the public API.
 
 use std::collections::HashMap;
 
@@ -18,8 +18,8 @@ use super::Kernel;
 use crate::desc::{Desc, Isa, Op};
 use crate::reference::RealValue;
 
-// The integration tests' guarded mappings (`tests/common/guard.rs`).
-#[path = "../../tests/common/guard.rs"]
+// The integration tests' guarded mappings (`tests/suite/common/guard.rs`).
+#[path = "../../tests/suite/common/guard.rs"]
 mod guard;
 
 /// Coordinates at the top of 32 bits and around 2^31.

@@ -436,7 +436,7 @@ fn a64_loops(d: &Desc, code: &[u8]) -> Vec<Loop> {
 }
 
 /// The table of instructions per stored entry in the inner loops, AVX2 against NEON, from
-/// the generated code (`cargo test -p sptk-jit --test a64 instructions_per_entry --
+/// the generated code (`cargo test -p sptk-jit --test suite a64::instructions_per_entry --
 /// --nocapture` prints it). Each kernel's loops are found by their backward branches and
 /// their entries by the step of the entry counter.
 #[test]

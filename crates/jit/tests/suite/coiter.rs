@@ -666,8 +666,7 @@ fn refusals_are_errors() {
     assert!(coiter::ewise(&a, &c, EwiseOp::Add, true, Isa::Avx2, 1).is_err());
 }
 
-#[path = "common/spt_csr.rs"]
-mod spt_csr;
+use crate::common::spt_csr;
 
 /// Generated code against the monomorphized loops on the benchmark pairs of
 /// `benches/peers_ewise.py` (`$SPTK_BENCH_DATA`, else `/root/.cache/sptk-bench`;
@@ -675,7 +674,7 @@ mod spt_csr;
 /// one-pass pipeline, `Options::kernels` forced each way): allocation + merge of each,
 /// medians of `SPTK_BENCH_REPS` (7) runs alternating the two, on 2 threads, and
 /// monomorphized / generated (above 1: generated is faster).
-/// Run: `cargo test --release -p sptk-jit --test coiter -- --ignored --nocapture bench`.
+/// Run: `cargo test --release -p sptk-jit --test suite -- --ignored --nocapture coiter::bench`.
 ///
 /// Measured after 074cd99 (the look-ahead merge and the short-list vector compares; full
 /// data, `SPTK_BENCH_REPS=7`, AVX-512, load 0.1-1.6 on the 2 shared cores),

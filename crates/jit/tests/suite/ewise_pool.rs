@@ -3,8 +3,7 @@
 //! memory handed back, on a pair large enough (72 MB of room for C) that the chunks are
 //! copied into place by streaming stores; by generated code and the monomorphized loops.
 
-#[path = "common/spt_csr.rs"]
-mod spt_csr;
+use crate::common::spt_csr;
 
 use spt_csr::csr_f64;
 use sptk_jit::ewise::{self, EwiseOp, Kernels, Options};

@@ -8,9 +8,9 @@
 // Generated code exists on x86-64 only (elsewhere the reference kernels run).
 #![cfg(target_arch = "x86_64")]
 
+use crate::common;
 use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
 use sptk_encoding::resolve_target;
-use crate::common;
 
 use common::{
     cases, check_inf_nan, check_spmv, inf_nan_case, isas, matrix, random_matrix, Rng, WIDTHS,

@@ -1,12 +1,12 @@
 //! The integration tests of `jit`, one test binary: each file of this folder is
 //! a module (`cargo test -p PACKAGE --test suite MODULE::` runs one). One binary
-//! instead of one per file: each linked the whole dependency graph again, and the
-//! links were most of the test build's time (README, "Testing").
+//! instead of one per file, each of which linked the whole dependency graph again
+//! (README, "Testing").
 
-mod common;
 mod a64;
 mod bounds;
 mod coiter;
+mod common;
 mod ewise;
 mod ewise_pool;
 mod generate;

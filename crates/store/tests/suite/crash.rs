@@ -77,6 +77,11 @@ fn killed_writers_leave_the_old_file_or_none() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("t.spt");
     let exe = std::env::current_exe().unwrap();
+    // The child test's name in this binary: its module path below the crate's root.
+    let child_test = match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::crash_child"),
+        None => "crash_child".to_string(),
+    };
     let mut rng = common::Rng(42);
     let rounds: usize = std::env::var("SPT_CRASH_ROUNDS")
         .ok()
@@ -92,7 +97,7 @@ fn killed_writers_leave_the_old_file_or_none() {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "crash_child",
+                &child_test,
                 "--ignored",
                 "--nocapture",
                 "--test-threads=1",

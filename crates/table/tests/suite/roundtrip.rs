@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::common;
 use arrow_array::{
     ArrayRef, DictionaryArray, Float32Array, Float64Array, Int64Array, Int8Array, StringArray,
 };
-use crate::common;
 use common::{i64s, open, write_batch};
 use sptk_table::{
     read_levels, write_levels, write_table, Relabel, Table, TableKind, TableOptions, ValueColumn,

@@ -4,11 +4,11 @@
 
 #[allow(dead_code)]
 #[path = "../../../mtx/tests/suite/common/npz.rs"]
-use crate::common;
+mod npz;
 
 use std::collections::HashMap;
 
-use common::{canonical, expected, read_npz, testdata};
+use npz::{canonical, expected, read_npz, testdata};
 use sptk_table::{Table, TableKind, TableOptions};
 use sptk_tensor::{ConvertOptions, Entries, Scalar};
 

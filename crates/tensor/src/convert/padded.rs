@@ -4,7 +4,7 @@
 //! and the nonzeros exist once outside the source.
 //!
 //! The results equal the general path's byte for byte, errors included (the stored-tensor
-//! property test in `tests/properties.rs` checks both against each other).
+//! property test in `tests/suite/properties.rs` checks both against each other).
 
 use sptk_encoding::{Encoding, LevelExpr, LevelFormat};
 

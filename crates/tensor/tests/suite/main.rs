@@ -1,7 +1,7 @@
 //! The integration tests of `tensor`, one test binary: each file of this folder is
 //! a module (`cargo test -p PACKAGE --test suite MODULE::` runs one). One binary
-//! instead of one per file: each linked the whole dependency graph again, and the
-//! links were most of the test build's time (README, "Testing").
+//! instead of one per file, each of which linked the whole dependency graph again
+//! (README, "Testing").
 
 mod conformance;
 mod hostile_sizes;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod guard;
+pub mod spt_csr;
 
 use sptk_encoding::resolve_target;
 use sptk_jit::reference::{self, RealValue};
