@@ -2,8 +2,9 @@
 //! [`Isa::available`] checks before any code is mapped and which generated code may not go
 //! beyond. A generator that starts to use an instruction of another extension (a BMI2
 //! shift, a POPCNT) must add that extension to its instruction set's list here, or the
-//! audit of every generated kernel fails (`audit`, on in the crate's tests): a CPU (or a
-//! VM, or an emulator) that lacks it is then given other code, not a SIGILL.
+//! audit of every generated kernel fails (`audit`, on in debug builds and so in every
+//! test): a CPU (or a VM, or an emulator) that lacks it is then given other code, not a
+//! SIGILL.
 //!
 //! The lists are of what x86-64 adds to its baseline (SSE2, CMOV, CMPXCHG8B: every x86-64
 //! CPU); NEON is every AArch64 Linux CPU's.
@@ -188,10 +189,10 @@ impl Isa {
 }
 
 /// The audit of generated x86-64 code: every instruction decoded and its CPUID features
-/// (iced-x86's `instr_info`) held against the instruction set's list. On in the crate's
-/// own tests (the `audit` feature, which its dev-dependency on itself turns on), so that
-/// every kernel any test generates is checked.
-#[cfg(feature = "audit")]
+/// (iced-x86's `instr_info`) held against the instruction set's list. On in every debug
+/// build (as a debug assertion: the tests, of this crate and of the tools, check every
+/// kernel they generate), off in release builds.
+#[cfg(debug_assertions)]
 pub(crate) mod audit {
     use iced_x86::{CpuidFeature as C, Decoder, DecoderOptions};
 

@@ -48,15 +48,36 @@ pub(crate) fn assign_lists(
     numbered: &[bool],
     text: &[bool],
 ) -> (Vec<Option<usize>>, Vec<String>) {
-    let dims: Vec<usize> = (0..coords.len()).filter(|&d| numbered[d]).collect();
-    let same_kind = dims.windows(2).all(|w| text[w[0]] == text[w[1]]);
     let edge_ends = coords.len() == 2
         && EDGE_ENDS
             .iter()
             .any(|[a, b]| coords[0].eq_ignore_ascii_case(a) && coords[1].eq_ignore_ascii_case(b));
+    // An edge list's two ends name the same nodes whatever their column types: where one
+    // end is numbered (text ids), the other is numbered with it from the one list (its
+    // integers by their decimal text), never read as indices beside it. Numbered apart,
+    // or one as indices, `1 -> "a"` and `"a" -> 1` would be different nodes.
+    let graph = edge_ends && mode != Relabel::Separate && numbered.iter().any(|&n| n);
+    let mut notes = Vec::new();
+    if graph && numbered.iter().any(|&n| !n) {
+        let (ints, texts): (Vec<usize>, Vec<usize>) = (0..2).partition(|&d| !text[d]);
+        let name = |d: &[usize]| d.first().map_or(String::new(), |&d| coords[d].clone());
+        notes.push(format!(
+            "columns `{}` (integers) and `{}` (text): an edge list's two ends, so the \
+             integers are numbered with the text ids from one list (the integer 7 and the \
+             text \"7\" are one node)",
+            name(&ints),
+            name(&texts)
+        ));
+    }
+    let numbered: Vec<bool> = match graph {
+        true => vec![true; coords.len()],
+        false => numbered.to_vec(),
+    };
+    let dims: Vec<usize> = (0..coords.len()).filter(|&d| numbered[d]).collect();
+    let same_kind = dims.windows(2).all(|w| text[w[0]] == text[w[1]]);
     let shared = dims.len() > 1
         && match mode {
-            Relabel::Shared => same_kind,
+            Relabel::Shared => same_kind || graph,
             Relabel::Separate => false,
             Relabel::Text => edge_ends,
         };
@@ -67,7 +88,6 @@ pub(crate) fn assign_lists(
             .join(", ")
     };
     // A shared list is described once read, with its length (see `read.rs`).
-    let mut notes = Vec::new();
     if !shared && dims.len() > 1 {
         notes.push(match mode {
             Relabel::Shared => format!(
@@ -250,6 +270,23 @@ mod tests {
         let (lists, notes) = assign_lists(Relabel::Shared, &cols, &[true, true], &[true, false]);
         assert_eq!(lists, [Some(0), Some(1)]);
         assert!(notes[0].contains("different kinds"), "{notes:?}");
+    }
+
+    #[test]
+    fn integer_and_text_edge_ends_are_one_list_of_nodes() {
+        let cols = names(&["src", "dst"]);
+        for mode in [Relabel::Text, Relabel::Shared] {
+            let (lists, notes) = assign_lists(mode, &cols, &[false, true], &[false, true]);
+            assert_eq!(lists, [Some(0), Some(0)], "{mode:?}");
+            assert!(notes[0].contains("one list"), "{notes:?}");
+            let (lists, _) = assign_lists(mode, &cols, &[true, true], &[true, false]);
+            assert_eq!(lists, [Some(0), Some(0)], "{mode:?}");
+        }
+        // Asked for apart, they stay apart; integer ends alone stay indices.
+        let (lists, _) = assign_lists(Relabel::Separate, &cols, &[true, true], &[false, true]);
+        assert_eq!(lists, [Some(0), Some(1)]);
+        let (lists, _) = assign_lists(Relabel::Text, &cols, &[false, false], &[false, false]);
+        assert_eq!(lists, [None, None]);
     }
 
     #[test]

@@ -109,16 +109,16 @@ impl Asm {
         std::array::from_fn(|_| self.ops.new_dynamic_label())
     }
 
-    /// The finished code (labels resolved); with the `audit` feature (the crate's tests),
-    /// checked against its instruction set's feature list.
+    /// The finished code (labels resolved); in a debug build (the tests), checked against
+    /// its instruction set's feature list.
     pub(crate) fn finish(self) -> Result<Vec<u8>, KernelError> {
         let code = self
             .ops
             .finalize()
             .map_err(|e| KernelError::Unsupported(format!("internal: cannot assemble: {e}")))?;
-        #[cfg(feature = "audit")]
+        #[cfg(debug_assertions)]
         crate::features::audit::check(self.isa, &code);
-        #[cfg(not(feature = "audit"))]
+        #[cfg(not(debug_assertions))]
         let _ = self.isa;
         Ok(code)
     }

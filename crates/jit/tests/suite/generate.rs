@@ -2,7 +2,7 @@
 //! operation, format, value type and a sample of width pairs is generated on whatever host
 //! runs the tests (AVX-512 code on a machine without AVX-512, x86-64 code on AArch64). Each
 //! decodes whole, calls nothing, returns, branches only inside itself, uses no instruction
-//! outside its instruction set's feature list (the `audit` feature, on in these tests,
+//! outside its instruction set's feature list (the audit of debug builds, and so of these tests,
 //! checks every kernel any test generates) and no register
 //! its instruction set lacks; where this CPU runs the instruction set, it is the very code
 //! `Kernel::compile` maps.
