@@ -87,9 +87,23 @@ pub struct EwiseFlags {
     /// exists (f32 / f64 values on AVX2 or AVX-512).
     #[arg(long, default_value = "auto", value_parser = ["auto", "monomorphized", "generated"])]
     pub kernels: String,
+    /// How operands whose dimensions carry labels (relabelled ids, gene names) meet: by
+    /// label, as pandas aligns frames (the result's coordinates are the union of both
+    /// lists, A's first; a dimension labelled on one side only is refused), or by position,
+    /// whatever the labels say (the result keeps A's labels).
+    #[arg(long, default_value = "labels", value_parser = ["labels", "position"])]
+    pub align: String,
 }
 
 impl EwiseFlags {
+    /// `--align` as the library's choice.
+    fn align(&self) -> ewise::Align {
+        match self.align.as_str() {
+            "position" => ewise::Align::Position,
+            _ => ewise::Align::Labels,
+        }
+    }
+
     /// `--kernels` as the library's choice.
     fn kernels(&self) -> ewise::Kernels {
         match self.kernels.as_str() {
@@ -259,6 +273,7 @@ pub fn run_ewise(kind: Kind, args: &EwiseArgs) -> Result<()> {
         opts.intersect = args.intersect;
         opts.drop_zeros = args.drop_zeros;
         opts.kernels = args.flags.kernels();
+        opts.align = args.flags.align();
         opts.pool = Some(pool.clone());
         let what = format!("{} {} {}", kind.name(), ap.display(), bp.display());
         let mut timing = Timing::default();

@@ -52,6 +52,10 @@ pub struct SpgemmArgs {
     /// (monomorphized), or generated wherever a kernel exists (generated).
     #[arg(long, default_value = "auto", value_parser = ["auto", "monomorphized", "generated"])]
     pub kernels: String,
+    /// How labelled operands meet: by label (the default: B's inner coordinates renumbered
+    /// into A's column labels, those A lacks dropped; the mask's into C's) or by position.
+    #[arg(long, default_value = "labels", value_parser = ["labels", "position"])]
+    pub align: String,
     /// The generated scatter's instruction set: avx2 or avx512 (default: the best this
     /// CPU has).
     #[arg(long, value_parser = ["avx2", "avx512"])]
@@ -160,6 +164,10 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
             auto_widths: sptk_tensor::AutoWidths {
                 pos: preset,
                 crd: preset,
+            },
+            align: match args.align.as_str() {
+                "position" => sptk_jit::ewise::Align::Position,
+                _ => sptk_jit::ewise::Align::Labels,
             },
             kernels: match args.kernels.as_str() {
                 "monomorphized" => sptk_jit::ewise::Kernels::Monomorphized,

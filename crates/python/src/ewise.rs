@@ -24,7 +24,19 @@ pub(crate) const KEYS: &[&str] = &[
     "drop_zeros",
     "threads",
     "memory_limit",
+    "align",
 ];
+
+/// The `align` keyword: `labels` (the default) or `position`.
+pub(crate) fn align(name: Option<&str>) -> Result<jit::Align> {
+    match name {
+        None | Some("labels") => Ok(jit::Align::Labels),
+        Some("position") => Ok(jit::Align::Position),
+        Some(other) => Err(Failure::argument(format!(
+            "align={other:?}: 'labels' (meet by label, the default) or 'position'"
+        ))),
+    }
+}
 
 pub(crate) fn ewise_error(e: EwiseError) -> Failure {
     let kind = match e {
@@ -91,7 +103,9 @@ pub(crate) fn options(
         .map(|t| sptk_encoding::resolve_target(t, rank))
         .transpose()?;
     let threads: Option<usize> = item(d, "threads", "an int")?;
+    let align_by: Option<String> = item(d, "align", "'labels' or 'position'")?;
     Ok(Options {
+        align: align(align_by.as_deref())?,
         intersect: item(d, "intersect", "a bool")?.unwrap_or(false),
         drop_zeros: item(d, "drop_zeros", "a bool")?.unwrap_or(false),
         threads: threads.filter(|&n| n > 0),
@@ -130,17 +144,19 @@ pub fn ewise(
 /// The dot product (one element) or, with `rows`, the dot product of each row: a dense
 /// array of the compute type.
 #[pyfunction]
-#[pyo3(signature = (a, b, rows, threads=0))]
+#[pyo3(signature = (a, b, rows, threads=0, align_by="labels"))]
 pub fn dot(
     py: Python<'_>,
     a: &PyTensor,
     b: &PyTensor,
     rows: bool,
     threads: usize,
+    align_by: &str,
 ) -> PyResult<ArrayHandle> {
     let (ta, tb) = (a.tensor(py)?, b.tensor(py)?);
     let opts = Options {
         threads: (threads > 0).then_some(threads),
+        align: align(Some(align_by))?,
         ..Options::default()
     };
     detached(py, move || {

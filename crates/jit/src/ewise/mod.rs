@@ -43,6 +43,7 @@ assert_eq!(d, ValueVec::F64(vec![20.0].into()));
 ```
 */
 
+pub(crate) mod align;
 mod dispatch;
 mod fast;
 mod generated;
@@ -75,6 +76,7 @@ pub(crate) use merge::GALLOP_RATIO;
 use operand::{Arrays, Planned};
 use ops::Binary;
 
+pub use align::Align;
 pub use fast::PhaseTimes;
 pub use operand::compute_type;
 pub use ops::EwiseOp;
@@ -86,6 +88,9 @@ pub struct Options {
     /// `min` / `max` over the intersection instead of the union (other operations refuse
     /// it: their set is fixed).
     pub intersect: bool,
+    /// How operands whose dimensions carry labels meet: by label (the default, as pandas
+    /// aligns frames) or by position ([`Align`]).
+    pub align: Align,
     /// Leave out of C the entries whose value is zero (SciPy drops them; by default a
     /// result that cancels to zero stays a stored entry).
     pub drop_zeros: bool,
@@ -269,7 +274,8 @@ pub fn ewise_report(
 ) -> Result<Report, EwiseError> {
     let union = set_of(op, opts)?;
     let start = Instant::now();
-    let prep = Prep::new(a, b, opts, false)?;
+    let aligned = align::align(a, b, opts.align)?;
+    let prep = Prep::new(&aligned.a, &aligned.b, opts, false)?;
     let prepare = start.elapsed();
     let job = EwiseJob {
         op,
@@ -280,7 +286,7 @@ pub fn ewise_report(
     let (tensor, kernel, mut times) = prep.run(job)??;
     times.prepare = prepare;
     Ok(Report {
-        tensor,
+        tensor: align::labelled(tensor, &aligned.labels)?,
         explain: prep.explain(kernel),
         times,
     })
@@ -350,7 +356,8 @@ pub fn rowdot(a: &Tensor, b: &Tensor, opts: &Options) -> Result<ValueVec, EwiseE
 
 /// [`dot_report`], or [`rowdot_report`] with `rows`.
 fn dots(a: &Tensor, b: &Tensor, opts: &Options, rows: bool) -> Result<DotReport, EwiseError> {
-    let prep = Prep::new(a, b, opts, rows)?;
+    let aligned = align::align(a, b, opts.align)?;
+    let prep = Prep::new(&aligned.a, &aligned.b, opts, rows)?;
     let (values, kernel) = prep.run(DotJob { rows, opts })??;
     Ok(DotReport {
         values,

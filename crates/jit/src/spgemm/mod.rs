@@ -276,6 +276,67 @@ pub fn spgemm_report(
     mask: Option<Mask<'_>>,
     opts: &Options,
 ) -> Result<Report, SpgemmError> {
+    use crate::ewise::align;
+    // Labelled operands meet by label (`ewise::Align`): B's inner dimension renumbered into
+    // A's column labels, the mask's into C's.
+    let by = opts.common.align;
+    let (inner, outer) = if opts.transpose_b { (1, 0) } else { (0, 1) };
+    let b_aligned = align::onto_labels(b, inner, a.labels(1), ("A's columns", "B's rows"), by)
+        .map_err(SpgemmError::from_aligning)?;
+    let b = &*b_aligned;
+    let mask_tensor = match &mask {
+        Some(mk) if a.dim_sizes().len() == 2 && b.dim_sizes().len() == 2 => {
+            let rows = align::onto_labels(mk.tensor, 0, a.labels(0), ("C's rows", "M's rows"), by)
+                .map_err(SpgemmError::from_aligning)?;
+            let both = align::onto_labels(
+                &rows,
+                1,
+                b.labels(outer),
+                ("C's columns", "M's columns"),
+                by,
+            )
+            .map_err(SpgemmError::from_aligning)?
+            .into_owned();
+            Some(both)
+        }
+        _ => None,
+    };
+    let mask = match (&mask, &mask_tensor) {
+        (Some(mk), Some(t)) => Some(Mask {
+            tensor: t,
+            complement: mk.complement,
+        }),
+        _ => mask,
+    };
+    let labels = match (a.dim_sizes().len(), b.dim_sizes().len()) {
+        (2, 2) => vec![a.labels(0).cloned(), b.labels(outer).cloned()],
+        _ => Vec::new(),
+    };
+    let mut report = spgemm_aligned(a, b, semiring, mask, opts)?;
+    report.tensor = align::labelled(report.tensor, &labels).map_err(SpgemmError::from_aligning)?;
+    Ok(report)
+}
+
+impl SpgemmError {
+    /// An element-wise alignment's error as a product's.
+    fn from_aligning(e: crate::ewise::EwiseError) -> SpgemmError {
+        use crate::ewise::EwiseError as E;
+        match e {
+            E::Shape(m) => SpgemmError::Shape(m),
+            E::Alloc(m) => SpgemmError::Alloc(m),
+            other => SpgemmError::Convert(other.to_string()),
+        }
+    }
+}
+
+/// [`spgemm_report`] on operands already aligned.
+fn spgemm_aligned(
+    a: &Tensor,
+    b: &Tensor,
+    semiring: Semiring,
+    mask: Option<Mask<'_>>,
+    opts: &Options,
+) -> Result<Report, SpgemmError> {
     let (m, k, n) = shape(a, b, mask.as_ref(), opts.transpose_b)?;
     let start = Instant::now();
     let limit = opts.common.memory_limit;

@@ -44,7 +44,11 @@ def ewise(op, a, b, to=None, **options):
     column-major A), ``pos_width`` / ``crd_width`` (bits; default the narrowest that hold
     C), ``intersect`` (``min`` / ``max`` over the intersection), ``drop_zeros``,
     ``threads`` (0: one per core), ``memory_limit`` (bytes, for conversions through the
-    planner). Runs without the GIL.
+    planner), ``align``: operands whose dimensions carry labels (relabelled ids, gene
+    names) meet by label as pandas aligns frames (``"labels"``, the default: C's
+    coordinates are the union of both lists, A's first, and C carries it; a dimension
+    labelled on one side only raises :class:`ArgumentError`), or by position
+    (``"position"``: C keeps A's labels). Runs without the GIL.
     """
     kwargs = dict(options)
     if to is not None:
@@ -102,22 +106,25 @@ multiply = mul
 divide = div
 
 
-def dot(a, b, threads=0):
+def dot(a, b, threads=0, align="labels"):
     """``sum(A * B)`` over the coordinates both store: a NumPy scalar of the compute type
     (SciPy's ``A.multiply(B).sum()``). The sums run in a fixed order, so the result has
-    the same bits for every ``threads``. Runs without the GIL."""
+    the same bits for every ``threads``. Labelled operands meet by label (``align``, as
+    for :func:`ewise`). Runs without the GIL."""
     import numpy as np
 
-    out = np.array(_sptk.dot(_operand(a, "A"), _operand(b, "B"), False, threads))
+    out = np.array(_sptk.dot(_operand(a, "A"), _operand(b, "B"), False, threads, align))
     return out[0]
 
 
-def rowdot(a, b, threads=0):
+def rowdot(a, b, threads=0, align="labels"):
     """``sum_j A[i, j] * B[i, j]`` for every row ``i``: a new 1-D array, 0 where the rows do
-    not meet (SciPy's ``A.multiply(B).sum(axis=1)``). Runs without the GIL."""
+    not meet (SciPy's ``A.multiply(B).sum(axis=1)``); labelled operands meet by label
+    (``align``, as for :func:`ewise`: the rows are then the union's). Runs without the
+    GIL."""
     import numpy as np
 
-    return np.array(_sptk.dot(_operand(a, "A"), _operand(b, "B"), True, threads))
+    return np.array(_sptk.dot(_operand(a, "A"), _operand(b, "B"), True, threads, align))
 
 
 _AXES = {None: "all", "all": "all", 1: "row", -1: "row", "row": "row", "rows": "row", 0: "col", -2: "col", "col": "col", "cols": "col"}
