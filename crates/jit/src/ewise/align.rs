@@ -14,7 +14,7 @@
 //! keeps A's labels.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use sptk_encoding::Target;
 use sptk_tensor::{convert, ConvertOptions, Entries, Labels, Tensor};
@@ -51,7 +51,7 @@ pub(crate) fn align<'t>(
 ) -> Result<Aligned<'t>, EwiseError> {
     let rank = a.dim_sizes().len();
     let same = (0..rank).all(|d| a.labels(d) == b.labels(d));
-    if align == Align::Position || same || a.dim_sizes().len() != b.dim_sizes().len() {
+    if align == Align::Position || same || rank != b.dim_sizes().len() {
         // (Shapes that differ are refused by the operation itself, with its message.)
         let labels = (0..rank).map(|d| a.labels(d).cloned()).collect();
         return Ok(Aligned {
@@ -73,36 +73,48 @@ pub(crate) fn align<'t>(
                 dims_a[d] = union.len() as u64;
                 dims_b[d] = union.len() as u64;
                 renumber[d] = Some(map);
-                labels.push(Some(union));
+                labels.push(Some(Labels::from_strings(union)));
             }
             (la, _) => {
                 let (has, lacks) = if la.is_some() { ("A", "B") } else { ("B", "A") };
-                return Err(EwiseError::Shape(format!(
-                    "dimension {d}: {has}'s coordinates carry labels and {lacks}'s do not, so \
-                     they cannot be aligned by label (read {lacks} with the same labels, \
-                     sparse-convert --labels-from, or combine by position: --align position)"
-                )));
+                return Err(one_sided(
+                    &format!("dimension {d}: {has}'s coordinates"),
+                    &format!("{lacks}'s"),
+                ));
             }
         }
     }
     let a = match dims_a == a.dim_sizes() {
         true => Cow::Borrowed(a),
-        false => Cow::Owned(rebuilt(a, &dims_a, &vec![None; rank])?),
+        false => Cow::Owned(renumbered(a, &dims_a, &vec![None; rank], &[])?),
     };
-    let b = Cow::Owned(rebuilt(b, &dims_b, &renumber)?);
+    let b = Cow::Owned(renumbered(b, &dims_b, &renumber, &[])?);
     Ok(Aligned { a, b, labels })
 }
 
+/// The refusal of a dimension labelled on one side only: `has` carry labels, `lacks` not.
+fn one_sided(has: &str, lacks: &str) -> EwiseError {
+    EwiseError::Shape(format!(
+        "{has} carry labels and {lacks} do not, so they cannot be aligned by label (read both \
+         with the same labels, sparse-convert --labels-from, or combine by position: --align \
+         position)"
+    ))
+}
+
 /// The union of `a` and `b` (a's labels first, then b's new ones in b's order) and, for each
-/// of b's coordinates, its coordinate in the union.
-fn union_of(a: &Labels, b: &Labels, d: usize) -> Result<(Labels, Vec<u64>), EwiseError> {
-    let mut at: HashMap<&str, u64> = HashMap::with_capacity(a.len() + b.len());
+/// of b's coordinates, its coordinate in the union (below `a.len()` where a has the label).
+fn union_of<'l>(
+    a: &'l Labels,
+    b: &'l Labels,
+    d: usize,
+) -> Result<(Vec<&'l str>, Vec<u64>), EwiseError> {
     let twice = |who: &str, label: &str| {
         EwiseError::Shape(format!(
             "dimension {d}: {who}'s labels name '{label}' twice, so they cannot be aligned by \
              label (--align position combines by position)"
         ))
     };
+    let mut at: HashMap<&str, u64> = HashMap::with_capacity(a.len() + b.len());
     let mut union: Vec<&str> = Vec::with_capacity(a.len());
     for label in a.iter() {
         if at.insert(label, union.len() as u64).is_some() {
@@ -110,10 +122,10 @@ fn union_of(a: &Labels, b: &Labels, d: usize) -> Result<(Labels, Vec<u64>), Ewis
         }
         union.push(label);
     }
-    let mut seen_in_b: HashMap<&str, ()> = HashMap::with_capacity(b.len());
+    let mut seen_in_b: HashSet<&str> = HashSet::with_capacity(b.len());
     let mut map = Vec::with_capacity(b.len());
     for label in b.iter() {
-        if seen_in_b.insert(label, ()).is_some() {
+        if !seen_in_b.insert(label) {
             return Err(twice("B", label));
         }
         let next = union.len() as u64;
@@ -123,40 +135,113 @@ fn union_of(a: &Labels, b: &Labels, d: usize) -> Result<(Labels, Vec<u64>), Ewis
         });
         map.push(i);
     }
-    Ok((Labels::from_strings(union), map))
+    Ok((union, map))
 }
 
-/// `t` with dimension sizes `dims` and, on each dimension `renumber` names, every
-/// coordinate `c` renumbered to `renumber[d][c]`, in `t`'s own encoding.
-fn rebuilt(t: &Tensor, dims: &[u64], renumber: &[Option<Vec<u64>>]) -> Result<Tensor, EwiseError> {
-    let e = t.to_entries();
-    let fail = |e: String| EwiseError::Convert(format!("aligning by label: {e}"));
-    let coords: Vec<Vec<u64>> = (0..e.rank())
-        .map(|d| {
-            let c = e.coords(d).to_u64_vec();
-            match &renumber[d] {
-                // Every coordinate is below the dimension's size, which is the map's length
-                // (the labels' count, checked when they were attached).
-                Some(map) => c
-                    .iter()
-                    .map(|&x| map.get(x as usize).copied().unwrap_or(u64::MAX))
-                    .collect(),
-                None => c,
-            }
-        })
-        .collect();
-    let entries = Entries::from_parts(dims.to_vec(), coords, e.values().clone())
-        .map_err(|e| fail(e.to_string()))?;
-    built_like(t, &entries, &vec![None; e.rank()])
+/// One dimension to bring onto a list it must match (SpGEMM's inner dimension: B's rows,
+/// or its columns for `A B^T`, onto A's column labels; a mask's rows and columns onto C's),
+/// and the names of the two sides for a refusal (`("A's columns", "B's rows")`).
+pub(crate) struct Onto<'l> {
+    /// The dimension of the tensor brought onto the list.
+    pub dim: usize,
+    /// The list it must match (`None`: unlabelled).
+    pub labels: Option<&'l Labels>,
+    /// Who holds the list, and who the tensor's dimension is.
+    pub sides: (&'static str, &'static str),
 }
 
-/// `entries` in `like`'s encoding, at the narrowest widths (a dimension may have grown past
-/// the stored ones), carrying `labels`.
-fn built_like(
-    like: &Tensor,
-    entries: &Entries,
+/// `t` with each dimension of `onto` renumbered into its list: the entries whose label the
+/// list lacks dropped (in a product they meet only zero columns of A; in a mask, nothing of
+/// C), the dimension's size the list's length, and the list its labels. `t` as it is where
+/// no dimension needs it (neither side labelled, equal lists) or `align` is
+/// [`Align::Position`].
+///
+/// # Errors
+/// A dimension labelled on one side only, a list naming a label twice, memory.
+pub(crate) fn onto_labels<'t>(
+    t: &'t Tensor,
+    onto: &[Onto<'_>],
+    align: Align,
+) -> Result<Cow<'t, Tensor>, EwiseError> {
+    let rank = t.dim_sizes().len();
+    let mut dims = t.dim_sizes().to_vec();
+    let mut renumber: Vec<Option<Vec<u64>>> = vec![None; rank];
+    let mut labels: Vec<Option<Labels>> = (0..rank).map(|d| t.labels(d).cloned()).collect();
+    for o in onto.iter().filter(|o| o.dim < rank) {
+        let theirs = t.labels(o.dim);
+        if align == Align::Position || theirs == o.labels {
+            continue;
+        }
+        let (Some(list), Some(theirs)) = (o.labels, theirs) else {
+            let (has, lacks) = match o.labels {
+                Some(_) => o.sides,
+                None => (o.sides.1, o.sides.0),
+            };
+            return Err(one_sided(has, lacks));
+        };
+        renumber[o.dim] = Some(union_of(list, theirs, o.dim)?.1);
+        dims[o.dim] = list.len() as u64;
+        labels[o.dim] = Some(list.clone());
+    }
+    if renumber.iter().all(Option::is_none) {
+        return Ok(Cow::Borrowed(t));
+    }
+    renumbered(t, &dims, &renumber, &labels).map(Cow::Owned)
+}
+
+/// `t` with dimension sizes `dims`, each coordinate `c` of a dimension `renumber` names
+/// renumbered to `renumber[d][c]` and the entries whose new coordinate falls at or past
+/// `dims[d]` dropped, in `t`'s own encoding at the narrowest widths (a dimension may have
+/// grown past the stored ones), carrying `labels` (none where it is empty).
+///
+/// # Errors
+/// A coordinate past its map (the maps are as long as the labels, which are as long as
+/// their dimension), memory.
+fn renumbered(
+    t: &Tensor,
+    dims: &[u64],
+    renumber: &[Option<Vec<u64>>],
     labels: &[Option<Labels>],
 ) -> Result<Tensor, EwiseError> {
+    let fail = |e: String| EwiseError::Convert(format!("aligning by label: {e}"));
+    let e = t.to_entries();
+    let mut keep = vec![true; e.values().len()];
+    let mut coords = Vec::with_capacity(e.rank());
+    for d in 0..e.rank() {
+        let c = e.coords(d).to_u64_vec();
+        let Some(map) = &renumber[d] else {
+            coords.push(c);
+            continue;
+        };
+        let mut out = Vec::with_capacity(c.len());
+        for (k, &x) in c.iter().enumerate() {
+            let y = *map
+                .get(x as usize)
+                .ok_or_else(|| fail(format!("coordinate {x} of dimension {d} has no label")))?;
+            keep[k] &= y < dims[d];
+            out.push(y);
+        }
+        coords.push(out);
+    }
+    let (coords, values) = match keep.iter().all(|&k| k) {
+        true => (coords, e.values().clone()),
+        false => {
+            let picked = |c: &[u64]| {
+                c.iter()
+                    .zip(&keep)
+                    .filter(|(_, &k)| k)
+                    .map(|(x, _)| *x)
+                    .collect()
+            };
+            let values = sptk_tensor::with_values!(e.values(), v => {
+                let v: Vec<_> = v.iter().zip(&keep).filter(|(_, &k)| k).map(|(x, _)| *x).collect();
+                sptk_tensor::ValueVecAccess::wrap(v)
+            });
+            (coords.iter().map(|c| picked(c)).collect(), values)
+        }
+    };
+    let entries =
+        Entries::from_parts(dims.to_vec(), coords, values).map_err(|e| fail(e.to_string()))?;
     let opts = ConvertOptions {
         auto_widths: sptk_tensor::AutoWidths {
             pos: true,
@@ -164,83 +249,10 @@ fn built_like(
         },
         ..ConvertOptions::default()
     };
-    let t = convert(entries, &Target::Fixed(like.encoding().clone()), &opts)
-        .map_err(|e| EwiseError::Convert(format!("aligning by label: {e}")))?
+    let built = convert(&entries, &Target::Fixed(t.encoding().clone()), &opts)
+        .map_err(|e| fail(e.to_string()))?
         .tensor;
-    labelled(t, labels)
-}
-
-/// One dimension of `b` by label onto a list it must match (SpGEMM's inner dimension:
-/// B's rows, or its columns for `A B^T`, onto A's column labels; a mask's onto C's): `b`
-/// with the coordinates of its dimension `dim` renumbered into `onto`, the entries whose
-/// label `onto` lacks dropped (in a product they meet only zero columns of A; in a mask,
-/// nothing of C), and that dimension's size `onto`'s length. `b` as it is where neither
-/// side carries labels there, the lists are equal, or `align` is [`Align::Position`].
-/// `what` names the two sides for a refusal (`("A's columns", "B's rows")`).
-///
-/// # Errors
-/// The dimension labelled on one side only, a list naming a label twice, memory.
-pub(crate) fn onto_labels<'t>(
-    b: &'t Tensor,
-    dim: usize,
-    onto: Option<&Labels>,
-    (what_onto, what_b): (&str, &str),
-    align: Align,
-) -> Result<Cow<'t, Tensor>, EwiseError> {
-    let inner = dim;
-    let theirs = b.labels(inner);
-    if align == Align::Position || theirs == onto {
-        return Ok(Cow::Borrowed(b));
-    }
-    let (Some(onto), Some(theirs)) = (onto, theirs) else {
-        let (has, lacks) = match onto {
-            Some(_) => (what_onto, what_b),
-            None => (what_b, what_onto),
-        };
-        return Err(EwiseError::Shape(format!(
-            "{has} carry labels and {lacks} do not, so they cannot be aligned by label \
-             (read both with the same labels, sparse-convert --labels-from, or combine by \
-             position: --align position)"
-        )));
-    };
-    // Where each of A's labels is, and each of B's in A's list (or dropped).
-    let (union, map) = union_of(onto, theirs, inner)?;
-    let kept = onto.len() as u64;
-    drop(union);
-    let e = b.to_entries();
-    let keep: Vec<bool> = (0..e.values().len())
-        .map(|k| {
-            map.get(e.coord(k, inner) as usize)
-                .is_some_and(|&i| i < kept)
-        })
-        .collect();
-    let mut dims = b.dim_sizes().to_vec();
-    dims[inner] = kept;
-    let coords: Vec<Vec<u64>> = (0..e.rank())
-        .map(|d| {
-            (0..keep.len())
-                .filter(|&k| keep[k])
-                .map(|k| match d == inner {
-                    true => map[e.coord(k, d) as usize],
-                    false => e.coord(k, d),
-                })
-                .collect()
-        })
-        .collect();
-    let values = sptk_tensor::with_values!(e.values(), v => {
-        let picked: Vec<_> = v.iter().zip(&keep).filter(|(_, &k)| k).map(|(x, _)| *x).collect();
-        sptk_tensor::ValueVecAccess::wrap(picked)
-    });
-    let entries = Entries::from_parts(dims, coords, values)
-        .map_err(|e| EwiseError::Convert(format!("aligning by label: {e}")))?;
-    // The other dimensions keep their labels; this one now has `onto`'s.
-    let labels: Vec<Option<Labels>> = (0..e.rank())
-        .map(|d| match d == inner {
-            true => Some(onto.clone()),
-            false => b.labels(d).cloned(),
-        })
-        .collect();
-    built_like(b, &entries, &labels).map(Cow::Owned)
+    labelled(built, labels)
 }
 
 /// `c` carrying `labels` (dimensions without any left as they are).

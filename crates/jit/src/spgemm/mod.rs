@@ -276,38 +276,40 @@ pub fn spgemm_report(
     mask: Option<Mask<'_>>,
     opts: &Options,
 ) -> Result<Report, SpgemmError> {
-    use crate::ewise::align;
+    use crate::ewise::align::{self, Onto};
     // Labelled operands meet by label (`ewise::Align`): B's inner dimension renumbered into
-    // A's column labels, the mask's into C's.
+    // A's column labels, the mask's rows and columns into C's.
     let by = opts.common.align;
     let (inner, outer) = if opts.transpose_b { (1, 0) } else { (0, 1) };
-    let b_aligned = align::onto_labels(b, inner, a.labels(1), ("A's columns", "B's rows"), by)
-        .map_err(SpgemmError::from_aligning)?;
+    let onto_a = Onto {
+        dim: inner,
+        labels: a.labels(1),
+        sides: ("A's columns", "B's rows"),
+    };
+    let b_aligned = align::onto_labels(b, &[onto_a], by).map_err(SpgemmError::from_aligning)?;
     let b = &*b_aligned;
-    let mask_tensor = match &mask {
-        Some(mk) if a.dim_sizes().len() == 2 && b.dim_sizes().len() == 2 => {
-            let rows = align::onto_labels(mk.tensor, 0, a.labels(0), ("C's rows", "M's rows"), by)
-                .map_err(SpgemmError::from_aligning)?;
-            let both = align::onto_labels(
-                &rows,
-                1,
-                b.labels(outer),
-                ("C's columns", "M's columns"),
-                by,
-            )
-            .map_err(SpgemmError::from_aligning)?
-            .into_owned();
-            Some(both)
+    let onto_c = [
+        Onto {
+            dim: 0,
+            labels: a.labels(0),
+            sides: ("C's rows", "M's rows"),
+        },
+        Onto {
+            dim: 1,
+            labels: b.labels(outer),
+            sides: ("C's columns", "M's columns"),
+        },
+    ];
+    let mask_aligned = match &mask {
+        Some(mk) => {
+            Some(align::onto_labels(mk.tensor, &onto_c, by).map_err(SpgemmError::from_aligning)?)
         }
-        _ => None,
+        None => None,
     };
-    let mask = match (&mask, &mask_tensor) {
-        (Some(mk), Some(t)) => Some(Mask {
-            tensor: t,
-            complement: mk.complement,
-        }),
-        _ => mask,
-    };
+    let mask = mask.zip(mask_aligned.as_deref()).map(|(mk, t)| Mask {
+        tensor: t,
+        complement: mk.complement,
+    });
     let labels = match (a.dim_sizes().len(), b.dim_sizes().len()) {
         (2, 2) => vec![a.labels(0).cloned(), b.labels(outer).cloned()],
         _ => Vec::new(),
