@@ -69,14 +69,23 @@ fn with_modules(path: PathBuf, modules: &[&str]) -> Result<PathBuf, String> {
 
 /// What was found, or a note and `None`, or a panic when the Python is `required`.
 fn settle<T>(found: Result<T, String>, required: bool, check: &str) -> Option<T> {
+    let hint = " (make the venv as .ci/run does, or point SPTK_PYTHON at a Python that has it)";
+    settle_part(found, ("SPTK_REQUIRE_PYTHON", required), check, hint)
+}
+
+/// The one rule for every optional part: what was found; or, where it is missing, a note
+/// naming `check` and `None`, unless `variable` (`required`) asks for it: then a panic.
+fn settle_part<T>(
+    found: Result<T, String>,
+    (variable, required): (&str, bool),
+    check: &str,
+    hint: &str,
+) -> Option<T> {
     match found {
         Ok(x) => Some(x),
-        Err(why) if required => panic!(
-            "{check}: {why}, and SPTK_REQUIRE_PYTHON is set (make the venv as .ci/run does, \
-             or point SPTK_PYTHON at a Python that has it)"
-        ),
+        Err(why) if required => panic!("{check}: {why}, and {variable} is set{hint}"),
         Err(why) => {
-            eprintln!("\n!!! {check} skipped: {why} (CI sets SPTK_REQUIRE_PYTHON) !!!\n");
+            eprintln!("\n!!! {check} skipped: {why} (CI sets {variable}) !!!\n");
             None
         }
     }
@@ -88,14 +97,7 @@ fn settle<T>(found: Result<T, String>, required: bool, check: &str) -> Option<T>
 /// requires is never turned off by a missing part.
 pub fn available(found: Result<(), String>, require: &str, check: &str) -> bool {
     let required = std::env::var_os(require).is_some_and(|v| !v.is_empty());
-    match found {
-        Ok(()) => true,
-        Err(why) if required => panic!("{check}: {why}, and {require} is set"),
-        Err(why) => {
-            eprintln!("\n!!! {check} skipped: {why} (CI sets {require}) !!!\n");
-            false
-        }
-    }
+    settle_part(found, (require, required), check, "").is_some()
 }
 
 /// Whether `REQUIRE_ISA` (names separated by commas, as `.ci/run` sets it) names `name`.
@@ -110,15 +112,13 @@ pub fn isa_required(name: &str) -> bool {
 /// here, `runs` saying whether it can: where not, a note naming `check` and `false`, or a
 /// panic where `REQUIRE_ISA` names it.
 pub fn isa_available(name: &str, runs: bool, check: &str) -> bool {
-    if runs {
-        return true;
-    }
-    assert!(
-        !isa_required(name),
-        "{check}: REQUIRE_ISA names {name} but it cannot run here"
-    );
-    eprintln!("\n!!! {check} skipped: no {name} here (CI names it in REQUIRE_ISA) !!!\n");
-    false
+    let found = if runs {
+        Ok(())
+    } else {
+        Err(format!("no {name} here"))
+    };
+    let required = ("REQUIRE_ISA", isa_required(name));
+    settle_part(found, required, check, "").is_some()
 }
 
 /// Waits (10 s at most) for process `pid` to be gone or a zombie (killed, not running on)
