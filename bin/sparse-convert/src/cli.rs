@@ -116,6 +116,12 @@ pub struct InputArgs {
     /// separately, except an edge list's ends (src/dst, source/target, from/to).
     #[arg(long, value_name = "shared|separate", num_args = 0..=1, default_missing_value = "shared", value_parser = parse_relabel)]
     pub relabel: Option<sptk_input::Relabel>,
+    /// Table input: number the ids from the labels of FILE.spt (an earlier conversion's
+    /// output), so that two tables of one graph share one numbering: an id FILE.spt
+    /// names keeps its number there, a new one is numbered after its list. Dimension d
+    /// takes the labels of FILE.spt's dimension d; it implies --relabel for those.
+    #[arg(long, value_name = "FILE.spt", value_parser = parse_labels_from)]
+    pub labels_from: Option<GivenLabels>,
     /// HDF5 input: read it in this process instead of a helper process. Faster by the
     /// cost of starting the helper, for trusted files only: libhdf5 can crash or hang on
     /// a damaged file, and in this process that takes sparse-convert down with it.
@@ -183,6 +189,17 @@ fn parse_relabel(s: &str) -> Result<sptk_input::Relabel, String> {
             "`{s}` is not a way to relabel: `shared` or `separate` (an input file goes before --relabel, or write --relabel=shared)"
         )),
     }
+}
+
+/// The lists `--labels-from` names: a `.spt` file's labels per dimension, read (and their
+/// chunks checked) as the arguments are parsed.
+#[derive(Clone, Debug)]
+pub struct GivenLabels(pub std::sync::Arc<Vec<Option<std::sync::Arc<sptk_tensor::Labels>>>>);
+
+fn parse_labels_from(s: &str) -> Result<GivenLabels, String> {
+    sptk_input::labels_of_file(std::path::Path::new(s))
+        .map(|l| GivenLabels(std::sync::Arc::new(l)))
+        .map_err(|e| e.to_string())
 }
 
 /// `--compress`: `sptk_output`'s parser (none, gzip[:LEVEL], zstd, lz4).

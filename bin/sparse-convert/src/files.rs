@@ -205,6 +205,10 @@ fn read_options(
             shape: args.shape.clone(),
             index_base: args.index_base,
             relabel: args.relabel.unwrap_or_default(),
+            labels: args
+                .labels_from
+                .as_ref()
+                .map_or_else(Vec::new, |l| l.0.as_ref().clone()),
         },
         isolation: isolation(args),
         metadata_only: false,

@@ -41,7 +41,7 @@ pub struct ReadOptions {
 }
 
 /// How the columns of a table (Arrow IPC, Parquet) make a tensor.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ColumnOptions {
     /// The coordinate columns, one per dimension (default: `row`, `col` or `i`, `j`, ...).
     pub coordinates: Option<Vec<String>>,
@@ -55,6 +55,10 @@ pub struct ColumnOptions {
     /// Which coordinates are numbered in order of first appearance, and whether they
     /// share one list of ids; the lists become the labels.
     pub relabel: Relabel,
+    /// Lists to number from, per dimension (`--labels-from other.spt`; empty: none): an id
+    /// in a dimension's list takes its position there, a new id the next number after it,
+    /// so two tables of one graph share one numbering. Tables only: other inputs refuse it.
+    pub labels: Vec<Option<Arc<Labels>>>,
 }
 
 /// Which table coordinates are numbered in order of first appearance (the ids become the

@@ -31,6 +31,7 @@ mod spec;
 
 pub use error::InputError;
 pub use formats::mex::read_mex_labels;
+pub use formats::spt::labels_of_file;
 #[cfg(feature = "table")]
 pub use formats::table::{table_options, TableInput};
 pub use input::{ColumnOptions, Content, Input, Progress, ReadConverted, ReadOptions, Relabel};
@@ -107,11 +108,26 @@ impl<'r> Opened<'r> {
         self.reader.members_with(&self.source, opts)
     }
 
+    /// Refuses options this input's format cannot honour, rather than ignore them: lists
+    /// to number from are for tables, whose ids are numbered as they are read.
+    fn check_options(&self, opts: &ReadOptions) -> Result<(), InputError> {
+        if opts.columns.labels.is_empty() || self.reader.numbers_ids() {
+            return Ok(());
+        }
+        Err(InputError::Source(format!(
+            "{}: labels to number from (--labels-from) are for tables (Parquet, Arrow), whose \
+             ids are numbered as they are read; a {} input's coordinates are indices",
+            self.source.spec(),
+            self.reader.name()
+        )))
+    }
+
     /// Reads the input whole.
     ///
     /// # Errors
     /// The format's errors, located in the input.
     pub fn read(mut self, opts: &ReadOptions) -> Result<Input, InputError> {
+        self.check_options(opts)?;
         self.reader
             .read(&mut self.source, opts)
             .map_err(|e| e.in_input(self.source.spec()))
@@ -129,6 +145,7 @@ impl<'r> Opened<'r> {
         convert: &ConvertOptions,
         opts: &ReadOptions,
     ) -> Result<Option<ReadConverted>, InputError> {
+        self.check_options(opts)?;
         self.reader
             .read_converted(&mut self.source, target, convert, opts)
             .map_err(|e| e.in_input(self.source.spec()))

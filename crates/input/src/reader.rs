@@ -42,6 +42,12 @@ pub trait Reader: Sync {
     /// The kinds of source it reads.
     fn accepts(&self) -> Accepts;
 
+    /// Whether its coordinates can be ids numbered as they are read (tables), and so be
+    /// numbered from given lists ([`crate::ColumnOptions::labels`]).
+    fn numbers_ids(&self) -> bool {
+        false
+    }
+
     /// Reads the source.
     ///
     /// # Errors

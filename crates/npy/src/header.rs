@@ -276,6 +276,15 @@ fn element(descr: &str) -> Result<(ValueType, bool), String> {
         "b1" | "?" => ValueType::Bool,
         "c8" | "F" => ValueType::C64,
         "c16" | "D" => ValueType::C128,
+        // What NumPy records for ml_dtypes' types (bfloat16, float8_*): bytes, no type.
+        void if void.starts_with('V') => {
+            return Err(format!(
+                "element type '{descr}' is {} raw bytes, no type NumPy names: ml_dtypes' \
+                 bfloat16 (or float8) arrays are saved so, and the file cannot say which; save \
+                 a.astype(np.float32), or keep bf16 in .safetensors, which names its types",
+                &void[1..]
+            ))
+        }
         _ => return Err(unknown()),
     };
     // One-byte types have no byte order; '>' on them is harmless.
@@ -404,6 +413,18 @@ mod tests {
         v.extend_from_slice(&(header.len() as u16).to_le_bytes());
         v.extend_from_slice(header.as_bytes());
         v
+    }
+
+    #[test]
+    fn raw_bytes_of_ml_dtypes_say_what_they_are_and_what_to_do() {
+        let text = "{'descr': '|V2', 'fortran_order': False, 'shape': (3,), }\n";
+        let e = parse(&file(text)).unwrap_err();
+        let e = format!("{e:?}");
+        assert!(e.contains("'|V2' is 2 raw bytes"), "{e}");
+        assert!(
+            e.contains("bfloat16") && e.contains("astype(np.float32)"),
+            "{e}"
+        );
     }
 
     #[test]

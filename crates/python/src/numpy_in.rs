@@ -102,8 +102,28 @@ fn value_type(typestr: &str) -> Result<ValueType> {
     }
 }
 
-/// The values of a NumPy array, copied.
-fn value_vec(typestr: &str, bytes: &[u8]) -> Result<ValueVec> {
+/// The value type a value array holds: its own NumPy type, or `bits`, the type whose bit
+/// patterns its elements are (`bf16` given as `uint16`: ml_dtypes' arrays arrive so, and
+/// `bits=True` asks for it), which must be the elements' size.
+fn values_type(typestr: &str, bits: Option<&str>) -> Result<ValueType> {
+    let Some(name) = bits else {
+        return value_type(typestr);
+    };
+    let t: ValueType = name
+        .parse()
+        .map_err(|_| Failure::argument(format!("values: no value type named {name:?}")))?;
+    let integer = matches!(typestr.as_bytes().get(1), Some(b'i' | b'u' | b'V'));
+    if !integer || typestr.get(2..).and_then(|n| n.parse::<usize>().ok()) != Some(t.size()) {
+        return Err(Failure::argument(format!(
+            "values: bit patterns of {t} are {}-byte integers, not NumPy type {typestr}",
+            t.size()
+        )));
+    }
+    Ok(t)
+}
+
+/// The values of a NumPy array, copied (`bits`: see [`values_type`]).
+fn value_vec(typestr: &str, bytes: &[u8], bits: Option<&str>) -> Result<ValueVec> {
     let c32 = |a: [u8; 8]| Complex {
         re: f32::from_le_bytes([a[0], a[1], a[2], a[3]]),
         im: f32::from_le_bytes([a[4], a[5], a[6], a[7]]),
@@ -116,7 +136,7 @@ fn value_vec(typestr: &str, bytes: &[u8]) -> Result<ValueVec> {
             im: f(im),
         }
     };
-    Ok(match value_type(typestr)? {
+    Ok(match values_type(typestr, bits)? {
         ValueType::F16 => {
             ValueVec::F16(le(bytes, |a| half::f16::from_bits(u16::from_le_bytes(a))).into())
         }
@@ -187,6 +207,7 @@ pub fn from_compressed(
     pos: &Bound<'_, PyAny>,
     crd: &Bound<'_, PyAny>,
     values: &Bound<'_, PyAny>,
+    bits: Option<&str>,
     kwargs: &Bound<'_, PyDict>,
 ) -> PyResult<PyTensor> {
     let c = conversion(kwargs)?;
@@ -197,7 +218,7 @@ pub fn from_compressed(
             block,
             pos: with_array(pos, "indptr", |t, _, b| index_vec(t, b, "indptr"))?,
             crd: with_array(crd, "indices", |t, _, b| index_vec(t, b, "indices"))?,
-            values: with_array(values, "data", |t, _, b| value_vec(t, b))?,
+            values: with_array(values, "data", |t, _, b| value_vec(t, b, bits))?,
         })
     })?;
     detached(py, move || {
@@ -228,6 +249,7 @@ pub fn from_coordinates(
     shape: Vec<u64>,
     coordinates: &Bound<'_, PyTuple>,
     values: &Bound<'_, PyAny>,
+    bits: Option<&str>,
     kwargs: &Bound<'_, PyDict>,
 ) -> PyResult<PyTensor> {
     let c = conversion(kwargs)?;
@@ -238,7 +260,7 @@ pub fn from_coordinates(
             .collect::<Result<Vec<_>>>()?;
         Ok((
             coords,
-            with_array(values, "values", |t, _, b| value_vec(t, b))?,
+            with_array(values, "values", |t, _, b| value_vec(t, b, bits))?,
         ))
     })?;
     detached(py, move || {
@@ -254,12 +276,13 @@ pub fn from_coordinates(
 pub fn from_dense(
     py: Python<'_>,
     array: &Bound<'_, PyAny>,
+    bits: Option<&str>,
     kwargs: &Bound<'_, PyDict>,
 ) -> PyResult<PyTensor> {
     let c = conversion(kwargs)?;
     let (dtype, shape, bytes) = attached(|| {
         with_array(array, "array", |t, s, b| {
-            Ok((value_type(t)?, s.to_vec(), b.to_vec()))
+            Ok((values_type(t, bits)?, s.to_vec(), b.to_vec()))
         })
     })?;
     detached(py, move || {

@@ -3,6 +3,7 @@
 //! option types. An unknown keyword is an `ArgumentError`, not silently ignored.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -12,9 +13,10 @@ use sptk_input::{
     ColumnOptions, Helper, Isolation, ReadOptions, Relabel, Request, RequestError, RouteError,
     Width,
 };
-use sptk_tensor::{ConvertOptions, ValueType};
+use sptk_tensor::{ConvertOptions, Labels, ValueType};
 
 use crate::error::{Failure, Result};
+use crate::tensor::PyTensor;
 
 /// The keywords every call that converts takes.
 const CONVERT_KEYS: &[&str] = &[
@@ -38,6 +40,7 @@ const READ_KEYS: &[&str] = &[
     "shape",
     "index_base",
     "relabel",
+    "labels",
     "transpose",
     "threads",
     "mmap",
@@ -100,6 +103,7 @@ fn expected(key: &str) -> &'static str {
         "columns" => "a list of column names",
         "shape" | "slice_values" => "a list of ints",
         "relabel" => "True, \"shared\" or \"separate\"",
+        "labels" => "an sptk.Tensor, the path of a .spt file, or a list per dimension (a list of str, or None)",
         "isolate_timeout" => "seconds (a float)",
         "isolate_helper" => "the path of a helper program",
         _ => "a bool",
@@ -216,6 +220,39 @@ pub fn route_error(e: RouteError) -> Failure {
     }
 }
 
+/// `labels=`: the lists to number a table's ids from (see [`ColumnOptions::labels`]): a
+/// tensor's labels, a `.spt` file's, or a list per dimension (a list of str, or None).
+fn given_labels(d: &Bound<'_, PyDict>) -> Result<Vec<Option<Arc<Labels>>>> {
+    let Some(v) = d.get_item("labels").ok().flatten().filter(|v| !v.is_none()) else {
+        return Ok(Vec::new());
+    };
+    let labels = if let Ok(t) = v.extract::<PyRef<'_, PyTensor>>() {
+        let t = t
+            .tensor(d.py())
+            .map_err(|e| Failure::new(crate::error::Kind::Format, e.to_string()))?;
+        t.all_labels()
+            .into_iter()
+            .map(|l| l.map(|l| Arc::new(l.clone())))
+            .collect()
+    } else if let Ok(path) = v.extract::<std::path::PathBuf>() {
+        sptk_input::labels_of_file(&path)?
+    } else {
+        let lists: Vec<Option<Vec<String>>> = v.extract().map_err(|_| {
+            Failure::argument(format!("labels={}: {}", repr(&v), expected("labels")))
+        })?;
+        lists
+            .into_iter()
+            .map(|l| l.map(|l| Arc::new(Labels::from_strings(l))))
+            .collect()
+    };
+    if labels.iter().all(Option::is_none) {
+        return Err(Failure::argument(
+            "labels=: no dimension has labels to number from",
+        ));
+    }
+    Ok(labels)
+}
+
 impl Reading {
     /// The read keywords of `d`.
     pub fn from_dict(d: &Bound<'_, PyDict>, memory_limit: Option<u64>) -> Result<Reading> {
@@ -265,6 +302,7 @@ impl Reading {
                     shape: item(d, "shape")?,
                     index_base,
                     relabel,
+                    labels: given_labels(d)?,
                 },
                 isolation,
                 metadata_only: false,

@@ -37,7 +37,9 @@ fn lay_out_package(dir: &Path) {
 
 #[test]
 fn python_suite() {
-    let Some(python) = sptk_testkit::python(&["numpy", "scipy"], "the sptk Python tests") else {
+    let Some(python) =
+        sptk_testkit::python(&["numpy", "scipy", "ml_dtypes"], "the sptk Python tests")
+    else {
         return;
     };
     let dir = tempfile::tempdir().expect("temporary folder");

@@ -346,6 +346,21 @@ impl Table {
         Ok(())
     }
 
+    /// The lists of ids to number from: empty, or starting from the labels given.
+    fn id_lists(&self, count: usize) -> Result<Vec<IdList>, TableError> {
+        (0..count)
+            .map(|l| match self.seeds.get(l).cloned().flatten() {
+                None => Ok(IdList::default()),
+                Some(labels) => {
+                    let d = self.lists.iter().position(|&x| x == Some(l)).unwrap_or(0);
+                    let column = self.coords.get(d).map_or("", String::as_str);
+                    IdList::seeded(&labels, column)
+                        .map_err(|m| TableError::invalid(&self.files[0].path, m))
+                }
+            })
+            .collect()
+    }
+
     fn read_sequential<V: ArrowValue>(&self) -> Result<TableEntries, TableError> {
         let rank = self.coords.len();
         let sizes = if self.relabels() {
@@ -356,7 +371,7 @@ impl Table {
         let mut coords: Vec<Vec<u64>> = vec![Vec::new(); rank];
         let mut values: Vec<V> = Vec::new();
         let list_count = self.lists.iter().flatten().max().map_or(0, |m| m + 1);
-        let mut lists: Vec<IdList> = (0..list_count).map(|_| IdList::default()).collect();
+        let mut lists = self.id_lists(list_count)?;
         let mut scratch = vec![Vec::new(); rank];
         let mut vbuf = Vec::new();
         let all: Vec<usize> = (0..rank).collect();
@@ -399,14 +414,23 @@ impl Table {
                         let mut order = std::mem::take(&mut lists[l].order);
                         let shared: Vec<usize> =
                             (0..rank).filter(|&e| self.lists[e] == Some(l)).collect();
+                        let seeded = self.seeds.get(l).cloned().flatten().map_or(0, |s| s.len());
                         if shared.len() > 1 {
-                            renumber_by_rows(&mut coords, &shared, &mut order);
+                            renumber_by_rows(&mut coords, &shared, &mut order, seeded);
                         }
                         let columns: Vec<String> = shared
                             .iter()
                             .map(|&e| format!("`{}`", self.coords[e]))
                             .collect();
-                        notes.push(if columns.len() > 1 {
+                        notes.push(if self.seeds.get(l).is_some_and(Option::is_some) {
+                            format!(
+                                "column{} {}: numbered from the {seeded} labels given, {} new id{} numbered after them; kept as labels",
+                                if columns.len() > 1 { "s" } else { "" },
+                                columns.join(", "),
+                                order.len() - seeded,
+                                if order.len() - seeded == 1 { "" } else { "s" }
+                            )
+                        } else if columns.len() > 1 {
                             format!(
                                 "columns {}: {} distinct ids numbered in order of first appearance from one shared list, the same node in every dimension (a graph; --relabel separate numbers each column on its own); kept as labels",
                                 columns.join(", "),

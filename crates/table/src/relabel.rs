@@ -6,8 +6,10 @@
 //! is square. Users x items are two kinds of thing and keep a list each.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use sptk_tensor::Labels;
 
 use crate::columns::{self, Ctx};
 use crate::error::TableError;
@@ -119,6 +121,53 @@ pub(crate) fn assign_lists(
     (lists, notes)
 }
 
+/// How to number when lists are `given` and `mode` is the default: the lists of a graph
+/// (every given dimension the same list) are shared, as `--relabel` shares them; other
+/// lists (users x items) are numbered apart. A mode asked for is kept, and so is the
+/// default where one list is given.
+pub(crate) fn mode_with_labels(mode: Relabel, given: &[Option<Arc<Labels>>]) -> Relabel {
+    let lists: Vec<&Labels> = given.iter().flatten().map(|l| &**l).collect();
+    match lists.split_first() {
+        Some((first, rest)) if mode == Relabel::Text && !rest.is_empty() => {
+            if rest.iter().all(|l| *l == *first) {
+                Relabel::Shared
+            } else {
+                Relabel::Separate
+            }
+        }
+        _ => mode,
+    }
+}
+
+/// The labels each list of ids starts from: `given[d]` for a dimension `d` numbered from
+/// list `lists[d]`. Dimensions that share a list must be given the same labels (or none).
+pub(crate) fn seeds(
+    lists: &[Option<usize>],
+    given: &[Option<Arc<Labels>>],
+    coords: &[String],
+) -> Result<Vec<Option<Arc<Labels>>>, String> {
+    let count = lists.iter().flatten().max().map_or(0, |m| m + 1);
+    let mut seeds: Vec<Option<(usize, Arc<Labels>)>> = vec![None; count];
+    for (d, list) in lists.iter().enumerate() {
+        let (Some(l), Some(Some(labels))) = (list, given.get(d)) else {
+            continue;
+        };
+        match &seeds[*l] {
+            Some((e, other)) if **other != **labels => {
+                return Err(format!(
+                    "columns `{}` and `{}` are numbered from one shared list of ids, but the \
+                     labels given for dimensions {e} and {d} differ (--relabel separate numbers \
+                     each column from its own)",
+                    coords[*e], coords[d]
+                ))
+            }
+            Some(_) => {}
+            None => seeds[*l] = Some((d, labels.clone())),
+        }
+    }
+    Ok(seeds.into_iter().map(|s| s.map(|(_, l)| l)).collect())
+}
+
 /// Ids (text, or integers by their decimal text) numbered in order of first appearance.
 /// The integer 7 and the text "7" are one id.
 #[derive(Default)]
@@ -130,6 +179,22 @@ pub(crate) struct IdList {
 }
 
 impl IdList {
+    /// A list that starts from `labels`, in their order; `column` names it in the message
+    /// that refuses a label given twice (which could not say which number it means).
+    pub(crate) fn seeded(labels: &Labels, column: &str) -> Result<IdList, String> {
+        let mut list = IdList::default();
+        for (i, label) in labels.iter().enumerate() {
+            let n = list.intern(label);
+            if n != i as u64 {
+                return Err(format!(
+                    "the labels given for column `{column}` name `{label}` twice (labels {n} \
+                     and {i}): a list to number from names each id once"
+                ));
+            }
+        }
+        Ok(list)
+    }
+
     /// The number of `s`, numbered next if new.
     fn intern(&mut self, s: &str) -> u64 {
         if let Some(&i) = self.index.get(s) {
@@ -198,11 +263,20 @@ impl IdList {
 /// Renumbers a list shared by dimensions `dims` in order of first appearance row by row
 /// (each row's dimensions left to right), as a reader of the table would number the nodes.
 /// Columns are numbered a batch at a time, one column after the other, which gives
-/// another order: this pass makes the numbers independent of the batch sizes.
-pub(crate) fn renumber_by_rows(coords: &mut [Vec<u64>], dims: &[usize], order: &mut Vec<String>) {
+/// another order: this pass makes the numbers independent of the batch sizes. The first
+/// `fixed` ids (a list given to number from) keep their numbers.
+pub(crate) fn renumber_by_rows(
+    coords: &mut [Vec<u64>],
+    dims: &[usize],
+    order: &mut Vec<String>,
+    fixed: usize,
+) {
     const UNSET: u64 = u64::MAX;
     let mut new_of = vec![UNSET; order.len()];
-    let mut next = 0u64;
+    for (i, n) in new_of.iter_mut().enumerate().take(fixed) {
+        *n = i as u64;
+    }
+    let mut next = fixed as u64;
     let rows = dims.first().map_or(0, |&d| coords[d].len());
     // Row r of several columns at once: an index, not an iterator.
     #[allow(clippy::needless_range_loop)]
@@ -290,12 +364,42 @@ mod tests {
     }
 
     #[test]
+    fn a_given_list_keeps_its_numbers_and_new_ids_follow_row_by_row() {
+        let given = Labels::from_strings(["x", "y"]);
+        let mut list = IdList::seeded(&given, "src").unwrap();
+        // Rows (a, c), (b, a) numbered column by column: a 2, b 3, then c 4.
+        let mut coords = vec![vec![list.intern("a"), list.intern("b")], Vec::new()];
+        coords[1] = vec![list.intern("c"), list.intern("a")];
+        assert_eq!(list.intern("y"), 1);
+        let mut order = list.order;
+        renumber_by_rows(&mut coords, &[0, 1], &mut order, 2);
+        assert_eq!(coords, [vec![2, 4], vec![3, 2]]);
+        assert_eq!(order, ["x", "y", "a", "c", "b"]);
+        let twice = Labels::from_strings(["x", "y", "x"]);
+        let e = IdList::seeded(&twice, "src").err().unwrap();
+        assert!(e.contains("`x` twice (labels 0 and 2)"), "{e}");
+    }
+
+    #[test]
+    fn dimensions_sharing_a_list_need_the_same_labels() {
+        let cols = names(&["src", "dst"]);
+        let a = Some(Arc::new(Labels::from_strings(["p", "q"])));
+        let b = Some(Arc::new(Labels::from_strings(["q", "p"])));
+        let seeds = seeds(&[Some(0), Some(0)], &[a.clone(), None], &cols).unwrap();
+        assert_eq!(seeds, std::slice::from_ref(&a));
+        let e = super::seeds(&[Some(0), Some(0)], &[a.clone(), b.clone()], &cols).unwrap_err();
+        assert!(e.contains("dimensions 0 and 1 differ"), "{e}");
+        let apart = super::seeds(&[Some(0), Some(1)], &[a.clone(), b.clone()], &cols).unwrap();
+        assert_eq!(apart, [a, b]);
+    }
+
+    #[test]
     fn a_shared_list_is_numbered_row_by_row() {
         // Numbered column by column: src 1 -> 0, 3 -> 1; dst 2 -> 2, 1 -> 0. Row by row:
         // 1 -> 0, 2 -> 1, 3 -> 2, so (1, 2), (3, 1) become (0, 1), (2, 0).
         let mut coords = vec![vec![0, 1], vec![2, 0]];
         let mut order = vec!["1".to_string(), "3".into(), "2".into()];
-        renumber_by_rows(&mut coords, &[0, 1], &mut order);
+        renumber_by_rows(&mut coords, &[0, 1], &mut order, 0);
         assert_eq!(coords, [vec![0, 2], vec![1, 0]]);
         assert_eq!(order, ["1", "2", "3"]);
     }

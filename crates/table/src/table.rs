@@ -43,6 +43,10 @@ pub struct TableOptions {
     /// ids too with [`Relabel::Shared`] or [`Relabel::Separate`]) and which share one list
     /// of ids; the lists become the tensor's labels.
     pub relabel: Relabel,
+    /// Lists to number from, per dimension (`--labels-from`; empty: none): a dimension
+    /// given one is numbered, an id in the list taking its position there and a new id
+    /// the next number after the list, so two tables of one graph share one numbering.
+    pub labels: Vec<Option<Arc<Labels>>>,
     /// Memory budget in bytes for arrays sized from the input.
     pub memory_limit: Option<u64>,
     /// Rows decoded at a time from a Parquet row group.
@@ -68,6 +72,7 @@ impl Default for TableOptions {
             shape: None,
             index_base: 0,
             relabel: Relabel::Text,
+            labels: Vec::new(),
             memory_limit: None,
             window: 1 << 16,
         }
@@ -102,6 +107,8 @@ pub struct Table {
     /// Per dimension mapped to indices in order of first appearance, the list of ids it
     /// takes its numbers from (shared by an edge list's two ends); None: not numbered.
     pub(crate) lists: Vec<Option<usize>>,
+    /// Per list of ids, the labels it starts from ([`TableOptions::labels`]).
+    pub(crate) seeds: Vec<Option<Arc<Labels>>>,
     pub(crate) shape: Option<Vec<u64>>,
     /// Whether the shape is declared (metadata or caller), not taken from the data.
     pub(crate) declared: bool,
@@ -197,8 +204,21 @@ impl Table {
                 ),
             ));
         }
+        if !opts.labels.is_empty() && opts.labels.len() != coords.len() {
+            return Err(TableError::invalid(
+                &path,
+                format!(
+                    "labels to number from are given for {} dimensions, but the table has {} coordinate columns ({})",
+                    opts.labels.len(),
+                    coords.len(),
+                    coords.join(", ")
+                ),
+            ));
+        }
         let mut found = Vec::with_capacity(files.len());
-        let mut relabel = vec![opts.relabel.numbers_integers(); coords.len()];
+        let mut relabel: Vec<bool> = (0..coords.len())
+            .map(|d| opts.relabel.numbers_integers() || matches!(opts.labels.get(d), Some(Some(_))))
+            .collect();
         let mut text = vec![false; coords.len()];
         for f in &files {
             let mut cols = Vec::new();
@@ -243,14 +263,18 @@ impl Table {
                 row0 += rows;
             }
         }
-        let (lists, list_notes) = relabel::assign_lists(opts.relabel, &coords, &relabel, &text);
+        let mode = relabel::mode_with_labels(opts.relabel, &opts.labels);
+        let (lists, list_notes) = relabel::assign_lists(mode, &coords, &relabel, &text);
         notes.extend(list_notes);
+        let seeds = relabel::seeds(&lists, &opts.labels, &coords)
+            .map_err(|m| TableError::invalid(&path, m))?;
         let mut table = Table {
             files,
             coords,
             value,
             value_type,
             lists,
+            seeds,
             shape: None,
             declared: false,
             parts,

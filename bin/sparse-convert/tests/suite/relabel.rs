@@ -102,3 +102,86 @@ fn outputs_without_a_place_for_labels_say_so_and_tables_and_levels_folders_keep_
         }
     }
 }
+
+/// The Matrix Market body (no comments) of `file` converted to COO.
+fn body_of(dir: &Path, file: &str) -> String {
+    succeeds(&[file, "--to", "COO", "-o", "body.mtx"], dir, None);
+    let text = std::fs::read_to_string(dir.join("body.mtx")).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('%')).collect();
+    lines.join("\n")
+}
+
+#[test]
+fn labels_from_an_earlier_week_keep_its_numbering_and_number_new_ids_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    edges(d);
+    // Week 1: nodes 1, 2, 3 numbered 0, 1, 2 (row by row).
+    succeeds(
+        &["g.parquet", "--to", "CSR", "--relabel", "-o", "w1.spt"],
+        d,
+        None,
+    );
+    // Week 2: edges (1, 3), (3, 2), (4, 1) counting from 0, sorted by row.
+    std::fs::write(
+        d.join("h.mtx"),
+        "%%MatrixMarket matrix coordinate pattern general\n5 5 3\n5 2\n4 3\n2 4\n",
+    )
+    .unwrap();
+    succeeds(&["h.mtx", "--to", "COO", "-o", "h.parquet"], d, None);
+    // Alone, week 2 numbers its nodes 1, 3, 2, 4 as 0, 1, 2, 3: node 3 would be 1, not 2.
+    succeeds(
+        &["h.parquet", "--to", "CSR", "--relabel", "-o", "alone.spt"],
+        d,
+        None,
+    );
+    assert_eq!(body_of(d, "alone.spt"), "4 4 3\n1 2 1\n2 3 1\n4 1 1");
+    // From week 1's list: 1, 2, 3 keep 0, 1, 2 and node 4 is 3; (1, 3) -> (0, 2),
+    // (3, 2) -> (2, 1), (4, 1) -> (3, 0). --labels-from implies --relabel.
+    let (_, notes) = succeeds(
+        &[
+            "h.parquet",
+            "--to",
+            "CSR",
+            "--labels-from",
+            "w1.spt",
+            "-o",
+            "w2.spt",
+        ],
+        d,
+        None,
+    );
+    assert!(
+        notes.contains("numbered from the 3 labels given, 1 new id numbered after them"),
+        "{notes}"
+    );
+    assert_eq!(body_of(d, "w2.spt"), "4 4 3\n1 3 1\n3 2 1\n4 1 1");
+}
+
+#[test]
+fn labels_from_is_refused_where_it_cannot_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    edges(d);
+    succeeds(
+        &["g.parquet", "--to", "CSR", "--relabel", "-o", "w1.spt"],
+        d,
+        None,
+    );
+    succeeds(&["g.parquet", "--to", "CSR", "-o", "plain.spt"], d, None);
+    fails(
+        &["g.mtx", "--to", "CSR", "--labels-from", "w1.spt"],
+        d,
+        "are for tables (Parquet, Arrow)",
+    );
+    fails(
+        &["g.parquet", "--to", "CSR", "--labels-from", "plain.spt"],
+        d,
+        "no dimension has labels to number from",
+    );
+    fails(
+        &["g.parquet", "--to", "CSR", "--labels-from", "missing.spt"],
+        d,
+        "missing.spt",
+    );
+}

@@ -60,3 +60,26 @@ impl Reader for Spt {
         })
     }
 }
+
+/// The labels of each dimension of the storage file at `path`, their chunks checked (a
+/// dimension without labels: None), for [`crate::ColumnOptions::labels`]
+/// (`--labels-from other.spt`): the lists another table was numbered from.
+///
+/// # Errors
+/// The file cannot be opened, its labels are damaged, or no dimension has labels.
+pub fn labels_of_file(
+    path: &std::path::Path,
+) -> Result<Vec<Option<std::sync::Arc<sptk_tensor::Labels>>>, InputError> {
+    let file = SptFile::open(path)?;
+    let labels = (0..file.header().dim_sizes().len())
+        .map(|d| Ok(file.labels(d)?.map(std::sync::Arc::new)))
+        .collect::<Result<Vec<_>, InputError>>()?;
+    if labels.iter().all(Option::is_none) {
+        return Err(InputError::Source(format!(
+            "{}: no dimension has labels to number from (a table read with --relabel or \
+             text ids, an .h5ad, a 10x file: their .spt keeps them)",
+            path.display()
+        )));
+    }
+    Ok(labels)
+}

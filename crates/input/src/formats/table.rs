@@ -42,6 +42,7 @@ pub fn table_options(opts: &ReadOptions) -> TableOptions {
             crate::Relabel::Shared => sptk_table::Relabel::Shared,
             crate::Relabel::Separate => sptk_table::Relabel::Separate,
         },
+        labels: c.labels.clone(),
         memory_limit: opts.memory_limit,
         ..TableOptions::default()
     }
@@ -99,6 +100,10 @@ impl Tables {
 }
 
 impl Reader for Tables {
+    fn numbers_ids(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         match self.0 {
             TableKind::Parquet => "Parquet",

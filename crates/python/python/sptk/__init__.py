@@ -29,6 +29,7 @@ from ._errors import (
     InternalError,
     MemoryLimitError,
 )
+from ._dtypes import _native, values_in as _values_in
 from ._tensor import Rows, Tensor
 from ._ewise import (
     add,
@@ -107,7 +108,10 @@ def read(source, to=None, **options):
     ``prune``, ``drop_zeros``, ``keep_duplicates``, ``slice_values``, ``dataset``,
     ``format``, ``transpose``, and for tables ``columns``, ``value_column``
     (``"none"``: a pattern), ``shape``, ``index_base``, ``relabel`` (True,
-    ``"shared"``, ``"separate"``); ``threads``; ``mmap`` and ``checksums`` for ``.spt``;
+    ``"shared"``, ``"separate"``), ``labels`` (the lists to number ids from, so two
+    tables of one graph share one numbering: a Tensor, whose labels are used, the path
+    of a ``.spt`` file, or a list per dimension of str lists or None; an id in a list
+    keeps its position there, a new id is numbered after the list); ``threads``; ``mmap`` and ``checksums`` for ``.spt``;
     for HDF5, ``isolate`` (default True: libhdf5 runs in a helper process, this Python
     running ``sptk`` again, so a damaged file that crashes or hangs libhdf5 raises
     :class:`FormatError` instead of ending the interpreter; False: in this process, for
@@ -120,6 +124,7 @@ def read(source, to=None, **options):
     sources = source if isinstance(source, (list, tuple)) else [source]
     sources = [_os.fspath(s) for s in sources]
     options["to"] = to
+    _given_labels(options)
     _hdf5_helper(options)
     t, notes = _sptk.read(sources, options)
     return Tensor(t, notes)
@@ -166,9 +171,12 @@ def from_scipy(matrix, to=None, **options):
 
     if not sp.issparse(matrix):
         raise ArgumentError("from_scipy: a SciPy sparse matrix or array expected, not %s" % type(matrix).__name__)
+    if matrix.format not in ("csr", "csc", "bsr", "coo"):
+        return from_scipy(matrix.tocsr(), to, **options)
     options["to"] = to
     fmt = matrix.format
     shape = tuple(int(n) for n in matrix.shape)
+    data, bits = _values_in(matrix.data, options, "from_scipy")
     if fmt in ("csr", "csc", "bsr"):
         block = tuple(matrix.blocksize) if fmt == "bsr" else (1, 1)
         t = _sptk.from_compressed(
@@ -177,14 +185,13 @@ def from_scipy(matrix, to=None, **options):
             block,
             _native(matrix.indptr),
             _native(matrix.indices),
-            _native(matrix.data).reshape(-1),
+            data.reshape(-1),
+            bits,
             options,
         )
-    elif fmt == "coo":
-        coords = tuple(_native(c) for c in _coo_coords(matrix))
-        t = _sptk.from_coordinates(list(shape), coords, _native(matrix.data), options)
     else:
-        return from_scipy(matrix.tocsr(), **options)
+        coords = tuple(_native(c) for c in _coo_coords(matrix))
+        t = _sptk.from_coordinates(list(shape), coords, data, bits, options)
     return Tensor(t)
 
 
@@ -194,11 +201,18 @@ def from_numpy(array, to=None, **options):
     ``from_numpy(w, to="2:4", prune=True)`` keeps the two largest magnitudes of every
     group of four (pruned weights). The array is copied once, then scanned without the
     GIL. ``to`` and the options as for :func:`read`.
+
+    Values keep their type: ml_dtypes ``bfloat16`` arrays are bf16, ``float16`` f16.
+    Weights whose bf16 (or f16) bits are held as ``uint16`` say so:
+    ``from_numpy(w.view(np.uint16), dtype="bf16", bits=True)``; a 2-byte integer array
+    with ``dtype="bf16"`` and no ``bits`` is refused (``bits=False`` converts its
+    numbers instead).
     """
     import numpy as np
 
     options["to"] = to
-    return Tensor(_sptk.from_dense(_native(np.asarray(array)), options))
+    values, bits = _values_in(np.asarray(array), options, "from_numpy")
+    return Tensor(_sptk.from_dense(values, bits, options))
 
 
 def from_arrow(table, to=None, **options):
@@ -212,8 +226,18 @@ def from_arrow(table, to=None, **options):
     (argument or schema metadata) the sizes are the largest coordinates + 1.
     """
     options["to"] = to
+    _given_labels(options)
     t, notes = _sptk.from_arrow(table, options)
     return Tensor(t, notes)
+
+
+def _given_labels(options):
+    """``labels=``: a Tensor hands over its labels as they are (no list of str)."""
+    labels = options.get("labels")
+    if isinstance(labels, Tensor):
+        options["labels"] = labels._t
+    elif isinstance(labels, _os.PathLike):
+        options["labels"] = _os.fspath(labels)
 
 
 def _hdf5_helper(options):
@@ -273,16 +297,6 @@ def _hdf5_helper(options):
     options["isolate_helper"] = path
 
 
-def _native(a):
-    """``a`` as a C-contiguous NumPy array in native byte order (a copy only if needed)."""
-    import numpy as np
-
-    a = np.ascontiguousarray(a)
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    return a
-
-
 def _coo_coords(m):
     coords = getattr(m, "coords", None)
     return coords if coords is not None else (m.row, m.col)
@@ -312,16 +326,71 @@ def _product(a, x, y, alpha, beta, threads, transpose, matrices):
 
     if not isinstance(a, Tensor):
         raise ArgumentError("A must be an sptk.Tensor (sptk.from_scipy(m) makes one)")
-    x = _floats(x)
-    y = None if y is None else _floats(y)
+    # A pandas Series / DataFrame meets A by label: its index is matched to the labels of
+    # the dimension it multiplies, as pandas' own ``df.dot(s)`` aligns.
+    meets, gives = (0, 1) if transpose else (1, 0)
+    columns = getattr(x, "columns", None) if matrices else None
+    labelled = hasattr(x, "index") and hasattr(x, "to_numpy")
+    if labelled:
+        x = _aligned(a, x, meets, "x")
+    if y is not None and hasattr(y, "index") and hasattr(y, "to_numpy"):
+        y = _aligned(a, y, gives, "y")
+    x = _floats(x, "x")
+    y = None if y is None else _floats(y, "y")
     out = np.array(_sptk.product(a._t, x, y, float(alpha), float(beta), transpose, threads, matrices))
-    return out.reshape(-1, x.shape[1]) if x.ndim == 2 else out
+    out = out.reshape(-1, x.shape[1]) if x.ndim == 2 else out
+    if not labelled:
+        return out
+    import pandas as pd
+
+    index = a.labels(gives)
+    index = pd.Index(index) if index is not None else pd.RangeIndex(len(out))
+    if out.ndim == 2:
+        return pd.DataFrame(out, index=index, columns=columns)
+    return pd.Series(out, index=index)
 
 
-def _floats(a):
+def _aligned(a, x, dim, name):
+    """A pandas ``x``'s values in the order of A's labels on ``dim`` (its index matched by
+    text: the node 7 and the label "7" are one). Every label of A must be in the index;
+    index entries A lacks meet an empty row or column of A and are left out. An A
+    without labels there meets a default (0, 1, ...) index by position only."""
+    import pandas as pd
+
+    labels = a.labels(dim)
+    size = a.shape[dim]
+    if labels is None:
+        if isinstance(x.index, pd.RangeIndex) and x.index.equals(pd.RangeIndex(size)):
+            return x.to_numpy()
+        raise ArgumentError(
+            "%s: its index has labels, but dimension %d of A has none to meet them; "
+            "%s.to_numpy() multiplies by position" % (name, dim, name)
+        )
+    index = pd.Index(x.index.map(str))
+    if not index.is_unique:
+        raise ArgumentError("%s: its index names %r more than once" % (name, index[index.duplicated()][0]))
+    at = index.get_indexer(pd.Index(labels))
+    missing = [labels[i] for i in (at < 0).nonzero()[0][:3]]
+    if missing:
+        raise ArgumentError(
+            "%s: %d labels of A's dimension %d are not in its index (%s%s)"
+            % (name, int((at < 0).sum()), dim, ", ".join(map(repr, missing)), ", ..." if (at < 0).sum() > 3 else "")
+        )
+    return x.to_numpy()[at]
+
+
+def _floats(a, name):
+    """A dense operand as the kernels take it: float64 and float32 as they are, float16
+    and ml_dtypes' bfloat16 as float32; other types are refused, as ``sparse-run``
+    refuses them (an int64 past 2**53 has no exact float)."""
     import numpy as np
 
     a = np.asarray(a)
-    if a.dtype not in (np.float32, np.float64):
-        a = a.astype(np.float64)
+    if a.dtype.name in ("float16", "bfloat16"):
+        a = a.astype(np.float32)
+    elif a.dtype not in (np.float32, np.float64):
+        raise ArgumentError(
+            "%s holds %s elements; an operand must be a real float array (f16, bf16, f32 or "
+            "f64): convert it with numpy's astype first" % (name, a.dtype)
+        )
     return _native(a)

@@ -8,6 +8,7 @@ stays valid after the Tensor is dropped (``arr.base`` holds it).
 import numpy as np
 
 from . import _sptk
+from ._dtypes import numpy_dtype, values_out
 from ._errors import ArgumentError
 
 # Index dtypes SciPy takes: the signed type of each width it allows.
@@ -59,9 +60,8 @@ class Tensor:
 
     @property
     def dtype(self):
-        """The NumPy dtype of ``values`` (``bf16`` has none: its bits, ``uint16``)."""
-        t = self._t.value_type
-        return np.dtype("uint16" if t == "bf16" else _NUMPY_NAMES.get(t, t))
+        """The NumPy dtype of ``values`` (bf16: ml_dtypes' ``bfloat16``)."""
+        return numpy_dtype(self._t.value_type, _NUMPY_NAMES)
 
     @property
     def path(self):
@@ -134,8 +134,9 @@ class Tensor:
 
     @property
     def values(self):
-        """The values, read-only, in storage order (``bf16`` as its ``uint16`` bits)."""
-        return np.asarray(self._t.values())
+        """The values, read-only, in storage order (bf16 as ml_dtypes' ``bfloat16``; its
+        bits: ``values.view(np.uint16)``)."""
+        return values_out(np.asarray(self._t.values()), self.value_type)
 
     def labels(self, dim):
         """The labels of dimension ``dim`` (cell barcodes, gene names, node ids) as a list
@@ -148,7 +149,8 @@ class Tensor:
         opened file only those rows are checked (their chunks' checksums, positions and
         coordinates); nothing else is validated."""
         pos, crd, values, block = self._t.rows(start, stop)
-        return Rows(self, start, stop, np.asarray(pos), np.asarray(crd), np.asarray(values), block)
+        values = values_out(np.asarray(values), self.value_type)
+        return Rows(self, start, stop, np.asarray(pos), np.asarray(crd), values, block)
 
     # -- conversion and output --------------------------------------------------
     def convert(self, to=None, **options):
@@ -187,7 +189,7 @@ class Tensor:
                 "to_scipy: SciPy has no format for %s; convert(to=\"CSR\") first" % self.encoding
             )
         if self.value_type == "bf16":
-            raise ArgumentError("to_scipy: NumPy has no bf16; convert(dtype=\"f32\") first")
+            raise ArgumentError("to_scipy: SciPy has no bf16; convert(dtype=\"f32\") first")
         name, (r, c) = fmt
         values = self.values
         if copy:
@@ -221,6 +223,8 @@ class Tensor:
         ``j``, ..., and ``value``), which exports ``__arrow_c_stream__``."""
         import pyarrow as pa
 
+        if self.value_type == "bf16":
+            raise ArgumentError("to_arrow: Arrow has no bf16; convert(dtype=\"f32\") first")
         coo = self.convert(to="COO:soa") if self.ndim > 1 else self.convert(to="COO")
         names = ["row", "col"] if self.ndim == 2 else ["ijklmnopqrstuvwxyz"[d] for d in range(self.ndim)]
         columns = {n: pa.array(coo.crd(d)) for d, n in enumerate(names)}

@@ -55,6 +55,64 @@ class FromNumpyTest(unittest.TestCase):
         np.testing.assert_array_equal(sptk.from_numpy(a).to_numpy(), a)
 
 
+class HalfValuesTest(unittest.TestCase):
+    """bf16 and f16 values keep their bits: ml_dtypes arrays as they are, uint16 views only
+    with bits=True, and the guess between the two refused."""
+
+    def setUp(self):
+        import ml_dtypes
+
+        self.bf16 = ml_dtypes.bfloat16
+        # 48171 is 0xBC2B: -0.010437011... as bf16; converted as a number it is 48128.0.
+        self.bits = np.array([[0, 48171, 0, 16320], [16256, 0, 0, 0]], dtype=np.uint16)
+
+    def test_ml_dtypes_bfloat16_is_bf16(self):
+        w = self.bits.view(self.bf16)
+        t = sptk.from_numpy(w)
+        self.assertEqual(t.value_type, "bf16")
+        self.assertEqual(t.dtype, np.dtype(self.bf16))
+        self.assertEqual(t.values.dtype, np.dtype(self.bf16))
+        np.testing.assert_array_equal(t.values.view(np.uint16), [48171, 16320, 16256])
+        np.testing.assert_array_equal(t.to_numpy().astype(np.float32), w.astype(np.float32))
+        rows = t.rows(0, 1)
+        self.assertEqual(rows.values.dtype, np.dtype(self.bf16))
+
+    def test_uint16_bits_taken_only_when_asked(self):
+        with self.assertRaisesRegex(sptk.ArgumentError, "bits=True"):
+            sptk.from_numpy(self.bits, dtype="bf16")
+        t = sptk.from_numpy(self.bits, dtype="bf16", bits=True)
+        self.assertEqual(t.value_type, "bf16")
+        np.testing.assert_array_equal(t.values.view(np.uint16), [48171, 16320, 16256])
+        numbers = sptk.from_numpy(self.bits, dtype="bf16", bits=False)
+        self.assertEqual(float(numbers.values[0]), 48128.0)
+        f16 = sptk.from_numpy(self.bits, dtype="f16", bits=True)
+        np.testing.assert_array_equal(f16.values, self.bits[self.bits != 0].view(np.float16))
+
+    def test_bits_refused_where_they_mean_nothing(self):
+        with self.assertRaisesRegex(sptk.ArgumentError, "say which"):
+            sptk.from_numpy(self.bits, bits=True)
+        with self.assertRaisesRegex(sptk.ArgumentError, "2-byte integers"):
+            sptk.from_numpy(self.bits.astype(np.uint32), dtype="bf16", bits=True)
+        with self.assertRaisesRegex(sptk.ArgumentError, "float8_e4m3fn"):
+            import ml_dtypes
+
+            sptk.from_numpy(np.ones(4, dtype=ml_dtypes.float8_e4m3fn))
+        with self.assertRaisesRegex(sptk.ArgumentError, "V2"):
+            sptk.from_numpy(self.bits.view("V2"))
+
+    def test_float16_and_scipy_uint16_data(self):
+        h = np.array([[0, 1.5], [-2.25, 0]], dtype=np.float16)
+        t = sptk.from_numpy(h)
+        self.assertEqual((t.value_type, t.dtype), ("f16", np.dtype(np.float16)))
+        m = sp.csr_array(self.bits)
+        with self.assertRaisesRegex(sptk.ArgumentError, "bits=True"):
+            sptk.from_scipy(m, dtype="bf16")
+        t = sptk.from_scipy(m, dtype="bf16", bits=True)
+        np.testing.assert_array_equal(t.values.view(np.uint16), [48171, 16320, 16256])
+        with self.assertRaisesRegex(sptk.ArgumentError, "SciPy has no bf16"):
+            t.to_scipy()
+
+
 class DefaultTargetTest(unittest.TestCase):
     """Leaving `to` out makes a matrix without an encoding of its own into the CSR preset,
     widths included (the narrowest that hold the data), as `to="CSR"` does; a matrix with
@@ -93,6 +151,33 @@ class FromArrowTest(unittest.TestCase):
         t = sptk.from_arrow(table, to="CSR")
         self.assertEqual(t.shape, (3, 3))
         self.assertEqual(t.labels(0), ["a", "b", "c"])
+
+    def test_labels_given_keep_an_earlier_numbering(self):
+        pa = self.pa
+        week1 = sptk.from_arrow(pa.table({"src": ["a", "b"], "dst": ["b", "c"]}), to="CSR")
+        self.assertEqual(week1.labels(0), ["a", "b", "c"])
+        week2 = pa.table({"src": ["d", "c"], "dst": ["a", "b"]})
+        # Alone: d 0, a 1, c 2, b 3. From week 1's list: a 0, b 1, c 2 as there, d 3.
+        self.assertEqual(sptk.from_arrow(week2, to="CSR").labels(0), ["d", "a", "c", "b"])
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "w1.spt")
+            week1.write(path)
+            for given in (week1, path, [["a", "b", "c"], None]):
+                t = sptk.from_arrow(week2, to="CSR", labels=given)
+                self.assertEqual(t.labels(0), ["a", "b", "c", "d"])
+                self.assertEqual(t.labels(1), ["a", "b", "c", "d"])
+                dense = np.zeros((4, 4))
+                dense[3, 0] = dense[2, 1] = 1.0
+                np.testing.assert_array_equal(t.to_numpy(), dense)
+            self.assertTrue(any("1 new id numbered after them" in n for n in t.notes), t.notes)
+            with self.assertRaisesRegex(sptk.ArgumentError, "labels="):
+                sptk.from_arrow(week2, labels=3)
+            with self.assertRaisesRegex(sptk.FormatError, "name `a` twice"):
+                sptk.from_arrow(week2, labels=[["a", "b", "a"], None])
+            with self.assertRaisesRegex(sptk.Error, "are for tables"):
+                sptk.read(path, labels=week1)
 
     def test_to_arrow_round_trip(self):
         pa = self.pa

@@ -42,6 +42,55 @@ class KernelTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             sptk.spmv(a, np.ones(7))
 
+    def test_operands_are_real_floats_as_on_the_command_line(self):
+        a = sptk.from_scipy(self.m)
+        with self.assertRaisesRegex(sptk.ArgumentError, "x holds int64 elements; an operand must be a real float array"):
+            sptk.spmv(a, np.arange(200))
+        import ml_dtypes
+
+        x16 = self.x.astype(ml_dtypes.bfloat16)
+        np.testing.assert_allclose(sptk.spmv(a, x16), self.m @ x16.astype(np.float32), rtol=1e-5)
+        np.testing.assert_allclose(sptk.spmv(a, self.x.astype(np.float16)), self.m @ self.x, rtol=2e-3)
+
+
+class LabelledOperandTest(unittest.TestCase):
+    """A pandas x meets A by label, as pandas' own df.dot(s) aligns."""
+
+    def setUp(self):
+        import pandas as pd
+        import pyarrow as pa
+
+        self.pd = pd
+        # Edges a->b (2), b->c (3), c->a (5): nodes a, b, c numbered 0, 1, 2.
+        table = pa.table({"src": ["a", "b", "c"], "dst": ["b", "c", "a"], "value": [2.0, 3.0, 5.0]})
+        self.a = sptk.from_arrow(table, to="CSR")
+        self.assertEqual(self.a.labels(1), ["a", "b", "c"])
+
+    def test_series_is_aligned_and_the_result_labelled(self):
+        pd = self.pd
+        x = pd.Series([100.0, 10.0, 1.0, 7.0], index=["c", "b", "a", "unused"])
+        y = sptk.spmv(self.a, x)
+        # a: 2 * x[b] = 20; b: 3 * x[c] = 300; c: 5 * x[a] = 5.
+        self.assertIsInstance(y, pd.Series)
+        self.assertEqual(list(y.index), ["a", "b", "c"])
+        np.testing.assert_array_equal(y.to_numpy(), [20.0, 300.0, 5.0])
+        yt = sptk.spmv(self.a, pd.Series([1.0, 2.0, 4.0], index=["a", "b", "c"]), transpose=True)
+        # A^T: a: 5 * x[c] = 20; b: 2 * x[a] = 2; c: 3 * x[b] = 6.
+        np.testing.assert_array_equal(yt.loc[["a", "b", "c"]].to_numpy(), [20.0, 2.0, 6.0])
+        X = pd.DataFrame({"p": [1.0, 2.0, 4.0], "q": [0.0, 1.0, 0.0]}, index=["a", "b", "c"])
+        Y = sptk.spmm(self.a, X.iloc[::-1])
+        self.assertEqual(list(Y.columns), ["p", "q"])
+        np.testing.assert_array_equal(Y.loc["a"].to_numpy(), [4.0, 2.0])
+
+    def test_missing_labels_and_unlabelled_dimensions_refuse(self):
+        pd = self.pd
+        with self.assertRaisesRegex(sptk.ArgumentError, r"1 labels of A's dimension 1 are not in its index \('c'\)"):
+            sptk.spmv(self.a, pd.Series([1.0, 2.0], index=["a", "b"]))
+        plain = sptk.from_scipy(sp.csr_array(np.eye(3)))
+        np.testing.assert_array_equal(sptk.spmv(plain, pd.Series([1.0, 2.0, 3.0])).to_numpy(), [1.0, 2.0, 3.0])
+        with self.assertRaisesRegex(sptk.ArgumentError, "has none to meet them"):
+            sptk.spmv(plain, pd.Series([1.0, 2.0, 3.0], index=["a", "b", "c"]))
+
 
 if __name__ == "__main__":
     unittest.main()
