@@ -30,6 +30,7 @@ impl Plain for i8 {}
 impl Plain for i16 {}
 impl Plain for i32 {}
 impl Plain for i64 {}
+impl Plain for half::f16 {}
 impl Plain for f32 {}
 impl Plain for f64 {}
 
@@ -114,15 +115,11 @@ impl<'a> Source<'a> {
     }
 
     /// Refuses `what` of `bytes` (from `object`'s plan) past the budget.
-    fn budget(&self, object: &str, what: &str, bytes: u128) -> Result<(), H5Error> {
+    fn budget(&self, object: &str, what: &str, elements: u64, bytes: u128) -> Result<(), H5Error> {
         if bytes > u128::from(self.limit) {
-            return Err(self.at.err(
-                object,
-                format!(
-                    "{what} ({bytes} bytes) exceed the memory limit of {} bytes (--memory-limit)",
-                    self.limit
-                ),
-            ));
+            return Err(self
+                .at
+                .over_limit(object, what, u128::from(elements), bytes, self.limit));
         }
         Ok(())
     }
@@ -198,7 +195,7 @@ pub(crate) fn execute<T: Plain>(
         )));
     }
     let bytes = u128::from(plan.len) * size as u128;
-    src.budget(object, &format!("{} elements", plan.len), bytes)?;
+    src.budget(object, &format!("{} elements", plan.len), plan.len, bytes)?;
     let n = usize::try_from(plan.len).map_err(|_| at(format!("{} elements", plan.len)))?;
     match &plan.layout {
         Layout::Contiguous { offset } => {
@@ -272,7 +269,12 @@ fn check_chunks(
 ) -> Result<usize, H5Error> {
     let at = |m: String| src.at.err(object, m);
     let chunk_bytes = u128::from(chunk) * size as u128;
-    src.budget(object, &format!("a chunk of {chunk} elements"), chunk_bytes)?;
+    src.budget(
+        object,
+        &format!("a chunk of {chunk} elements"),
+        chunk,
+        chunk_bytes,
+    )?;
     let chunk = usize::try_from(chunk)
         .ok()
         .filter(|&c| c > 0)

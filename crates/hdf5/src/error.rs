@@ -14,6 +14,8 @@ pub struct H5Error {
     pub object: String,
     /// What is wrong.
     pub message: String,
+    /// Set where the memory budget refused an array (its [`std::error::Error::source`]).
+    pub memory_limit: Option<Box<sptk_tensor::MemoryLimit>>,
 }
 
 impl fmt::Display for H5Error {
@@ -32,7 +34,13 @@ impl fmt::Display for H5Error {
     }
 }
 
-impl std::error::Error for H5Error {}
+impl std::error::Error for H5Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.memory_limit
+            .as_ref()
+            .map(|m| &**m as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// Where errors are reported: the file being read or written.
 #[derive(Clone, Copy, Debug)]
@@ -47,6 +55,32 @@ impl At<'_> {
             file: self.file.to_path_buf(),
             object: object.into(),
             message: message.into(),
+            memory_limit: None,
+        }
+    }
+
+    /// `what` (`N elements`, `a chunk of N elements`) of `object`, `bytes` in all, refused
+    /// by the memory budget of `limit` bytes.
+    pub fn over_limit(
+        &self,
+        object: &str,
+        what: &str,
+        elements: u128,
+        bytes: u128,
+        limit: u64,
+    ) -> H5Error {
+        H5Error {
+            memory_limit: Some(Box::new(sptk_tensor::MemoryLimit {
+                array: object.to_string(),
+                elements,
+                bytes,
+                total: bytes,
+                limit,
+            })),
+            ..self.err(
+                object,
+                format!("{what} ({bytes} bytes) exceed the memory limit of {limit} bytes (--memory-limit)"),
+            )
         }
     }
 

@@ -87,7 +87,33 @@ impl H5<'_> {
     pub fn group(&self, path: &str) -> Result<Group, H5Error> {
         self.file
             .group(path)
-            .map_err(|_| self.at.err(path, "no such group in the file"))
+            .map_err(|_| self.at.err(path, self.missing(path)))
+    }
+
+    /// Why `path` is not there, with what its nearest existing group holds (a typo in
+    /// `layers/count` lists the layers).
+    fn missing(&self, path: &str) -> String {
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        for depth in (0..parts.len()).rev() {
+            let parent = format!("/{}", parts[..depth].join("/"));
+            let Ok(g) = self.file.group(&parent) else {
+                continue;
+            };
+            let mut names = g.member_names().unwrap_or_default();
+            names.sort();
+            let shown: Vec<String> = names.iter().take(20).map(|n| format!("`{n}`")).collect();
+            let more = names.len().saturating_sub(shown.len());
+            let held = match (shown.is_empty(), more) {
+                (true, _) => "nothing".to_string(),
+                (false, 0) => shown.join(", "),
+                (false, n) => format!("{} and {n} more", shown.join(", ")),
+            };
+            return format!(
+                "no such group or dataset in the file: `{}` is not in {parent}, which holds {held}",
+                parts[depth]
+            );
+        }
+        "no such group or dataset in the file".into()
     }
 
     /// The dataset `name` of group `g`.
@@ -176,13 +202,10 @@ impl H5<'_> {
     ) -> Result<(), H5Error> {
         let bytes = (elements as u128) * (elem_bytes as u128);
         if bytes > self.limit as u128 {
-            return Err(self.at.err(
-                object,
-                format!(
-                    "{elements} elements ({bytes} bytes) exceed the memory limit of {} bytes (--memory-limit)",
-                    self.limit
-                ),
-            ));
+            let what = format!("{elements} elements");
+            return Err(self
+                .at
+                .over_limit(object, &what, elements as u128, bytes, self.limit));
         }
         Ok(())
     }
@@ -347,6 +370,7 @@ impl H5<'_> {
     ) -> Result<ValueVec, H5Error> {
         let t = self.value_type(c, object)?;
         Ok(match t {
+            ValueType::F16 => ValueVec::F16(self.read_num(c, ds, object)?.into()),
             ValueType::F32 => ValueVec::F32(self.read_num(c, ds, object)?.into()),
             ValueType::F64 => ValueVec::F64(self.read_num(c, ds, object)?.into()),
             ValueType::I8 => ValueVec::I8(self.read_num(c, ds, object)?.into()),
@@ -534,6 +558,7 @@ pub(crate) struct ComplexRi<T: Copy + hdf5::H5Type + 'static> {
 /// The value type of a stored HDF5 type, if numeric.
 pub(crate) fn value_type_of(td: &TypeDescriptor) -> Option<ValueType> {
     Some(match td {
+        TypeDescriptor::Float(FloatSize::U2) => ValueType::F16,
         TypeDescriptor::Float(FloatSize::U4) => ValueType::F32,
         TypeDescriptor::Float(FloatSize::U8) => ValueType::F64,
         TypeDescriptor::Integer(IntSize::U1) => ValueType::I8,

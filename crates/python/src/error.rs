@@ -75,7 +75,13 @@ impl Failure {
         let mut kind = Kind::Format;
         let mut cause: Option<&(dyn StdError + 'static)> = Some(e);
         while let Some(c) = cause {
-            if let Some(sptk_tensor::ConvertError::MemoryLimit(_)) = c.downcast_ref() {
+            // The one mark of a refusal for size, whichever library made it.
+            if c.is::<sptk_tensor::MemoryLimit>()
+                || matches!(
+                    c.downcast_ref(),
+                    Some(sptk_tensor::ConvertError::MemoryLimit(_))
+                )
+            {
                 kind = Kind::Memory;
                 break;
             }

@@ -534,6 +534,22 @@ fn coordinate_columns(
         if c.is_empty() {
             return Err(TableError::invalid(path, "--columns names no column"));
         }
+        // Named before the value column is looked for, so that a typo is reported as
+        // itself and not as a question about the values.
+        if let Some(missing) = c
+            .iter()
+            .find(|n| schema.index_of(n).is_err() && !hive.contains_key(n.as_str()))
+        {
+            return Err(TableError::column(
+                path,
+                missing,
+                None,
+                format!(
+                    "no such column, named by --columns (the file has: {})",
+                    column_names(schema)
+                ),
+            ));
+        }
         return Ok(c.clone());
     }
     let has = |n: &str| schema.index_of(n).is_ok() || hive.contains_key(n);

@@ -168,15 +168,7 @@ impl fmt::Display for ConvertError {
                     "{array}: value {value} does not fit {field} = {bits} (max {max})"
                 )
             }
-            ConvertError::MemoryLimit(m) => write!(
-                f,
-                "{}: {} elements, {}, would bring this conversion to {}, past its memory limit of {}",
-                m.array,
-                m.elements,
-                bytes_text(m.bytes),
-                bytes_text(m.total),
-                bytes_text(u128::from(m.limit))
-            ),
+            ConvertError::MemoryLimit(m) => m.fmt(f),
             ConvertError::RowTooLong { row, entries, k } => write!(
                 f,
                 "row {row} has {entries} entries; ELL:{k} holds at most {k} per row"
@@ -200,3 +192,22 @@ impl fmt::Display for ConvertError {
 }
 
 impl std::error::Error for ConvertError {}
+
+impl fmt::Display for MemoryLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} elements, {}, would bring this conversion to {}, past its memory limit of {}",
+            self.array,
+            self.elements,
+            bytes_text(self.bytes),
+            bytes_text(self.total),
+            bytes_text(u128::from(self.limit))
+        )
+    }
+}
+
+/// The one mark of "over the memory budget": a reader's error that refuses an array for
+/// its size gives one as its source, so callers sort every such refusal alike (Python's
+/// `MemoryLimitError`) whatever the format.
+impl std::error::Error for MemoryLimit {}

@@ -141,3 +141,34 @@ fn info_json_lists_members_and_stays_json() {
     assert_eq!(v["members"].as_array().unwrap().len(), 3);
     assert!(v["main"]["error"].as_str().unwrap().contains("--var NAME"));
 }
+
+/// A dense float16 `X`, as anndata writes it (HDF5's 16-bit float type), is read as f16
+/// values (it was refused: "Invalid size of float datatype"), and `info` lists it.
+#[test]
+fn anndata_float16_x_reads_as_f16() {
+    let Some(python) = sptk_testkit::python(&["numpy", "anndata"], "float16 .h5ad") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let script = "import sys, numpy as np, anndata\n\
+        X = np.array([[0, 1.5, 0], [-2.25, 0, 65504]], dtype=np.float16)\n\
+        anndata.AnnData(X).write_h5ad(sys.argv[1])\n";
+    let made = Command::new(&python)
+        .args(["-c", script])
+        .arg(d.join("half.h5ad"))
+        .output()
+        .expect("run anndata");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let printed = ok(&["half.h5ad", "--to", "COO", "--print"], d);
+    assert!(
+        printed.contains("values : ( 1.5, -2.25, 65504 )"),
+        "{printed}"
+    );
+    let info = ok(&["info", "half.h5ad"], d);
+    assert!(info.contains("f16"), "{info}");
+}

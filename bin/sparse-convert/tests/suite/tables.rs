@@ -158,6 +158,13 @@ fn column_options_and_errors() {
         d,
         "column `zz`: no such column",
     );
+    // Columns that are all missing are named, not taken for a question about the values
+    // (the three columns left over would have made it "which column holds the values?").
+    fails(
+        &[pq, "--columns", "foo,bar", "--to", "CSR"],
+        d,
+        "column `foo`: no such column, named by --columns (the file has: i, j, k",
+    );
     fails(
         &[pq, "--value-column", "w", "--to", "CSR"],
         d,

@@ -218,7 +218,24 @@ fn anndata_arrays_that_break_the_rules_are_named() {
         &["/X/data", "exceed the memory limit"],
     );
     let p = h5ad(d, "ok.h5ad", |x| csr(x, |_| {}));
-    fails(&p, Some("layers/none"), &["/layers/none", "no such group"]);
+    fails(
+        &p,
+        Some("layers/none"),
+        &["/layers/none", "`layers` is not in /, which holds `X`"],
+    );
+    // A typo in a layer's name lists the layers there.
+    {
+        let f = hdf5::File::open_rw(&p).unwrap();
+        let layers = f.create_group("layers").unwrap();
+        for name in ["counts", "spliced"] {
+            csr(&layers.create_group(name).unwrap(), |_| {});
+        }
+    }
+    fails(
+        &p,
+        Some("layers/count"),
+        &["`count` is not in /layers, which holds `counts`, `spliced`"],
+    );
 }
 
 /// A binsparse root with `descriptor` as its attribute and a valid CSR's arrays.

@@ -26,6 +26,7 @@ fn file_error(file: &Path, message: String) -> InputError {
         file: file.to_path_buf(),
         object: String::new(),
         message,
+        memory_limit: None,
     })
 }
 

@@ -222,6 +222,14 @@ class ArgumentTest(unittest.TestCase):
 class Hdf5Test(unittest.TestCase):
     """libhdf5 runs in a helper process by default (this Python running sptk again)."""
 
+    def test_over_the_memory_limit_is_a_memory_limit_error_in_and_out_of_process(self):
+        # The same error as a conversion's, whether the helper or this process refused it.
+        path = data("anndata", "adata_csr_f32.h5ad")
+        for isolate in (True, False):
+            with self.assertRaisesRegex(sptk.MemoryLimitError, "exceed the memory limit") as e:
+                sptk.read(path, to="CSR", memory_limit=1000, isolate=isolate)
+            self.assertIsInstance(e.exception, MemoryError)
+
     def test_isolated_read_matches_in_process(self):
         path = data("anndata", "adata_csr_f32.h5ad")
         in_process = sptk.read(path, isolate=False)

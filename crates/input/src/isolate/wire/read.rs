@@ -384,13 +384,27 @@ pub(crate) fn decode(map: &[u8], owner: Owner, file: &std::path::Path) -> Result
             // The rest of the record is not read: the arrays are refused already.
             Err(why) => return Ok(Decoded::Invalid(why)),
         },
-        1 => {
+        tag @ (1 | 3) => {
             let object = r.str()?;
             let message = r.str()?;
+            let memory_limit = match tag {
+                3 => match r.u64s()?[..] {
+                    [elements, bytes, limit] => Some(Box::new(sptk_tensor::MemoryLimit {
+                        array: object.clone(),
+                        elements: u128::from(elements),
+                        bytes: u128::from(bytes),
+                        total: u128::from(bytes),
+                        limit,
+                    })),
+                    _ => return Err("a memory-limit error without its three counts".into()),
+                },
+                _ => None,
+            };
             Decoded::Answer(Answer::Error(H5Error {
                 file: file.to_path_buf(),
                 object,
                 message,
+                memory_limit,
             }))
         }
         2 => Decoded::Answer(Answer::Members(r.members()?)),

@@ -140,6 +140,7 @@ fn every_answer_round_trips_borrowing_its_arrays() {
         file: "f.h5".into(),
         object: "/X/indptr".into(),
         message: "decreases".into(),
+        memory_limit: None,
     };
     let Decoded::Answer(Answer::Error(back)) =
         decoded(laid_out(&Answer::Error(error)), usize::MAX).unwrap()
@@ -147,6 +148,26 @@ fn every_answer_round_trips_borrowing_its_arrays() {
         panic!("not an error");
     };
     assert_eq!(back.to_string(), "f.h5: /X/indptr: decreases");
+    assert!(back.memory_limit.is_none());
+
+    // A refusal for size crosses with its counts, so the caller sorts it as such.
+    let over = H5Error {
+        memory_limit: Some(Box::new(sptk_tensor::MemoryLimit {
+            array: "/X/data".into(),
+            elements: 1000,
+            bytes: 4000,
+            total: 4000,
+            limit: 100,
+        })),
+        ..back
+    };
+    let Decoded::Answer(Answer::Error(back)) =
+        decoded(laid_out(&Answer::Error(over)), usize::MAX).unwrap()
+    else {
+        panic!("not an error");
+    };
+    let m = back.memory_limit.expect("the memory limit crossed");
+    assert_eq!((m.elements, m.bytes, m.limit), (1000, 4000, 100));
 }
 
 #[test]

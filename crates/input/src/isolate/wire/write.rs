@@ -163,9 +163,14 @@ impl<'a> Writer<'a> {
                 }
             }
             Answer::Error(e) => {
-                w.u8(1);
+                // 3: refused by the memory budget, with what it counted.
+                w.u8(if e.memory_limit.is_some() { 3 } else { 1 });
                 w.str(&e.object);
                 w.str(&e.message);
+                if let Some(m) = &e.memory_limit {
+                    let wide = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
+                    w.u64s(&[wide(m.elements), wide(m.bytes), m.limit]);
+                }
             }
             Answer::Members(all) => {
                 w.u8(2);
