@@ -121,6 +121,7 @@ fn case(u: &mut Unstructured) -> Result<()> {
         auto_widths: AutoWidths {
             pos: u.ratio(1, 4)?,
             crd: u.ratio(1, 4)?,
+            floor: 0,
         },
         ..Default::default()
     };

@@ -201,6 +201,8 @@ fn request(t: &TargetArgs, transpose: bool) -> sptk_input::Request {
         crd_width: t.crd_width,
         default_target: false,
         transpose,
+        // The narrowest widths that hold the data.
+        width_floor: 0,
     }
 }
 

@@ -164,6 +164,7 @@ pub fn run(args: &SpgemmArgs) -> Result<()> {
             auto_widths: sptk_tensor::AutoWidths {
                 pos: preset,
                 crd: preset,
+                floor: 0,
             },
             align: match args.align.as_str() {
                 "position" => sptk_jit::ewise::Align::Position,

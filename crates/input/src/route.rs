@@ -59,6 +59,9 @@ pub struct Request {
     pub default_target: bool,
     /// Read the input with its dimensions in reverse order.
     pub transpose: bool,
+    /// The narrowest width the unsaid widths of a preset take ([`AutoWidths::floor`]): 0
+    /// on the command line, 32 in the Python package, whose results go to SciPy.
+    pub width_floor: u8,
 }
 
 /// Why no target came of a [`Request`].
@@ -141,6 +144,11 @@ impl Request {
         AutoWidths {
             pos: auto(self.pos_width, unsaid.pos),
             crd: auto(self.crd_width, unsaid.crd),
+            floor: if self.pos_width.is_none() && self.crd_width.is_none() {
+                self.width_floor
+            } else {
+                0
+            },
         }
     }
 

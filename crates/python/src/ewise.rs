@@ -113,6 +113,7 @@ pub(crate) fn options(
         auto_widths: AutoWidths {
             pos: preset && widths.0.is_none(),
             crd: preset && widths.1.is_none(),
+            floor: 0,
         },
         pos_width: widths.0,
         crd_width: widths.1,

@@ -160,6 +160,9 @@ impl Conversion {
             crd_width: width(d, "crd_width")?,
             default_target: true,
             transpose: item(d, "transpose")?.unwrap_or(false),
+            // Results go to SciPy and NumPy: unsaid widths at least 32 bits, which they
+            // take without a copy (the command line keeps the narrowest).
+            width_floor: 32,
         };
         let options = ConvertOptions {
             drop_zeros: item(d, "drop_zeros")?.unwrap_or(false),

@@ -246,6 +246,7 @@ fn renumbered(
         auto_widths: sptk_tensor::AutoWidths {
             pos: true,
             crd: true,
+            floor: 0,
         },
         ..ConvertOptions::default()
     };

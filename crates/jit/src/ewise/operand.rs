@@ -101,6 +101,7 @@ pub(crate) fn plan<'a>(
         auto_widths: AutoWidths {
             pos: true,
             crd: true,
+            floor: 0,
         },
         memory_limit,
         ..ConvertOptions::default()

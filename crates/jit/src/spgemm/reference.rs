@@ -141,6 +141,7 @@ impl RingJob for Job<'_> {
             auto_widths: sptk_tensor::AutoWidths {
                 pos: true,
                 crd: true,
+                floor: 0,
             },
             ..ConvertOptions::default()
         };

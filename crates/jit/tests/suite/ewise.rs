@@ -168,6 +168,7 @@ fn stored(entries: &Entries, format: &str, widths: (Option<u8>, Option<u8>)) -> 
         auto_widths: sptk_tensor::AutoWidths {
             pos: widths.0.is_none(),
             crd: widths.1.is_none(),
+            floor: 0,
         },
         ..ConvertOptions::default()
     };

@@ -101,7 +101,9 @@ def read(source, to=None, **options):
     ``"2:4"``, ``"CSF"``, ``"Dense"``, ...) or encoding text (``"map = (i, j) -> (j :
     dense, i : compressed)"``). None: a stored encoding (``.spt``, ``.npz`` CSR, ...) is
     kept, anything else becomes CSR (a matrix) or COO (other ranks). Presets take the
-    narrowest index widths that hold the data; encoding text keeps the widths it declares.
+    widths SciPy shares without a copy (32 bits, or 64 where the data needs them;
+    ``pos_width="auto"`` / ``crd_width="auto"``: the narrowest that hold the data, as the
+    command line takes them); encoding text keeps the widths it declares.
 
     Options, named as the command line's flags: ``dtype`` (``"f32"``, ``"bf16"``, ...),
     ``pos_width`` / ``crd_width`` (bits or ``"auto"``), ``memory_limit`` (bytes),

@@ -118,12 +118,25 @@ class DefaultTargetTest(unittest.TestCase):
     widths included (the narrowest that hold the data), as `to="CSR"` does; a matrix with
     one (SciPy's CSR) keeps it, widths included."""
 
-    def test_dense_and_coordinates_take_the_presets_widths(self):
+    def test_dense_and_coordinates_take_widths_scipy_shares(self):
+        # A preset's unsaid widths are at least 32 bits here (SciPy indexes with int32 or
+        # int64, and a narrower array would be copied on the way); asked, the narrowest.
         w = np.arange(12.0).reshape(3, 4)
         self.assertEqual(sptk.from_numpy(w).encoding, sptk.from_numpy(w, to="CSR").encoding)
-        self.assertEqual(sptk.from_numpy(w).pos(1).dtype, np.uint8)
+        self.assertEqual(sptk.from_numpy(w).pos(1).dtype, np.uint32)
+        self.assertEqual(sptk.from_numpy(w, crd_width="auto", pos_width="auto").pos(1).dtype, np.uint8)
         coo = sp.coo_array(w)
-        self.assertEqual(sptk.from_scipy(coo).crd(1).dtype, np.uint8)
+        self.assertEqual(sptk.from_scipy(coo).crd(1).dtype, np.uint32)
+        t = sptk.from_numpy(w)
+        m = t.to_scipy()
+        self.assertTrue(np.shares_memory(m.indices, t.crd(1)))
+        self.assertTrue(np.shares_memory(m.indptr, t.pos(1)))
+
+    def test_an_h5ad_read_reaches_scipy_without_a_copy(self):
+        t = sptk.read(os.path.join(os.environ["SPTK_TESTDATA"], "anndata", "adata_csr_f32.h5ad"), to="CSR")
+        m = t.to_scipy()
+        self.assertTrue(np.shares_memory(m.indices, t.crd(1)))
+        self.assertTrue(np.shares_memory(m.data, t.values))
 
     def test_a_stored_encoding_keeps_its_widths(self):
         m = sp.csr_array(np.eye(3))

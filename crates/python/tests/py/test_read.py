@@ -38,7 +38,11 @@ class ReadTest(unittest.TestCase):
         t = sptk.read(data("examples", "fem_8x8.mtx"), to="CSR")
         self.assertEqual(t.shape, (8, 8))
         self.assertIn("compressed", t.encoding)
-        self.assertEqual(t.pos(1).dtype, np.uint8)  # a preset takes the narrowest width
+        # A preset's unsaid widths: at least 32 bits in Python (what SciPy shares), the
+        # narrowest on request.
+        self.assertEqual(t.pos(1).dtype, np.uint32)
+        narrow = sptk.read(data("examples", "fem_8x8.mtx"), to="CSR", pos_width="auto", crd_width="auto")
+        self.assertEqual(narrow.pos(1).dtype, np.uint8)
         # Leaving `to` out is the CSR preset, the same widths included.
         self.assertEqual(sptk.read(data("examples", "fem_8x8.mtx")).encoding, t.encoding)
         self.assertEqual(t.values.dtype, np.float64)
@@ -99,7 +103,7 @@ class ZeroCopyTest(unittest.TestCase):
             self.assertEqual(m.toarray().shape, (8, 8))
 
     def test_narrow_widths_are_converted_once(self):
-        t = sptk.read(data("examples", "fem_8x8.mtx"), to="CSR")  # u8 indices
+        t = sptk.read(data("examples", "fem_8x8.mtx"), to="CSR", crd_width=8)  # u8 indices
         m = t.to_scipy()
         self.assertEqual(m.indices.dtype, np.int32)
         self.assertFalse(np.shares_memory(m.indices, t.crd(1)))

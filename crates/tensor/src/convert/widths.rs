@@ -21,6 +21,11 @@ pub struct AutoWidths {
     pub pos: bool,
     /// Choose `crdWidth`.
     pub crd: bool,
+    /// The narrowest width chosen, in bits: 0 for the narrowest that holds the data (the
+    /// command line), 32 for the widths SciPy and NumPy index with as they are, so the
+    /// arrays reach them without a copy (the Python package). 2-bit n:m offsets stay
+    /// packed: no SciPy format holds them.
+    pub floor: u8,
 }
 
 impl AutoWidths {
@@ -33,6 +38,7 @@ impl AutoWidths {
         AutoWidths {
             pos: preset,
             crd: preset,
+            floor: 0,
         }
     }
 
@@ -82,12 +88,13 @@ pub fn fit_widths(
             dims.iter().max().map_or(0, |d| d.saturating_sub(1))
         }
     };
-    let pos = auto.pos.then(|| narrowest_width(entries).bits() as u8);
+    let at_least = |w: IndexWidth| (w.bits() as u8).max(auto.floor);
+    let pos = auto.pos.then(|| at_least(narrowest_width(entries)));
     let crd = auto.crd.then(|| {
         if packed {
             IndexWidth::W2.bits() as u8
         } else {
-            narrowest_width(largest_coordinate).bits() as u8
+            at_least(narrowest_width(largest_coordinate))
         }
     });
     target
@@ -109,6 +116,30 @@ mod tests {
     }
 
     #[test]
+    fn a_floor_raises_narrow_widths_and_leaves_wider_ones_and_packed_offsets() {
+        let csr = Target::Fixed(
+            "map = (i, j) -> (i : dense, j : compressed)"
+                .parse()
+                .unwrap(),
+        );
+        let floor = |floor| AutoWidths {
+            pos: true,
+            crd: true,
+            floor,
+        };
+        let t = fit_widths(&csr, &[100, 30_000], 500, floor(0)).unwrap();
+        assert_eq!(widths(&t), (16, 16));
+        let t = fit_widths(&csr, &[100, 30_000], 500, floor(32)).unwrap();
+        assert_eq!(widths(&t), (32, 32));
+        let t = fit_widths(&csr, &[100, 1 << 33], 500, floor(32)).unwrap();
+        assert_eq!(widths(&t), (32, 64));
+        let nm =
+            fixed("map = (i, j) -> (i : dense, j floordiv 4 : dense, j mod 4 : structured[2, 4])");
+        let t = fit_widths(&nm, &[8, 16], 64, floor(32)).unwrap();
+        assert_eq!(widths(&t).1, 2);
+    }
+
+    #[test]
     fn narrowest_holds_the_bound() {
         assert_eq!(narrowest_width(0), IndexWidth::W8);
         assert_eq!(narrowest_width(255), IndexWidth::W8);
@@ -125,6 +156,7 @@ mod tests {
         let both = AutoWidths {
             pos: true,
             crd: true,
+            floor: 0,
         };
         let t = fit_widths(&csr, &[2_000_000, 2_000_000], 20_000_000, both).unwrap();
         assert_eq!(widths(&t), (32, 32));
@@ -141,6 +173,7 @@ mod tests {
         let crd_only = AutoWidths {
             pos: false,
             crd: true,
+            floor: 0,
         };
         let t = fit_widths(&csr, &[10, 1000], 5, crd_only).unwrap();
         assert_eq!(widths(&t), (16, 16));
@@ -153,6 +186,7 @@ mod tests {
         let both = AutoWidths {
             pos: true,
             crd: true,
+            floor: 0,
         };
         // 2:4 stores offsets within groups of 4 only: 2 bits (positions as ever: up to the
         // 1000 entries, 16 bits).
@@ -172,6 +206,7 @@ mod tests {
         let both = AutoWidths {
             pos: true,
             crd: true,
+            floor: 0,
         };
         let t = fit_widths(&bsr, &[1024, 1024], 70_000, both).unwrap();
         assert_eq!(widths(&t), (32, 8));
@@ -187,6 +222,7 @@ mod tests {
         let both = AutoWidths {
             pos: true,
             crd: true,
+            floor: 0,
         };
         let t = fit_widths(&auto, &[100, 70_000], 300, both).unwrap();
         assert_eq!(

@@ -76,6 +76,7 @@ fn option_sets() -> Vec<ConvertOptions> {
             auto_widths: AutoWidths {
                 pos: true,
                 crd: true,
+                floor: 0,
             },
             ..Default::default()
         },
