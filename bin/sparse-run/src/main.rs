@@ -176,22 +176,9 @@ fn spmv(args: &SpmvArgs, matrices: bool) -> Result<()> {
             )
         })?;
         // f16 / bf16 values a generated kernel widens as it loads them stay as stored.
-        let native = real == Real::F32
-            && a.value_type() != sptk_tensor::ValueType::F32
-            && isa.is_some_and(|isa| {
-                let op = match (matrices, args.transpose) {
-                    (true, _) => Op::Spmm,
-                    (false, true) => Op::SpmvT,
-                    (false, false) => Op::Spmv,
-                };
-                Desc::for_tensor(op, &a, isa)
-                    .and_then(|d| kernel(&d))
-                    .is_ok()
-            });
-        let wide = match native {
-            true => None,
-            false => widen::widened(&a, real).with_context(|| input.display().to_string())?,
-        };
+        let op = Op::product(matrices, args.transpose);
+        let (wide, native) =
+            widen::for_kernel(&a, real, op, isa).with_context(|| input.display().to_string())?;
         if (native || wide.is_some()) && !args.run.quiet {
             eprintln!(
                 "sparse-run: note: {}: A holds {} values, widened to {} ({}) for the kernels, \

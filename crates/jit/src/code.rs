@@ -93,6 +93,15 @@ impl Code {
 /// shared between threads (a `static` per kind of kernel).
 pub(crate) struct Cache<D, K>(OnceLock<Mutex<HashMap<D, Arc<K>>>>);
 
+/// Kernels made by every [`Cache`] of this process so far (each description once).
+static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many kernels this process has generated and mapped: a count that stays put while
+/// the same descriptions run again (for tests that a call compiles once, not per call).
+pub fn kernels_made() -> u64 {
+    MADE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 impl<D: Hash + Eq + Copy, K> Cache<D, K> {
     /// An empty cache.
     pub(crate) const fn new() -> Cache<D, K> {
@@ -112,6 +121,7 @@ impl<D: Hash + Eq + Copy, K> Cache<D, K> {
             return Ok(Arc::clone(k));
         }
         let k = Arc::new(make(desc)?);
+        MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         map.insert(*desc, Arc::clone(&k));
         Ok(k)
     }

@@ -285,6 +285,17 @@ impl Desc {
     }
 }
 
+impl Op {
+    /// The product `A x` (`transpose`: `A^T x`), or `A X` with `matrices`.
+    pub fn product(matrices: bool, transpose: bool) -> Op {
+        match (matrices, transpose) {
+            (true, _) => Op::Spmm,
+            (false, true) => Op::SpmvT,
+            (false, false) => Op::Spmv,
+        }
+    }
+}
+
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

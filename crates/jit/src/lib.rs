@@ -54,6 +54,7 @@ mod x86;
 
 #[doc(hidden)]
 pub use a64::emulate;
+pub use code::kernels_made;
 pub use dense::{Dense, DenseMut, Order};
 pub use desc::{Desc, Format, Half, Isa, Op, Real};
 pub use error::KernelError;

@@ -48,6 +48,49 @@ pub fn product_type(a: ValueType, dense: &[ValueType]) -> Result<Real, KernelErr
 /// `a`'s values are not `f16`, `bf16`, `f32` or `f64`, or are wider than `to`
 /// (`f64` to `f32` would round).
 pub fn widened(a: &Tensor, to: Real) -> Result<Option<Tensor>, KernelError> {
+    let copy = widened_values(a, to)?;
+    if copy.is_some() {
+        WIDENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(copy)
+}
+
+/// Copies of A's values made by [`widened`] in this process so far (for tests that a
+/// product whose kernel widens as it loads makes none).
+pub fn widened_copies() -> u64 {
+    WIDENED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static WIDENED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A as the kernels of `op` take it to compute in `real`: as stored (`None, true`) where
+/// the generated kernel for `isa` loads its f16 / bf16 values and widens them in
+/// registers, else [`widened`] (`None` where the values are `real` already). The one
+/// rule `sparse-run` and the Python package both follow.
+///
+/// # Errors
+/// As [`widened`].
+pub fn for_kernel(
+    a: &Tensor,
+    real: Real,
+    op: crate::Op,
+    isa: Option<crate::Isa>,
+) -> Result<(Option<Tensor>, bool), KernelError> {
+    let half = matches!(a.value_type(), ValueType::F16 | ValueType::BF16);
+    let native = half
+        && real == Real::F32
+        && isa.is_some_and(|isa| {
+            crate::Desc::for_tensor(op, a, isa)
+                .and_then(|d| crate::kernel(&d))
+                .is_ok()
+        });
+    if native {
+        return Ok((None, true));
+    }
+    Ok((widened(a, real)?, false))
+}
+
+fn widened_values(a: &Tensor, to: Real) -> Result<Option<Tensor>, KernelError> {
     fn all<S: Copy, T>(v: &[S], f: impl Fn(S) -> T) -> Vec<T> {
         v.iter().map(|&s| f(s)).collect()
     }

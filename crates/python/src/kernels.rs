@@ -1,9 +1,9 @@
 //! `sptk.spmv` and `sptk.spmm` on NumPy operands, by `sptk_jit` as `sparse-run` runs them:
 //! machine code generated for the tensor's exact encoding and widths where the JIT has
 //! it for this CPU, else the reference kernels (one thread). A product computes in the
-//! wider type of A and the dense operands (`sptk_jit::widen`); f16 / bf16 values are
-//! widened into an f32 copy of A first (the generated kernels that read them as stored
-//! are not used from here yet).
+//! wider type of A and the dense operands (`sptk_jit::widen`); f16 / bf16 values stay as
+//! stored where the generated kernel widens them as it loads them, as `sparse-run` runs
+//! them (`widen::for_kernel`), else they are widened into a copy of A first.
 
 use pyo3::prelude::*;
 use sptk_jit::reference::{self, RealValue};
@@ -60,15 +60,25 @@ fn generated(op: Op, a: &Tensor) -> Result<Option<std::sync::Arc<sptk_jit::Kerne
     }
 }
 
-/// A with values of the compute type of A and `dense`: itself, or a widened copy.
-fn prepared(a: &Tensor, dense: &[ValueType]) -> Result<(Real, Option<Tensor>)> {
+/// The compute type of A and `dense`, and A as the kernels of `op` take it: itself (as
+/// stored, or already of that type), or a widened copy.
+fn prepared(a: &Tensor, dense: &[ValueType], op: Op) -> Result<(Real, Option<Tensor>)> {
     let real = widen::product_type(a.value_type(), dense).map_err(|_| {
         Failure::argument(format!(
             "A holds {} values; kernels compute in f16, bf16, f32 or f64 (convert(dtype=\"f64\") first)",
             a.value_type().name()
         ))
     })?;
-    Ok((real, widen::widened(a, real).map_err(kernel_error)?))
+    let (wide, _) = widen::for_kernel(a, real, op, Isa::best()).map_err(kernel_error)?;
+    Ok((real, wide))
+}
+
+/// Kernels generated and A's values widened into copies, by this process so far: counts
+/// for the tests (a product compiles once per description, and copies nothing where its
+/// kernel widens as it loads).
+#[pyfunction]
+pub fn kernel_counts() -> (u64, u64) {
+    (sptk_jit::kernels_made(), widen::widened_copies())
 }
 
 /// The output's first values: the given y (scaled by beta), else `n` zeros.
@@ -158,7 +168,8 @@ fn run(
     detached(py, move || {
         let mut dense = vec![x.dtype];
         dense.extend(y0.as_ref().map(|y| y.dtype));
-        let (real, wide) = prepared(&t, &dense)?;
+        let op = Op::product(matrices, args.transpose);
+        let (real, wide) = prepared(&t, &dense, op)?;
         let a = wide.as_ref().unwrap_or(&t);
         let y0 = y0.as_ref();
         Ok(match (real, matrices) {

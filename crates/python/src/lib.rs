@@ -49,6 +49,7 @@ fn _sptk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(numpy_in::from_compressed, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_in::from_coordinates, m)?)?;
     m.add_function(wrap_pyfunction!(numpy_in::from_dense, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels::kernel_counts, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::from_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(kernels::product, m)?)?;
     m.add_function(wrap_pyfunction!(ewise::ewise, m)?)?;

@@ -52,6 +52,29 @@ class KernelTest(unittest.TestCase):
         np.testing.assert_allclose(sptk.spmv(a, x16), self.m @ x16.astype(np.float32), rtol=1e-5)
         np.testing.assert_allclose(sptk.spmv(a, self.x.astype(np.float16)), self.m @ self.x, rtol=2e-3)
 
+    @unittest.skipUnless(__import__("platform").machine() == "x86_64", "the generated bf16 kernels are x86's")
+    def test_bf16_products_run_as_stored_and_compile_once(self):
+        # The kernel widens bf16 values as it loads them (as sparse-run runs it): no f32
+        # copy of A per call, and one kernel per description for the process.
+        import ml_dtypes
+
+        rng = np.random.default_rng(11)
+        w = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
+        x = rng.standard_normal(256).astype(np.float32)
+        for to in ("2:4", "CSR"):
+            with self.subTest(to=to):
+                a = sptk.from_numpy(w, to=to, prune=to == "2:4")
+                expected = sptk.spmv(a.convert(dtype="f32"), x)
+                made, copies = sptk._sptk.kernel_counts()
+                first = sptk.spmv(a, x)
+                after_first = sptk._sptk.kernel_counts()
+                again = sptk.spmv(a, x)
+                self.assertEqual(sptk._sptk.kernel_counts(), after_first)
+                self.assertEqual(after_first[1], copies)
+                self.assertLessEqual(after_first[0] - made, 1)
+                np.testing.assert_array_equal(first, again)
+                np.testing.assert_allclose(first, expected, rtol=1e-5, atol=1e-5)
+
 
 class LabelledOperandTest(unittest.TestCase):
     """A pandas x meets A by label, as pandas' own df.dot(s) aligns."""
