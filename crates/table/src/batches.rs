@@ -127,12 +127,15 @@ fn take_batches(
         }
         held = held.saturating_add(batch.get_array_memory_size() as u64);
         if held > limit {
-            return Err(TableError::TooLarge {
-                message: format!(
+            return Err(TableError::too_large(
+                format!(
                     "{}: the record batches hold more than the memory limit of {limit} bytes",
                     name.display()
                 ),
-            });
+                "record batches",
+                held,
+                limit,
+            ));
         }
         let rows = batch.num_rows();
         let mut from = 0;

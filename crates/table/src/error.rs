@@ -60,10 +60,27 @@ pub enum TableError {
     TooLarge {
         /// What needs the memory, and how much.
         message: String,
+        /// The bytes counted and the limit: the [`std::error::Error::source`] by which
+        /// callers know a refusal for size (Python's `MemoryLimitError`).
+        memory: Box<sptk_tensor::MemoryLimit>,
     },
 }
 
 impl TableError {
+    /// `message`: `bytes` needed (what `array` names) past the budget of `limit` bytes.
+    pub(crate) fn too_large(message: String, array: &str, bytes: u64, limit: u64) -> TableError {
+        TableError::TooLarge {
+            message,
+            memory: Box::new(sptk_tensor::MemoryLimit {
+                array: array.to_string(),
+                elements: u128::from(bytes),
+                bytes: u128::from(bytes),
+                total: u128::from(bytes),
+                limit,
+            }),
+        }
+    }
+
     pub(crate) fn io(path: &Path, error: std::io::Error) -> TableError {
         TableError::Io {
             path: path.to_path_buf(),
@@ -139,7 +156,7 @@ impl fmt::Display for TableError {
                 "{}: {place}: the Arrow / Parquet library failed on it ({message}); the file is damaged or not a valid table",
                 path.display()
             ),
-            TableError::TooLarge { message } => f.write_str(message),
+            TableError::TooLarge { message, .. } => f.write_str(message),
         }
     }
 }
@@ -149,6 +166,7 @@ impl std::error::Error for TableError {
         match self {
             TableError::Io { error, .. } => Some(error),
             TableError::Convert { error, .. } => Some(error),
+            TableError::TooLarge { memory, .. } => Some(&**memory),
             _ => None,
         }
     }

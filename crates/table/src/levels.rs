@@ -227,12 +227,15 @@ fn read_column_inner(path: &Path, limit: u64, used: &Cell<u64>) -> Result<Column
             .saturating_add(2 * batch.get_array_memory_size() as u64);
         used.set(bytes);
         if bytes > limit {
-            return Err(TableError::TooLarge {
-                message: format!(
+            return Err(TableError::too_large(
+                format!(
                     "{}: the levels folder decodes to more than the memory limit of {limit} bytes",
                     path.display()
                 ),
-            });
+                "levels",
+                bytes,
+                limit,
+            ));
         }
         array.push(batch.column(0).clone());
     }

@@ -550,13 +550,16 @@ fn check_message<R: Read + Seek>(
         }
     }
     if unpacked > limit {
-        return Err(TableError::TooLarge {
-            message: format!(
+        return Err(TableError::too_large(
+            format!(
                 "{}: {}: its compressed buffers declare {unpacked} bytes uncompressed, more than the memory limit of {limit} bytes",
                 path.display(),
                 what()
             ),
-        });
+            "compressed buffers",
+            unpacked,
+            limit,
+        ));
     }
     Ok(Checked {
         rows: Some(rows),

@@ -116,12 +116,15 @@ fn check_chunk<R: ChunkReader>(
             )
         })?;
         if declared > share {
-            return Err(TableError::TooLarge {
-                message: format!(
+            return Err(TableError::too_large(
+                format!(
                     "{}: column {column}: row group {group}: the page at byte {at} declares {declared} bytes uncompressed, more than one page's share of the memory limit ({share} bytes)",
                     path.display()
                 ),
-            });
+                "a page",
+                declared,
+                share,
+            ));
         }
         let levels = u64::try_from(head.levels)
             .ok()

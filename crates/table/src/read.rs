@@ -87,12 +87,15 @@ impl Table {
         let per = coord_bytes + self.value_type.size() as u64;
         let need = rows.saturating_mul(per);
         match self.opts.budget() {
-            limit if need > limit => Err(TableError::TooLarge {
-                message: format!(
+            limit if need > limit => Err(TableError::too_large(
+                format!(
                     "{}: {rows} rows as a coordinate list need {need} bytes ({per} per entry), more than the memory limit of {limit} bytes",
                     self.files[0].path.display()
                 ),
-            }),
+                "the coordinate list",
+                need,
+                limit,
+            )),
             _ => Ok(()),
         }
     }
@@ -204,11 +207,18 @@ impl Table {
             .collect();
         let coord_bytes: u64 = widths.iter().map(|w| u64::from(w.bits() / 8)).sum();
         self.charge(total, coord_bytes)?;
-        let n = usize::try_from(total).map_err(|_| TableError::TooLarge {
-            message: format!("{total} rows do not fit this machine's memory"),
+        let n = usize::try_from(total).map_err(|_| {
+            TableError::too_large(
+                format!("{total} rows do not fit this machine's memory"),
+                "rows",
+                total,
+                usize::MAX as u64,
+            )
         })?;
-        let zeroed = |e: sptk_tensor::ConvertError| TableError::TooLarge {
-            message: format!("{}: {e}", self.files[0].path.display()),
+        let path = self.files[0].path.clone();
+        let zeroed = |e: sptk_tensor::ConvertError| TableError::Convert {
+            path: path.clone(),
+            error: e,
         };
         let mut c32: Vec<Vec<u32>> = Vec::new();
         let mut c64: Vec<Vec<u64>> = Vec::new();

@@ -192,6 +192,15 @@ class FromArrowTest(unittest.TestCase):
             with self.assertRaisesRegex(sptk.Error, "are for tables"):
                 sptk.read(path, labels=week1)
 
+    def test_a_table_over_the_memory_limit_is_a_memory_limit_error(self):
+        # As a conversion's and an HDF5 read's: the same error for the same cause.
+        pa = self.pa
+        n = 10_000
+        table = pa.table({"row": np.arange(n), "col": np.arange(n), "value": np.ones(n)})
+        for to in ("CSR", "COO"):
+            with self.assertRaisesRegex(sptk.MemoryLimitError, "memory limit"):
+                sptk.from_arrow(table, to=to, memory_limit=50_000)
+
     def test_to_arrow_round_trip(self):
         pa = self.pa
         t = sptk.from_numpy(np.array([[0, 1.5], [2.5, 0]]))
