@@ -233,10 +233,7 @@ fn given_labels(d: &Bound<'_, PyDict>) -> Result<Vec<Option<Arc<Labels>>>> {
         let t = t
             .tensor(d.py())
             .map_err(|e| Failure::new(crate::error::Kind::Format, e.to_string()))?;
-        t.all_labels()
-            .into_iter()
-            .map(|l| l.map(|l| Arc::new(l.clone())))
-            .collect()
+        t.shared_labels()
     } else if let Ok(path) = v.extract::<std::path::PathBuf>() {
         sptk_input::labels_of_file(&path)?
     } else {

@@ -424,7 +424,8 @@ impl Table {
                         let mut order = std::mem::take(&mut lists[l].order);
                         let shared: Vec<usize> =
                             (0..rank).filter(|&e| self.lists[e] == Some(l)).collect();
-                        let seeded = self.seeds.get(l).cloned().flatten().map_or(0, |s| s.len());
+                        let seed = self.seeds.get(l).and_then(Option::as_ref);
+                        let seeded = seed.map_or(0, |s| s.len());
                         if shared.len() > 1 {
                             renumber_by_rows(&mut coords, &shared, &mut order, seeded);
                         }
@@ -432,7 +433,7 @@ impl Table {
                             .iter()
                             .map(|&e| format!("`{}`", self.coords[e]))
                             .collect();
-                        notes.push(if self.seeds.get(l).is_some_and(Option::is_some) {
+                        notes.push(if seed.is_some() {
                             format!(
                                 "column{} {}: numbered from the {seeded} labels given, {} new id{} numbered after them; kept as labels",
                                 if columns.len() > 1 { "s" } else { "" },

@@ -143,6 +143,13 @@ impl Tensor {
         self.set_labels(dim, None);
         self
     }
+    /// Every dimension's labels as the tensor holds them (shared, not copied), one entry
+    /// per dimension: for handing them to another tensor or reader.
+    pub fn shared_labels(&self) -> Vec<Option<Arc<Labels>>> {
+        (0..self.dim_sizes().len())
+            .map(|d| self.labels.get(d).cloned().flatten())
+            .collect()
+    }
     /// Every dimension's labels, one entry per dimension.
     pub fn all_labels(&self) -> Vec<Option<&Labels>> {
         (0..self.dim_sizes().len())

@@ -24,13 +24,14 @@ fn converted(dir: &Path, relabel: &[&str]) -> (String, String) {
     let mut args = vec!["g.parquet", "--to", "CSR", "-o", "out.mtx"];
     args.extend_from_slice(relabel);
     let (_, notes) = succeeds(&args, dir, None);
-    let text = std::fs::read_to_string(dir.join("out.mtx")).unwrap();
-    let body = text
-        .lines()
-        .filter(|l| !l.starts_with('%'))
-        .collect::<Vec<_>>()
-        .join("\n");
-    (body, notes)
+    (mtx_body(dir, "out.mtx"), notes)
+}
+
+/// A Matrix Market file's text without its comments.
+fn mtx_body(dir: &Path, file: &str) -> String {
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('%')).collect();
+    lines.join("\n")
 }
 
 #[test]
@@ -106,22 +107,24 @@ fn outputs_without_a_place_for_labels_say_so_and_tables_and_levels_folders_keep_
 /// The Matrix Market body (no comments) of `file` converted to COO.
 fn body_of(dir: &Path, file: &str) -> String {
     succeeds(&[file, "--to", "COO", "-o", "body.mtx"], dir, None);
-    let text = std::fs::read_to_string(dir.join("body.mtx")).unwrap();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('%')).collect();
-    lines.join("\n")
+    mtx_body(dir, "body.mtx")
+}
+
+/// [`edges`] relabelled into `w1.spt`: nodes 1, 2, 3 numbered 0, 1, 2 (row by row).
+fn week1(dir: &Path) {
+    edges(dir);
+    succeeds(
+        &["g.parquet", "--to", "CSR", "--relabel", "-o", "w1.spt"],
+        dir,
+        None,
+    );
 }
 
 #[test]
 fn labels_from_an_earlier_week_keep_its_numbering_and_number_new_ids_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    edges(d);
-    // Week 1: nodes 1, 2, 3 numbered 0, 1, 2 (row by row).
-    succeeds(
-        &["g.parquet", "--to", "CSR", "--relabel", "-o", "w1.spt"],
-        d,
-        None,
-    );
+    week1(d);
     // Week 2: edges (1, 3), (3, 2), (4, 1) counting from 0, sorted by row.
     std::fs::write(
         d.join("h.mtx"),
@@ -162,12 +165,7 @@ fn labels_from_an_earlier_week_keep_its_numbering_and_number_new_ids_after_it() 
 fn labels_from_is_refused_where_it_cannot_apply() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    edges(d);
-    succeeds(
-        &["g.parquet", "--to", "CSR", "--relabel", "-o", "w1.spt"],
-        d,
-        None,
-    );
+    week1(d);
     succeeds(&["g.parquet", "--to", "CSR", "-o", "plain.spt"], d, None);
     fails(
         &["g.mtx", "--to", "CSR", "--labels-from", "w1.spt"],

@@ -332,10 +332,10 @@ def _product(a, x, y, alpha, beta, threads, transpose, matrices):
     # the dimension it multiplies, as pandas' own ``df.dot(s)`` aligns.
     meets, gives = (0, 1) if transpose else (1, 0)
     columns = getattr(x, "columns", None) if matrices else None
-    labelled = hasattr(x, "index") and hasattr(x, "to_numpy")
+    labelled = _is_pandas(x)
     if labelled:
         x = _aligned(a, x, meets, "x")
-    if y is not None and hasattr(y, "index") and hasattr(y, "to_numpy"):
+    if _is_pandas(y):
         y = _aligned(a, y, gives, "y")
     x = _floats(x, "x")
     y = None if y is None else _floats(y, "y")
@@ -350,6 +350,12 @@ def _product(a, x, y, alpha, beta, threads, transpose, matrices):
     if out.ndim == 2:
         return pd.DataFrame(out, index=index, columns=columns)
     return pd.Series(out, index=index)
+
+
+def _is_pandas(a):
+    """A pandas Series or DataFrame (an index to meet A's labels by), without importing
+    pandas."""
+    return hasattr(a, "index") and hasattr(a, "to_numpy")
 
 
 def _aligned(a, x, dim, name):
