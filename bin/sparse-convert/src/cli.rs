@@ -171,8 +171,9 @@ pub struct TargetArgs {
     #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
     pub slice_values: Vec<u64>,
     /// The most memory the conversion may hold: its output and the scratch of its route
-    /// (bytes, or with a unit: 512M, 4G, 1.5GiB). Default: 7/8 of the smaller of physical
-    /// memory and the cgroup limit, at least 512 MiB kept back.
+    /// (bytes, or with a unit: 512M, 4G, 1.5GiB). Default: the smaller of physical memory
+    /// and the process's memory cgroup limit (its own cgroup or a parent's), less 1/8 of it
+    /// (at least 512 MiB, at most half) kept back for the program and its input.
     #[arg(long, value_name = "SIZE", value_parser = crate::parse_size)]
     pub memory_limit: Option<u64>,
 }

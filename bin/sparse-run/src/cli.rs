@@ -48,7 +48,7 @@ pub enum Command {
     /// `"ewise union add csr.p32.c32 dcsr.p64.c32 -> csr f64 avx2 fill"` or
     /// `"spgemm scatter plus_times f64 c32 unmasked avx512"`.
     Asm {
-        /// The kernel description: SpMV / SpMM (OP FORMAT TYPE posW crdW ISA), element-wise
+        /// The kernel description: SpMV / SpMM (OP FORMAT TYPE posW crdW ISA [dims>2^31]), element-wise
         /// (ewise SET OP A B -> C TYPE ISA PHASE) or SpGEMM's scatter (spgemm scatter
         /// SEMIRING TYPE cBITS FILTER ISA).
         desc: String,

@@ -243,7 +243,16 @@ pub struct Desc {
     pub crd: IndexWidth,
     /// The instruction set.
     pub isa: Isa,
+    /// True if 32-bit coordinates may be 2^31 or more (a dimension is larger than 2^31;
+    /// text form: a seventh word `dims>2^31`). A gather's 32-bit index lanes are signed, so
+    /// such coordinates are widened (or biased) before they index one; below 2^31 they
+    /// index it as they are, 8 lanes per instruction. Always false for other widths: 8- and
+    /// 16-bit coordinates are below 2^31, 64-bit ones index qword lanes.
+    pub wide_dims: bool,
 }
+
+/// The largest dimension whose 32-bit coordinates are all valid signed gather indices.
+const SIGNED_DIM: u64 = 1 << 31;
 
 impl Desc {
     /// The description of `op` on `a` for `isa`.
@@ -273,15 +282,29 @@ impl Desc {
             })?,
         };
         let width = |bits: u8| IndexWidth::from_bits(bits).unwrap_or(IndexWidth::W64);
+        let crd = width(e.crd_width);
         Ok(Desc {
             op,
             format,
             value,
             half,
             pos: width(e.pos_width),
-            crd: width(e.crd_width),
+            crd,
             isa,
+            wide_dims: crd == IndexWidth::W32 && a.dim_sizes().iter().any(|&n| n > SIGNED_DIM),
         })
+    }
+
+    /// True if a kernel for `self` computes what one for `wanted` would: the same
+    /// description, or one for dimensions past 2^31 (`wide_dims`) run on smaller ones.
+    pub fn runs(&self, wanted: &Desc) -> bool {
+        self == wanted
+            || (self.wide_dims
+                && *self
+                    == Desc {
+                        wide_dims: true,
+                        ..*wanted
+                    })
     }
 }
 
@@ -334,7 +357,11 @@ impl fmt::Display for Desc {
             self.pos.bits(),
             self.crd.bits(),
             self.isa.name()
-        )
+        )?;
+        if self.wide_dims {
+            f.write_str(" dims>2^31")?;
+        }
+        Ok(())
     }
 }
 
@@ -387,10 +414,15 @@ impl FromStr for Format {
 impl FromStr for Desc {
     type Err = KernelError;
     fn from_str(s: &str) -> Result<Desc, KernelError> {
-        let words: Vec<&str> = s.split_whitespace().collect();
+        let mut words: Vec<&str> = s.split_whitespace().collect();
+        let wide_dims = words.len() == 7 && words.last() == Some(&"dims>2^31");
+        if wide_dims {
+            words.pop();
+        }
         let [op, format, value, pos, crd, isa] = words.as_slice() else {
             return Err(KernelError::Description(format!(
-                "'{s}' is not six words: OP FORMAT TYPE posW crdW ISA, e.g. 'spmv csr f64 pos32 crd32 avx512'"
+                "'{s}' is not six words (and `dims>2^31`): OP FORMAT TYPE posW crdW ISA, e.g. \
+                 'spmv csr f64 pos32 crd32 avx512'"
             )));
         };
         let op = match *op {
@@ -425,14 +457,21 @@ impl FromStr for Desc {
                     ))
                 })
         };
+        let crd = width(crd, "crd")?;
+        if wide_dims && crd != IndexWidth::W32 {
+            return Err(KernelError::Description(format!(
+                "'{s}': `dims>2^31` is for 32-bit coordinates (crd32); other widths have one form"
+            )));
+        }
         Ok(Desc {
             op,
             format: format.parse()?,
             value,
             half,
             pos: width(pos, "pos")?,
-            crd: width(crd, "crd")?,
+            crd,
             isa: isa.parse()?,
+            wide_dims,
         })
     }
 }
@@ -464,6 +503,41 @@ mod tests {
         assert_eq!(Format::of(&enc::dense(2)), None);
     }
 
+    /// A CSR matrix of `dims` with one entry, at 32-bit coordinates.
+    fn csr32(dims: Vec<u64>) -> Tensor {
+        let entries = sptk_tensor::Entries::from_parts(
+            dims,
+            vec![vec![0], vec![1]],
+            sptk_tensor::ValueVec::F64(vec![1.0].into()),
+        )
+        .unwrap();
+        let target = enc::resolve_target("CSR", 2)
+            .unwrap()
+            .with_widths(Some(32), Some(32))
+            .unwrap();
+        sptk_tensor::convert(&entries, &target, &Default::default())
+            .unwrap()
+            .tensor
+    }
+
+    #[test]
+    fn dimensions_past_2_pow_31_are_in_the_description() {
+        let small = Desc::for_tensor(Op::Spmv, &csr32(vec![4, 1 << 31]), Isa::Avx512).unwrap();
+        let wide = Desc::for_tensor(Op::Spmv, &csr32(vec![4, (1 << 31) + 1]), Isa::Avx512).unwrap();
+        assert!(!small.wide_dims && wide.wide_dims);
+        assert_eq!(small.to_string(), "spmv csr f64 pos32 crd32 avx512");
+        assert_eq!(
+            wide.to_string(),
+            "spmv csr f64 pos32 crd32 avx512 dims>2^31"
+        );
+        // The kernel for wide dimensions computes the narrow ones too; not the other way.
+        assert!(wide.runs(&small) && small.runs(&small) && !small.runs(&wide));
+        assert!(!wide.runs(&Desc {
+            isa: Isa::Avx2,
+            ..small
+        }));
+    }
+
     #[test]
     fn text_form_round_trips() {
         for text in [
@@ -477,6 +551,7 @@ mod tests {
             "spmv 2:4 f16 pos32 crd8 avx512",
             "spmv csr f64 pos32 crd32 neon",
             "spmvt coo:soa f32 pos8 crd16 neon",
+            "spmv csr f64 pos64 crd32 avx512 dims>2^31",
         ] {
             let d: Desc = text.parse().unwrap();
             assert_eq!(d.to_string(), text);
@@ -490,6 +565,8 @@ mod tests {
             ("spmv 4:2 f64 pos32 crd32 avx2", "'4:2'"),
             ("spmv csr f64 pos32 crd32 sve", "'sve'"),
             ("gemm csr f64 pos32 crd32 avx2", "'gemm'"),
+            ("spmv csr f64 pos32 crd64 avx2 dims>2^31", "crd32"),
+            ("spmv csr f64 pos32 crd32 avx2 dims", "six words"),
         ] {
             let err = bad.parse::<Desc>().unwrap_err().to_string();
             assert!(err.contains(says), "{bad}: {err}");

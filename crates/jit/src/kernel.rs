@@ -109,7 +109,7 @@ impl Kernel {
             None => matrix::<T>(a)?,
         };
         let wanted = Desc::for_tensor(self.desc.op, a, self.desc.isa)?;
-        if wanted != self.desc {
+        if !self.desc.runs(&wanted) {
             return Err(KernelError::Unsupported(format!(
                 "kernel {} cannot run on a tensor that needs {wanted}",
                 self.desc

@@ -9,7 +9,7 @@
 //! when it is known, still before they are allocated. Small per-thread buffers and the
 //! input itself are not counted.
 //!
-//! The default limit is the machine's: see [`default_memory_limit`].
+//! The default limit is the machine's: see [`crate::default_memory_limit`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -18,65 +18,6 @@ use crate::error::{ConvertError, MemoryLimit};
 use crate::index::IndexWidth;
 use crate::layout::Layout;
 use sptk_encoding::LevelFormat;
-
-/// The memory limit a conversion gets when [`crate::ConvertOptions::memory_limit`] is
-/// `None`: 7/8 of the smaller of physical memory and the process's cgroup limit (cgroup
-/// v2 `memory.max` or v1 `memory.limit_in_bytes`), keeping back at least 512 MiB for the
-/// input, the program and the rest of the machine. 16 GiB where neither can be read.
-pub fn default_memory_limit() -> u64 {
-    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        let total = [physical_memory(), cgroup_limit()]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(16 << 30);
-        let headroom = (total / 8).max(512 << 20);
-        total.saturating_sub(headroom).max(64 << 20)
-    })
-}
-
-#[cfg(target_os = "linux")]
-fn physical_memory() -> Option<u64> {
-    // SAFETY: `sysconf` only reads system configuration.
-    let (pages, size) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    let (pages, size) = (u64::try_from(pages).ok()?, u64::try_from(size).ok()?);
-    pages.checked_mul(size).filter(|&b| b > 0)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn physical_memory() -> Option<u64> {
-    None
-}
-
-/// The tightest memory limit among the cgroups this process is in, if any.
-fn cgroup_limit() -> Option<u64> {
-    let read = |p: &str| std::fs::read_to_string(p).ok();
-    let parse = |s: String| s.trim().parse::<u64>().ok();
-    let mut files = vec![
-        "/sys/fs/cgroup/memory.max".to_string(),
-        "/sys/fs/cgroup/memory/memory.limit_in_bytes".to_string(),
-    ];
-    // The process's own cgroup (v2: a line `0::/path`).
-    if let Some(own) = read("/proc/self/cgroup") {
-        for line in own.lines() {
-            if let Some(path) = line.strip_prefix("0::") {
-                files.push(format!("/sys/fs/cgroup{}/memory.max", path.trim_end()));
-            }
-        }
-    }
-    // v1 reports "no limit" as a huge number; v2 as "max" (which does not parse).
-    files
-        .iter()
-        .filter_map(|f| read(f).and_then(parse))
-        .filter(|&b| b < 1 << 60)
-        .min()
-}
 
 /// Counts the memory of one conversion against its limit.
 ///
@@ -130,7 +71,7 @@ impl Budget {
     /// A budget of `limit` bytes (the machine's default where `None`).
     pub(crate) fn new(limit: Option<u64>) -> Budget {
         Budget {
-            limit: limit.unwrap_or_else(default_memory_limit),
+            limit: limit.unwrap_or_else(crate::default_memory_limit),
             state: Mutex::new(State::default()),
             pruned: AtomicU64::new(0),
         }

@@ -26,6 +26,7 @@ pub mod format;
 mod index;
 mod labels;
 mod layout;
+mod machine;
 pub mod par;
 mod pool;
 mod print;
@@ -37,12 +38,12 @@ mod view;
 mod walk;
 
 pub use alloc::{big_capacity, big_zeroed, filled_pages, HugePageAlloc, Zeroed, HUGE_PAGE_FROM};
-pub use budget::default_memory_limit;
 pub use compressed::{
     from_compressed, from_compressed_within, CompressedParts, FromCompressed, PartsArray,
     PartsError,
 };
 pub use dense::{dense_entries, DenseArray};
+pub use machine::default_memory_limit;
 pub use pool::{pooled_capacity, pooled_zeroed, BufferPool, Origin};
 
 /// A progress callback, called with a count of bytes done so far (input bytes read, or

@@ -12,6 +12,8 @@
 //! for instruction sets and `neon-qemu`, `REQUIRE_ISA`'s list) is unset; `.ci/run` sets
 //! every one, so there a missing part fails.
 
+pub mod cgroup;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;

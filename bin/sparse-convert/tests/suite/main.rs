@@ -5,6 +5,7 @@
 //! Files that change process-wide state stay test binaries of their own beside
 //! this folder (spare_helper.rs).
 
+mod cgroup;
 mod cli;
 mod common;
 mod compress;

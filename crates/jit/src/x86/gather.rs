@@ -312,6 +312,8 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
                     C::EVEX_Vfmadd231ps_zmm_k1z_zmm_zmmm512b32_er,
                 ),
             };
+            gather_ymm(a, d, YMM1, 0, RBP)?;
+            gather_ymm(a, d, YMM4, half, RBP)?;
             a.ins(insert, &[R(ZMM1), R(ZMM1), R(YMM4), Arg::I(1)])?;
             let vals = values(a, d, ZMM2)?;
             a.ins(fma, &[R(ZMM0), R(ZMM1), vals])?;
@@ -373,9 +375,9 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
 const X_BIAS_F32: i64 = (1 << 31) * 4;
 
 /// True if `d`'s gathers need a biased x base in a register: vector kernels of f32 values
-/// at 32-bit coordinates (see [`gather_ymm`]).
+/// at 32-bit coordinates that may pass 2^31 (see [`gather_ymm`]).
 pub(crate) fn needs_x_bias(d: &Desc) -> bool {
-    d.isa != Isa::Scalar && d.value == Real::F32 && d.crd == IndexWidth::W32
+    d.isa != Isa::Scalar && d.value == Real::F32 && d.crd == IndexWidth::W32 && d.wide_dims
 }
 
 /// `bias = x + 2^33`, x in `r11`: the base of [`gather_ymm`]'s f32 gathers at 32-bit
@@ -390,13 +392,14 @@ pub(crate) fn set_x_bias(a: &mut Asm, bias: u8) {
 /// with VEX gathers; scratch: ymm8-ymm12.
 ///
 /// A gather's index lanes are signed, and coordinates are not: a 32-bit coordinate of
-/// 2^31 or more (valid up to 2^32 - 1) would read x at a negative offset. So 32-bit
-/// coordinates are zero-extended to 64-bit lanes for f64 (`vpmovzxdq`, then a gather with
-/// qword indices: the same instruction count); for f32, whose 8 lanes need dword indices,
-/// the top bit of each coordinate is flipped (`c ^ 2^31`, read as signed, is `c - 2^31`)
-/// and x is read from `bias = x + 2^31 * 4` (set by [`set_x_bias`]), so the address is
-/// `x + 4 c` for every `c < 2^32`. 8- and 16-bit coordinates are zero-extended into dword
-/// lanes, below 2^31.
+/// 2^31 or more (valid up to 2^32 - 1) would read x at a negative offset. Where a
+/// dimension passes 2^31 (`d.wide_dims`), 32-bit coordinates are zero-extended to 64-bit
+/// lanes for f64 (`vpmovzxdq`, then a gather with qword indices); for f32, whose 8 lanes
+/// need dword indices, the top bit of each coordinate is flipped (`c ^ 2^31`, read as
+/// signed, is `c - 2^31`) and x is read from `bias = x + 2^31 * 4` (set by
+/// [`set_x_bias`]), so the address is `x + 4 c` for every `c < 2^32`. Below 2^31 (every
+/// dimension at most 2^31, as the description says) they index dword lanes as they are;
+/// 8- and 16-bit coordinates are zero-extended into dword lanes.
 pub(crate) fn gather_ymm(
     a: &mut Asm,
     d: &Desc,
@@ -418,7 +421,7 @@ pub(crate) fn gather_ymm(
                 &[R(dst), m(R11, YMM8, 8, 0), R(YMM10)],
             )?;
         }
-        (Real::F64, IndexWidth::W32) => {
+        (Real::F64, IndexWidth::W32) if d.wide_dims => {
             a.ins(C::VEX_Vpmovzxdq_ymm_xmmm128, &[R(YMM8), idx])?;
             ones(a, YMM10)?;
             a.ins(
@@ -455,7 +458,7 @@ pub(crate) fn gather_ymm(
                 &[R(dst), R(dst), R(XMM12), Arg::I(1)],
             )?;
         }
-        (Real::F32, IndexWidth::W32) => {
+        (Real::F32, IndexWidth::W32) if d.wide_dims => {
             a.ins(C::VEX_Vmovdqu_ymm_ymmm256, &[R(YMM8), idx])?;
             ones(a, YMM10)?;
             a.ins(

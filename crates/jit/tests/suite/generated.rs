@@ -221,14 +221,17 @@ fn decode(k: &Kernel) -> Vec<iced_x86::Instruction> {
 #[test]
 fn disassembly_shows_the_instructions_each_kernel_needs() {
     for isa in isas() {
-        for (value, crd) in [
-            ("f64", 32),
-            ("f64", 64),
-            ("f32", 32),
-            ("f32", 64),
-            ("f64", 8),
+        for (value, crd, wide) in [
+            ("f64", 32, false),
+            ("f64", 32, true),
+            ("f64", 64, false),
+            ("f32", 32, false),
+            ("f32", 32, true),
+            ("f32", 64, false),
+            ("f64", 8, false),
         ] {
-            let d: Desc = format!("spmv csr {value} pos64 crd{crd} {}", isa.name())
+            let tail = if wide { " dims>2^31" } else { "" };
+            let d: Desc = format!("spmv csr {value} pos64 crd{crd} {}{tail}", isa.name())
                 .parse()
                 .unwrap();
             let k = kernel(&d).unwrap();
@@ -265,23 +268,33 @@ fn disassembly_shows_the_instructions_each_kernel_needs() {
                         Mnemonic::Vfmadd231ps
                     };
                     assert!(has(fma), "{d}: the {value} fused multiply-add");
-                    // Gather index lanes are signed: 32-bit coordinates are zero-extended
-                    // to qword lanes (f64) or biased by 2^31 (f32), never used as they are.
-                    let (gather, widen) = match (f64s, crd) {
-                        (true, 64) => (Mnemonic::Vgatherqpd, None),
-                        (true, 32) => (Mnemonic::Vgatherqpd, Some(Mnemonic::Vpmovzxdq)),
-                        (true, _) => (Mnemonic::Vgatherdpd, Some(Mnemonic::Vpmovzxbd)),
-                        (false, 64) => (Mnemonic::Vgatherqps, None),
-                        (false, _) => (Mnemonic::Vgatherdps, Some(Mnemonic::Vpxor)),
+                    // Gather index lanes are signed: 32-bit coordinates that may pass 2^31
+                    // are zero-extended to qword lanes (f64) or biased by 2^31 (f32), never
+                    // used as they are; below 2^31 they index dword lanes directly.
+                    let (gather, widen) = match (f64s, crd, wide) {
+                        (true, 64, _) => (Mnemonic::Vgatherqpd, None),
+                        (true, 32, true) => (Mnemonic::Vgatherqpd, Some(Mnemonic::Vpmovzxdq)),
+                        (true, 32, false) => (Mnemonic::Vgatherdpd, None),
+                        (true, _, _) => (Mnemonic::Vgatherdpd, Some(Mnemonic::Vpmovzxbd)),
+                        (false, 64, _) => (Mnemonic::Vgatherqps, None),
+                        (false, 32, true) => (Mnemonic::Vgatherdps, Some(Mnemonic::Vpxor)),
+                        (false, _, _) => (Mnemonic::Vgatherdps, None),
                     };
                     assert!(has(gather), "{d}: {gather:?}");
                     if let Some(widen) = widen {
                         assert!(has(widen), "{d}: {widen:?}");
                     }
-                    assert!(
-                        crd != 32 || !has(Mnemonic::Vgatherdpd),
-                        "{d}: 32-bit coordinates as signed gather indices"
-                    );
+                    if wide {
+                        assert!(
+                            !has(Mnemonic::Vgatherdpd),
+                            "{d}: 32-bit coordinates as signed gather indices"
+                        );
+                    } else {
+                        assert!(
+                            !has(Mnemonic::Vpmovzxdq) && !has(Mnemonic::Vpxor),
+                            "{d}: coordinates below 2^31 widened or biased"
+                        );
+                    }
                     assert!(has(Mnemonic::Vzeroupper), "{d}");
                     // Values and coordinates prefetched ahead of each row, then x at the
                     // coordinates of 12 entries further ahead.
