@@ -41,6 +41,18 @@ pub enum Command {
     Rowdot(crate::ewise::EwiseArgs),
     /// Reduce one operand over its stored entries: sum|min|max|count --axis row|col|all.
     Reduce(crate::ewise::ReduceArgs),
+    /// The lower triangle of A: entries with j - i <= k (-k K, default 0), in A's encoding.
+    Tril(crate::structure::StructureArgs),
+    /// The upper triangle of A: entries with j - i >= k (-k K, default 0).
+    Triu(crate::structure::StructureArgs),
+    /// A without its diagonal (a graph without self-loops).
+    Offdiag(crate::structure::StructureArgs),
+    /// A with every stored value 1 (after duplicates are summed).
+    Pattern(crate::structure::StructureArgs),
+    /// A^T, in A's encoding.
+    Transpose(crate::structure::StructureArgs),
+    /// A + A^T (--max: max(A, A^T)), in A's encoding; A square.
+    Symmetrize(crate::structure::StructureArgs),
     /// C = A (+).(x) B over a semiring (plus_times, plus_pair, min_plus, max_times, lor_land), optionally masked.
     Spgemm(crate::spgemm::SpgemmArgs),
     /// Print the machine code of a kernel for any instruction set, whatever this CPU runs,

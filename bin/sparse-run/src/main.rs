@@ -8,6 +8,7 @@ mod operands;
 mod plot;
 mod spgemm;
 mod stats;
+mod structure;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -63,6 +64,12 @@ fn run(cli: Cli) -> Result<()> {
         | cmd @ (Command::Min(_) | Command::Max(_) | Command::First(_) | Command::Second(_))
         | cmd @ (Command::Dot(_) | Command::Rowdot(_) | Command::Reduce(_)) => ewise::run(&cmd),
         Command::Spgemm(args) => spgemm::run(&args),
+        Command::Tril(a) => structure::run(structure::Structure::Tril, &a),
+        Command::Triu(a) => structure::run(structure::Structure::Triu, &a),
+        Command::Offdiag(a) => structure::run(structure::Structure::Offdiag, &a),
+        Command::Pattern(a) => structure::run(structure::Structure::Pattern, &a),
+        Command::Transpose(a) => structure::run(structure::Structure::Transpose, &a),
+        Command::Symmetrize(a) => structure::run(structure::Structure::Symmetrize, &a),
         #[cfg(feature = "hdf5")]
         Command::IsolatedHdf5 { args } => {
             sptk_input::isolate::serve(&args).map_err(anyhow::Error::msg)

@@ -31,6 +31,7 @@ pub mod par;
 mod pool;
 mod print;
 mod raw;
+mod structure;
 mod tensor;
 mod validate;
 mod value;
@@ -45,6 +46,7 @@ pub use compressed::{
 pub use dense::{dense_entries, DenseArray};
 pub use machine::default_memory_limit;
 pub use pool::{pooled_capacity, pooled_zeroed, BufferPool, Origin};
+pub use structure::{pattern, select, transpose, Part};
 
 /// A progress callback, called with a count of bytes done so far (input bytes read, or
 /// array bytes written): what the command-line tools turn into progress bars.

@@ -234,7 +234,10 @@ fn asm_prints_a_kernels_instructions() {
     assert!(out.contains("zmm") && out.contains("vgatherdpd"), "{out}");
     let (ok, out, err) = run(&["asm", "spmv csr f64 pos32 crd32 avx512 dims>2^31"]);
     assert!(ok, "{err}");
-    assert!(out.contains("vpmovzxdq") && out.contains("vgatherqpd"), "{out}");
+    assert!(
+        out.contains("vpmovzxdq") && out.contains("vgatherqpd"),
+        "{out}"
+    );
     // AArch64 NEON code too, in the Arm syntax.
     let (ok, out, err) = run(&["asm", "spmv csr f64 pos32 crd32 neon"]);
     assert!(ok, "{err}");

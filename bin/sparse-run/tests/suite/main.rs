@@ -10,4 +10,5 @@ mod ewise_peers;
 mod hdf5_tables;
 mod inputs;
 mod spgemm_peers;
+mod structure;
 mod value_types;
