@@ -1,13 +1,13 @@
 //! The structure commands on one matrix of any encoding: `tril` / `triu` (with a diagonal
 //! offset), `offdiag`, `pattern`, `transpose` and `symmetrize` (`A + A^T`, or
 //! `max(A, A^T)`), each written as `.spt` in the operand's encoding (`sptk_tensor::select`
-//! and its neighbours; `symmetrize` adds through `sptk_jit::ewise`).
+//! and its neighbours; `sptk_jit::ewise::symmetrize`).
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use sptk_jit::ewise::{self, EwiseOp};
+use sptk_jit::ewise;
 use sptk_tensor::{ConvertOptions, Part, Tensor};
 
 use crate::cli::RunFlags;
@@ -96,23 +96,11 @@ fn compute(which: Structure, args: &StructureArgs, a: &Tensor) -> Result<Tensor>
         Structure::Pattern => sptk_tensor::pattern(a, &opts)?,
         Structure::Transpose => sptk_tensor::transpose(a, &opts)?,
         Structure::Symmetrize => {
-            let dims = a.dim_sizes();
-            if dims.len() != 2 || dims[0] != dims[1] {
-                bail!("symmetrize takes a square matrix; this one is {dims:?}");
-            }
-            let t = sptk_tensor::transpose(a, &opts)?;
-            let op = if args.max { EwiseOp::Max } else { EwiseOp::Add };
             let eo = ewise::Options {
                 threads: args.run.threads,
-                to: Some(sptk_encoding::Target::Fixed(a.encoding().clone())),
-                auto_widths: sptk_tensor::AutoWidths {
-                    pos: true,
-                    crd: true,
-                    floor: 0,
-                },
                 ..ewise::Options::default()
             };
-            ewise::ewise(a, &t, op, &eo)?
+            ewise::symmetrize(a, args.max, &eo)?
         }
     })
 }

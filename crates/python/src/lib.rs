@@ -15,6 +15,7 @@ mod numpy_in;
 mod options;
 mod read;
 mod spgemm;
+mod structure;
 mod tensor;
 mod write;
 
@@ -56,5 +57,6 @@ fn _sptk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ewise::dot, m)?)?;
     m.add_function(wrap_pyfunction!(ewise::reduce, m)?)?;
     m.add_function(wrap_pyfunction!(spgemm::spgemm, m)?)?;
+    m.add_function(wrap_pyfunction!(structure::structure, m)?)?;
     Ok(())
 }

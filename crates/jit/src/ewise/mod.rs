@@ -57,6 +57,7 @@ mod reduce;
 pub mod reference;
 #[cfg(target_arch = "x86_64")]
 mod short;
+mod symmetrize;
 
 use std::fmt;
 use std::time::Instant;
@@ -81,6 +82,7 @@ pub use fast::PhaseTimes;
 pub use operand::compute_type;
 pub use ops::EwiseOp;
 pub use reduce::{reduce, reduce_sparse, Axis, ReduceOp};
+pub use symmetrize::symmetrize;
 
 /// What an element-wise operation does beyond its operation.
 #[derive(Clone, Debug, Default, PartialEq)]

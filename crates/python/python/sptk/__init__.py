@@ -49,6 +49,7 @@ from ._ewise import (
     subtract,
 )
 from ._spgemm import matmul, spgemm
+from ._structure import offdiag, pattern, symmetrize, transpose, tril, triu
 
 __version__ = _sptk.__version__
 
@@ -78,6 +79,12 @@ __all__ = [
     "reduce",
     "spgemm",
     "matmul",
+    "tril",
+    "triu",
+    "offdiag",
+    "pattern",
+    "transpose",
+    "symmetrize",
     "Tensor",
     "Rows",
     "Error",
