@@ -64,20 +64,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// The error and its causes, each said once: a cause whose text its parent already
-/// includes (an I/O error wrapped with its path) is not repeated.
+/// The error and its causes, each said once (`sptk_tensor::error_text`).
 fn error_text(err: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for e in err.chain() {
-        let part = e.to_string();
-        if !text.contains(&part) {
-            if !text.is_empty() {
-                text.push_str(": ");
-            }
-            text.push_str(&part);
-        }
-    }
-    text
+    sptk_tensor::error_text(err.as_ref())
 }
 
 /// A write into a closed pipe: an `io::Error` of that kind, or (from writers whose errors

@@ -40,16 +40,7 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            let mut text = String::new();
-            for e in err.chain() {
-                let part = e.to_string();
-                if !text.contains(&part) {
-                    if !text.is_empty() {
-                        text.push_str(": ");
-                    }
-                    text.push_str(&part);
-                }
-            }
+            let text = sptk_tensor::error_text(err.as_ref());
             eprintln!("sparse-run: error: {text}");
             ExitCode::FAILURE
         }

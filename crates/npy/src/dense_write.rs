@@ -48,13 +48,16 @@ pub(crate) fn dense_bytes(
     let bytes = elements * size;
     if bytes > u128::from(limit) {
         let shape: Vec<String> = dims.iter().map(u64::to_string).collect();
-        return Err(NpyError::new(
+        return Err(NpyError::over_limit(
             path,
             format!(
                 "a dense {} array of {} is {bytes} bytes, past the memory limit of {limit} bytes (--memory-limit); write a sparse format instead (.spt, .npz)",
                 shape.join(" x "),
                 values.value_type()
             ),
+            "the dense array",
+            (bytes, bytes),
+            limit,
         ));
     }
     let mut out: Vec<u8> =

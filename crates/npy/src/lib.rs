@@ -55,6 +55,10 @@ pub struct NpyError {
     pub path: PathBuf,
     /// What is wrong, and where in the file when that is known.
     pub message: String,
+    /// Where an array is refused for its size: the bytes counted and the limit, the
+    /// [`std::error::Error::source`] by which callers know a refusal for size (Python's
+    /// `MemoryLimitError`), as every reader marks one.
+    pub memory_limit: Option<Box<sptk_tensor::MemoryLimit>>,
 }
 
 impl NpyError {
@@ -62,6 +66,28 @@ impl NpyError {
         NpyError {
             path: path.to_path_buf(),
             message: message.into(),
+            memory_limit: None,
+        }
+    }
+
+    /// A refusal for size: `array` needs `bytes` (`total` with what was read before it),
+    /// past `limit`.
+    pub(crate) fn over_limit(
+        path: &Path,
+        message: impl Into<String>,
+        array: &str,
+        (bytes, total): (u128, u128),
+        limit: u64,
+    ) -> NpyError {
+        NpyError {
+            memory_limit: Some(Box::new(sptk_tensor::MemoryLimit {
+                array: array.to_string(),
+                elements: bytes,
+                bytes,
+                total,
+                limit,
+            })),
+            ..NpyError::new(path, message)
         }
     }
 }
@@ -72,6 +98,12 @@ impl fmt::Display for NpyError {
     }
 }
 
-impl std::error::Error for NpyError {}
+impl std::error::Error for NpyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.memory_limit
+            .as_deref()
+            .map(|m| m as &(dyn std::error::Error + 'static))
+    }
+}
 
 pub use sptk_tensor::ValueType;

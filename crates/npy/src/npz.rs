@@ -170,10 +170,14 @@ impl Npz {
         let entry = self.entry(name)?;
         let limit = memory_limit.unwrap_or_else(sptk_tensor::default_memory_limit);
         if entry.size > limit {
-            return Err(self.err(format!(
-                "{name}: {} bytes, past the memory limit of {limit} bytes (--memory-limit)",
-                entry.size
-            )));
+            let bytes = u128::from(entry.size);
+            return Err(NpyError::over_limit(
+                &self.path,
+                format!("{name}: {bytes} bytes, past the memory limit of {limit} bytes (--memory-limit)"),
+                name,
+                (bytes, bytes),
+                limit,
+            ));
         }
         let size = usize::try_from(entry.size)
             .map_err(|_| self.err(format!("{name}: {} bytes", entry.size)))?;

@@ -180,13 +180,16 @@ impl Npy {
         let limit = sptk_tensor::default_memory_limit();
         let mut out = Vec::new();
         if bytes > u128::from(limit) || out.try_reserve_exact(n).is_err() {
-            return Err(NpyError::new(
+            return Err(NpyError::over_limit(
                 &self.path,
                 format!(
                     "{n} elements as {} take {bytes} bytes, past this machine's memory limit \
                      of {limit} bytes",
                     T::NAME
                 ),
+                "the array",
+                (bytes, bytes),
+                limit,
             ));
         }
         match dtype {

@@ -100,9 +100,15 @@ fn charge(npz: &Npz, members: &[&str], limit: u64) -> Result<u128, NpyError> {
         let bytes = n * (header.dtype.size() + widened) as u128;
         total = total.saturating_add(bytes);
         if total > u128::from(limit) {
-            return Err(npz.err(format!(
-                "{name}: {bytes} bytes, which would bring the arrays read to {total} bytes, past the memory limit of {limit} bytes (--memory-limit)"
-            )));
+            return Err(NpyError::over_limit(
+                npz.path(),
+                format!(
+                    "{name}: {bytes} bytes, which would bring the arrays read to {total} bytes, past the memory limit of {limit} bytes (--memory-limit)"
+                ),
+                name,
+                (bytes, total),
+                limit,
+            ));
         }
     }
     Ok(total)

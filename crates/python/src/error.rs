@@ -97,22 +97,9 @@ impl Failure {
     }
 }
 
-/// The error and its causes, each said once (a cause whose text its parent already holds
-/// is not repeated), as `sparse-convert` prints them.
+/// The error and its causes, each said once, as `sparse-convert` prints them.
 fn message(e: &(dyn StdError + 'static)) -> String {
-    let mut text = String::new();
-    let mut cause: Option<&(dyn StdError + 'static)> = Some(e);
-    while let Some(c) = cause {
-        let part = c.to_string();
-        if !text.contains(&part) {
-            if !text.is_empty() {
-                text.push_str(": ");
-            }
-            text.push_str(&part);
-        }
-        cause = c.source();
-    }
-    text
+    sptk_tensor::error_text(e)
 }
 
 macro_rules! from_library_error {

@@ -207,6 +207,29 @@ impl fmt::Display for MemoryLimit {
     }
 }
 
+/// An error and its causes as one line, each said once: a cause whose text its parent
+/// already holds (an I/O error wrapped with its path) is not repeated, nor is the
+/// [`MemoryLimit`] mark under a message that already names the memory limit. What both
+/// command lines print and the Python package raises.
+pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = String::new();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        cause = c.source();
+        if c.is::<MemoryLimit>() && text.contains("memory limit") {
+            continue;
+        }
+        let part = c.to_string();
+        if !text.contains(&part) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&part);
+        }
+    }
+    text
+}
+
 /// The one mark of "over the memory budget": a reader's error that refuses an array for
 /// its size gives one as its source, so callers sort every such refusal alike (Python's
 /// `MemoryLimitError`) whatever the format.

@@ -60,7 +60,7 @@ pub use convert::{
 pub use entries::{
     coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,
 };
-pub use error::{ConvertError, MemoryLimit};
+pub use error::{error_text, ConvertError, MemoryLimit};
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
 pub use labels::{LabelError, Labels};
 pub use layout::{Layout, LevelPlan};

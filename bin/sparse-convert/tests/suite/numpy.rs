@@ -183,6 +183,22 @@ fn npz_and_npy_outputs_read_back_by_extension() {
         "big.npy: a dense 100000 x 100000 array of f64 is 80000000000 bytes, past the memory limit of 67108864 bytes",
     );
     assert!(!d.join("big.npy").exists());
+    // The refusal's mark (sptk_tensor::MemoryLimit, its source) adds no second message.
+    let o = crate::common::run(
+        &[
+            "wide.mtx",
+            "--to",
+            "CSR",
+            "-o",
+            "big.npy",
+            "--memory-limit",
+            "64M",
+        ],
+        d,
+        None,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("memory limit").count(), 1, "{err}");
     fails(
         &["a.mtx", "-o", "a.npz", "--to", "CSR", "--format", "npy"],
         d,

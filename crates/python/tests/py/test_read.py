@@ -222,6 +222,16 @@ class ArgumentTest(unittest.TestCase):
         with self.assertRaises(MemoryError):
             sptk.read(data("examples", "fem_8x8.mtx"), to="Dense", memory_limit=64)
 
+    def test_an_npz_over_the_memory_limit_is_a_memory_limit_error(self):
+        # As a conversion's, a table's and an HDF5 read's: the same error for the same cause,
+        # its message said once.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.npz")
+            sp.save_npz(path, sp.random_array((200, 200), density=0.1, format="csr", rng=7), compressed=False)
+            with self.assertRaisesRegex(sptk.MemoryLimitError, "memory limit") as e:
+                sptk.read(path, memory_limit=2000)
+            self.assertEqual(str(e.exception).count("memory limit"), 1, str(e.exception))
+
 
 class Hdf5Test(unittest.TestCase):
     """libhdf5 runs in a helper process by default (this Python running sptk again)."""
