@@ -54,6 +54,9 @@ pub enum InputError {
         limit: u64,
         /// The format that needs the whole input at once.
         format: &'static str,
+        /// The bytes read past the limit and the limit: the [`std::error::Error::source`]
+        /// by which callers know a refusal for size, as every reader marks one.
+        memory: Box<sptk_tensor::MemoryLimit>,
     },
     /// A Matrix Market or `.tns` reader error (located by file, line and column).
     Mtx(MtxError),
@@ -127,7 +130,7 @@ impl fmt::Display for InputError {
                 line: None,
                 message,
             } => write!(f, "{}: {message}", path.display()),
-            InputError::StdinTooLarge { limit, format } => write!(
+            InputError::StdinTooLarge { limit, format, .. } => write!(
                 f,
                 "standard input: a {format} input is read whole, and it is larger than the memory limit of {limit} bytes; give it as a file"
             ),
@@ -201,6 +204,7 @@ impl std::error::Error for InputError {
             #[cfg(feature = "table")]
             InputError::Table(e) => Some(e),
             InputError::Convert { error, .. } => Some(error),
+            InputError::StdinTooLarge { memory, .. } => Some(&**memory),
             _ => None,
         }
     }

@@ -144,7 +144,18 @@ impl Source {
             .map_err(|e| InputError::io(Path::new("-"), e))?;
         match limit {
             Some(limit) if bytes.len() as u64 > limit => {
-                Err(InputError::StdinTooLarge { limit, format })
+                let read = bytes.len() as u128;
+                Err(InputError::StdinTooLarge {
+                    limit,
+                    format,
+                    memory: Box::new(sptk_tensor::MemoryLimit {
+                        array: "standard input".into(),
+                        elements: read,
+                        bytes: read,
+                        total: read,
+                        limit,
+                    }),
+                })
             }
             _ => Ok(bytes),
         }

@@ -245,6 +245,13 @@ fn streams_are_read_once_front_to_back() {
     };
     let e = read_stream(bytes, None, &small).unwrap_err();
     assert!(matches!(e, InputError::StdinTooLarge { .. }), "{e}");
+    // Marked as every refusal for size is (Python's MemoryLimitError).
+    let mark =
+        std::error::Error::source(&e).and_then(|s| s.downcast_ref::<sptk_tensor::MemoryLimit>());
+    assert!(
+        mark.is_some_and(|m| Some(m.limit) == small.memory_limit),
+        "{e}"
+    );
 }
 
 /// Writes a MEX folder as Cell Ranger does (gzip, three feature columns).
