@@ -49,6 +49,20 @@ pub enum Structure {
     Symmetrize,
 }
 
+impl Structure {
+    /// The command's name.
+    fn name(self) -> &'static str {
+        match self {
+            Structure::Tril => "tril",
+            Structure::Triu => "triu",
+            Structure::Offdiag => "offdiag",
+            Structure::Pattern => "pattern",
+            Structure::Transpose => "transpose",
+            Structure::Symmetrize => "symmetrize",
+        }
+    }
+}
+
 /// `sparse-run tril|triu|offdiag|pattern|transpose|symmetrize A`.
 pub fn run(which: Structure, args: &StructureArgs) -> Result<()> {
     if args.k != 0 && !matches!(which, Structure::Tril | Structure::Triu) {
@@ -56,6 +70,13 @@ pub fn run(which: Structure, args: &StructureArgs) -> Result<()> {
     }
     if args.max && !matches!(which, Structure::Symmetrize) {
         bail!("--max is for symmetrize only");
+    }
+    let run = &args.run;
+    if run.repeat != 1 || run.stats || run.bandwidth.is_some() {
+        bail!(
+            "{}: --repeat, --stats and --bandwidth are for the kernels; a structure command runs once",
+            which.name()
+        );
     }
     if let Some(out) = &args.output {
         if out.extension().is_none_or(|e| e != "spt") {
@@ -66,7 +87,7 @@ pub fn run(which: Structure, args: &StructureArgs) -> Result<()> {
         }
     }
     let a = load(&args.a, None, args.run.loading())?;
-    let what = format!("{which:?} {}", args.a.display()).to_lowercase();
+    let what = format!("{} {}", which.name(), args.a.display());
     let c = compute(which, args, &a).with_context(|| what.clone())?;
     if let Some(out) = &args.output {
         let opts = sptk_store::WriteOptions {

@@ -38,20 +38,27 @@ pub fn structure(
         memory_limit,
         ..ConvertOptions::default()
     };
-    let part = match what {
-        "tril" => Some(Part::Lower(k)),
-        "triu" => Some(Part::Upper(k)),
-        "offdiag" => Some(Part::OffDiagonal),
-        "pattern" | "transpose" | "symmetrize" => None,
+    enum Op {
+        Select(Part),
+        Pattern,
+        Transpose,
+        Symmetrize,
+    }
+    let op = match what {
+        "tril" => Op::Select(Part::Lower(k)),
+        "triu" => Op::Select(Part::Upper(k)),
+        "offdiag" => Op::Select(Part::OffDiagonal),
+        "pattern" => Op::Pattern,
+        "transpose" => Op::Transpose,
+        "symmetrize" => Op::Symmetrize,
         other => return Err(Failure::argument(format!("no structure operation {other:?}")).into()),
     };
-    let what = what.to_string();
     detached(py, move || -> Result<PyTensor> {
-        let c = match (part, what.as_str()) {
-            (Some(part), _) => sptk_tensor::select(&t, part, &opts)?,
-            (None, "pattern") => sptk_tensor::pattern(&t, &opts)?,
-            (None, "transpose") => sptk_tensor::transpose(&t, &opts)?,
-            _ => {
+        let c = match op {
+            Op::Select(part) => sptk_tensor::select(&t, part, &opts)?,
+            Op::Pattern => sptk_tensor::pattern(&t, &opts)?,
+            Op::Transpose => sptk_tensor::transpose(&t, &opts)?,
+            Op::Symmetrize => {
                 let eo = jit::Options {
                     threads: (threads > 0).then_some(threads),
                     auto_widths: WIDTHS,

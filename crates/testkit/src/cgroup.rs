@@ -58,18 +58,17 @@ impl MemoryCgroup {
         c
     }
 
-    /// The cgroup's folder.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// The most memory the cgroup's processes have held, where the kernel reports it (v1
-    /// `memory.max_usage_in_bytes`, v2 `memory.peak`).
-    pub fn peak(&self) -> Option<u64> {
-        ["memory.max_usage_in_bytes", "memory.peak"]
-            .iter()
-            .find_map(|f| std::fs::read_to_string(self.dir.join(f)).ok())
-            .and_then(|s| s.trim().parse().ok())
+    /// A cgroup limited to `bytes`, or `None` where none can be made here: with a note
+    /// naming `check` (what is not tested), or a panic where `SPTK_REQUIRE_CGROUP` is set
+    /// (`.ci/run` sets it), as [`crate::available`] rules.
+    pub fn for_test(bytes: u64, check: &str) -> Option<MemoryCgroup> {
+        match MemoryCgroup::new(bytes) {
+            Ok(c) => Some(c),
+            Err(why) => {
+                crate::available(Err(why), "SPTK_REQUIRE_CGROUP", check);
+                None
+            }
+        }
     }
 }
 

@@ -7,20 +7,9 @@ use std::path::Path;
 
 use sptk_testkit::cgroup::MemoryCgroup;
 
-/// A cgroup limited to `bytes`, or `None` (with a note) where none can be made here.
-fn cgroup(bytes: u64, check: &str) -> Option<MemoryCgroup> {
-    match MemoryCgroup::new(bytes) {
-        Ok(c) => Some(c),
-        Err(why) => {
-            sptk_testkit::available(Err(why), "SPTK_REQUIRE_CGROUP", check);
-            None
-        }
-    }
-}
-
 #[test]
 fn the_default_memory_limit_is_the_own_cgroups() {
-    let Some(cg) = cgroup(
+    let Some(cg) = MemoryCgroup::for_test(
         256 << 20,
         "the default memory limit inside a 256 MiB cgroup",
     ) else {

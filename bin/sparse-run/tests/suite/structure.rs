@@ -94,6 +94,8 @@ fn structure_commands_keep_what_they_say_in_the_operands_encoding() {
         (vec!["symmetrize", s(&rp)], "square"),
         (vec!["offdiag", s(&rp), "-k", "1"], "-k"),
         (vec!["pattern", s(&rp), "--max"], "--max"),
+        (vec!["tril", s(&rp), "--repeat", "3"], "runs once"),
+        (vec!["transpose", s(&rp), "--stats"], "runs once"),
     ] {
         let mut argv = args.clone();
         argv.extend(["-o", s(&out)]);
