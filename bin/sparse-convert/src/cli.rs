@@ -277,6 +277,17 @@ pub struct ConvertArgs {
     /// annotations would be lost.
     #[arg(long)]
     pub force: bool,
+    /// Convert out of core into a `.spt` file: read the input in passes and write the
+    /// output's arrays to the file as they are finished, holding no more than
+    /// --memory-limit. Without it, a `.spt` output that does not fit the limit is
+    /// converted so anyway (where the input and target have such a route: Matrix Market
+    /// coordinate files into CSR and CSC for now).
+    #[arg(long)]
+    pub out_of_core: bool,
+    /// Scratch bytes per fill pass of an out-of-core conversion, in place of what the
+    /// memory limit leaves (for tests: many passes over small data).
+    #[arg(long, value_name = "SIZE", value_parser = crate::parse_size, hide = true)]
+    pub stretch_size: Option<u64>,
 }
 
 /// `sparse-convert info INPUT [--to ENCODING] [--json]`

@@ -187,7 +187,7 @@ pub fn open_input(args: &InputArgs) -> Result<Opened<'static>> {
 
 /// Read options with a progress bar over the input's bytes; the bar is returned to be
 /// finished when reading ends.
-fn read_options(
+pub(crate) fn read_options(
     args: &InputArgs,
     opened: &Opened,
     memory_limit: Option<u64>,

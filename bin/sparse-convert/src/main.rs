@@ -6,6 +6,7 @@
 mod cli;
 mod errors;
 mod files;
+mod out_of_core;
 mod progress;
 mod report;
 
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
     quiet_contained_panics();
     let cli = Cli::parse();
     let result = run(cli);
+    report_peak_memory();
     // A signal arrived: its thread ends the process; an error its clean-up caused is no
     // outcome to report.
     sptk_output::wait_if_stopping();
@@ -129,6 +131,23 @@ fn thread_count(asked: usize, quiet: bool) -> usize {
     asked
 }
 
+/// With `SPTK_REPORT_PEAK` set, prints the process's peak resident memory (`VmHWM`) on
+/// standard error at the end: what the memory tests of out-of-core conversions compare
+/// with the limit, measured by the kernel for this process alone.
+fn report_peak_memory() {
+    if std::env::var_os("SPTK_REPORT_PEAK").is_none() {
+        return;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    if let Some(kib) = kib {
+        eprintln!("peak resident memory: {} bytes", kib * 1024);
+    }
+}
+
 fn run(mut cli: Cli) -> Result<()> {
     let input = match &mut cli.command {
         Some(Command::Info(a)) => Some(&mut a.input),
@@ -164,7 +183,7 @@ fn run(mut cli: Cli) -> Result<()> {
     }
 }
 
-fn options(t: &TargetArgs) -> Result<ConvertOptions> {
+pub(crate) fn options(t: &TargetArgs) -> Result<ConvertOptions> {
     let dtype = match &t.dtype {
         Some(s) => Some(s.parse().map_err(anyhow::Error::msg).context("--dtype")?),
         None => None,
@@ -183,7 +202,7 @@ fn options(t: &TargetArgs) -> Result<ConvertOptions> {
 /// What `--to`, `--pos-width`, `--crd-width` (and `--transpose`) ask, in the reader seam's
 /// terms: without `--to`, a stored tensor keeps its own encoding and any other input is
 /// refused (no default target).
-fn request(t: &TargetArgs, transpose: bool) -> sptk_input::Request {
+pub(crate) fn request(t: &TargetArgs, transpose: bool) -> sptk_input::Request {
     sptk_input::Request {
         to: t.to.clone(),
         pos_width: t.pos_width,
@@ -196,7 +215,7 @@ fn request(t: &TargetArgs, transpose: bool) -> sptk_input::Request {
 }
 
 /// A target refused, in the command line's words.
-fn request_error(e: sptk_input::RequestError, t: &TargetArgs) -> anyhow::Error {
+pub(crate) fn request_error(e: sptk_input::RequestError, t: &TargetArgs) -> anyhow::Error {
     use sptk_input::RequestError;
     match e {
         RequestError::Missing => anyhow::anyhow!(
@@ -304,6 +323,12 @@ fn convert(args: ConvertArgs) -> Result<()> {
         // Before reading: a mistake in -o is said at once, not after minutes of reading.
         files::check_output(path, &args)?;
     }
+    if args.out_of_core {
+        let Some(path) = &args.output else {
+            bail!("--out-of-core writes a .spt file: give -o OUT.spt");
+        };
+        return out_of_core::convert(&args, path, None);
+    }
     let read_start = Instant::now();
     let opened = files::open_input(&args.input)?;
     if let Some(path) = &args.output {
@@ -313,13 +338,31 @@ fn convert(args: ConvertArgs) -> Result<()> {
     // CSR / CSC and what is reached from them), else read whole and converted.
     let opts = options(&args.target)?;
     let request = request(&args.target, args.input.transpose);
-    let done =
-        files::read_and_convert(&args.input, opened, &request, &opts, read_start).map_err(|e| {
-            match e {
+    let done = match files::read_and_convert(&args.input, opened, &request, &opts, read_start) {
+        Ok(done) => done,
+        // Too large for memory, into a .spt file: out of core instead, where it can be.
+        Err(sptk_input::RouteError::Input(e))
+            if sptk_tensor::over_memory_limit(&e)
+                && args
+                    .output
+                    .as_deref()
+                    .is_some_and(|p| out_of_core::refusal(p, &args).is_ok_and(|r| r.is_none())) =>
+        {
+            let path = args.output.as_deref().unwrap_or(std::path::Path::new("-"));
+            // Standard input is read once; a hypersparse input is refused as it was.
+            let stdin = args.input.inputs.iter().any(|p| p.as_os_str() == "-");
+            if stdin || out_of_core::hypersparse(&args) {
+                return Err(files::input_error(e));
+            }
+            return out_of_core::convert(&args, path, Some(e));
+        }
+        Err(e) => {
+            return Err(match e {
                 sptk_input::RouteError::Target(e) => request_error(e, &args.target),
                 sptk_input::RouteError::Input(e) => files::input_error(e),
-            }
-        })?;
+            })
+        }
+    };
     conversion_notes(&done.converted, &args.target, quiet);
     let (input, converted, read_time, convert_time) = (
         done.input,
@@ -362,6 +405,22 @@ fn convert(args: ConvertArgs) -> Result<()> {
 }
 
 fn info(args: InfoArgs) -> Result<()> {
+    // With --to, how the conversion would use memory, from the input's header alone; an
+    // input whose conversion does not fit is described from that, its entries unread.
+    let memory = match &args.target.to {
+        Some(_) => memory_plan(&args)?,
+        None => None,
+    };
+    if let Some((size, plan)) = memory.as_ref().filter(|(_, p)| !p.fits()) {
+        let name = args.input.inputs.first().map(|p| p.display().to_string());
+        let text = if args.json {
+            report::memory_json_alone(name.as_deref().unwrap_or("-"), size, plan)
+        } else {
+            report::memory_text_alone(name.as_deref().unwrap_or("-"), size, plan)
+        };
+        report::emit(&text)?;
+        return Ok(());
+    }
     let opened = files::open_input(&args.input)?;
     // A container with no member chosen: list what it holds, then describe its main
     // matrix where it has one.
@@ -397,13 +456,35 @@ fn info(args: InfoArgs) -> Result<()> {
         s.set_route(c.route.clone(), plan_of(&input, &args.target)?.why);
     }
     let labels = report::label_summaries(&input)?;
+    let plan = memory.as_ref().map(|(_, p)| p);
     let text = if args.json {
-        report::info_json(&input, summary.as_ref(), &labels, members.as_deref())
+        report::info_json(&input, summary.as_ref(), &labels, members.as_deref(), plan)
     } else {
-        report::info_table(&input, summary.as_ref(), &labels)
+        let mut text = report::info_table(&input, summary.as_ref(), &labels);
+        if let Some(plan) = plan {
+            text.push_str(&report::memory_text(plan));
+        }
+        text
     };
     report::emit(&text)?;
     Ok(())
+}
+
+/// How `info --to`'s conversion would use memory (`sptk_input::plan_conversion`), where
+/// the input's size is known from its header: files only (standard input is read once).
+fn memory_plan(args: &InfoArgs) -> Result<Option<(sptk_input::InputSize, sptk_tensor::SizePlan)>> {
+    if args.input.inputs.iter().any(|p| p.as_os_str() == "-") {
+        return Ok(None);
+    }
+    let mut opened = files::open_input(&args.input)?;
+    let opts = options(&args.target)?;
+    let request = request(&args.target, args.input.transpose);
+    let (ropts, bar) = files::read_options(&args.input, &opened, opts.memory_limit);
+    progress::finish(bar);
+    sptk_input::plan_conversion(&mut opened, &request, &opts, &ropts).map_err(|e| match e {
+        sptk_input::RouteError::Target(e) => request_error(e, &args.target),
+        sptk_input::RouteError::Input(e) => files::input_error(e),
+    })
 }
 
 fn encoding(args: EncodingArgs) -> Result<()> {

@@ -549,6 +549,7 @@ pub fn info_json(
     s: Option<&Summary>,
     labels: &[LabelSummary],
     members: Option<&[sptk_input::Member]>,
+    memory: Option<&sptk_tensor::SizePlan>,
 ) -> String {
     let mut out = String::from("{\n");
     let _ = writeln!(out, "  \"file\": {},", json_str(&input.name));
@@ -614,8 +615,120 @@ pub fn info_json(
         }
         out.push_str("\n  ]");
     }
+    if let Some(plan) = memory {
+        let _ = write!(out, ",\n  \"memory\": {}", memory_json(plan));
+    }
     out.push_str("\n}\n");
     out
+}
+
+/// `info --to`'s memory plan as a JSON object.
+fn memory_json(plan: &sptk_tensor::SizePlan) -> String {
+    let way = match (&plan.out_of_core, plan.fits()) {
+        (_, true) => "in memory",
+        (Ok(_), false) => "out of core",
+        (Err(_), false) => "refused",
+    };
+    let mut out = format!(
+        "{{\"way\": {}, \"limit\": {}, \"in_memory_bytes\": {}, \"output_bytes\": {}",
+        json_str(way),
+        plan.limit,
+        plan.in_memory,
+        plan.output
+    );
+    match &plan.out_of_core {
+        Ok(o) => {
+            let _ = write!(
+                out,
+                ", \"fill_passes\": {}, \"stretch_entries\": {}, \"counter_bytes\": {}",
+                o.passes, o.stretch_entries, o.counters
+            );
+        }
+        Err(e) => {
+            let _ = write!(
+                out,
+                ", \"out_of_core_refused\": {}",
+                json_str(&e.to_string())
+            );
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// `info --to`'s memory plan in words: which way the conversion goes and what it costs.
+pub fn memory_text(plan: &sptk_tensor::SizePlan) -> String {
+    let b = |n: u64| sptk_tensor::bytes_text(u128::from(n));
+    let mut out = String::from("\nmemory\n");
+    let _ = writeln!(
+        out,
+        "  in memory: {} (the output {}, the rest scratch), limit {}",
+        b(plan.in_memory),
+        b(plan.output),
+        b(plan.limit)
+    );
+    match (&plan.out_of_core, plan.fits()) {
+        (_, true) => out.push_str("  converts in memory: it fits the limit\n"),
+        (Ok(o), false) => {
+            let _ = writeln!(
+                out,
+                "  past the limit: into a .spt output it converts out of core, holding at \
+                 most the limit: a count pass, then about {} fill pass{} of up to {} entries \
+                 each (counters {}); the input is read once per pass where its rows are in \
+                 random order, about twice in all where they are in row order. Other \
+                 outputs are refused.",
+                o.passes,
+                if o.passes == 1 { "" } else { "es" },
+                o.stretch_entries,
+                b(o.counters)
+            );
+        }
+        (Err(e), false) => {
+            let _ = writeln!(
+                out,
+                "  past the limit, and out of core too: {}",
+                sptk_tensor::error_text(e)
+            );
+        }
+    }
+    out
+}
+
+/// `info --to` for an input whose conversion does not fit: what its header says, and the
+/// memory plan (the entries are not read).
+pub fn memory_text_alone(
+    name: &str,
+    size: &sptk_input::InputSize,
+    plan: &sptk_tensor::SizePlan,
+) -> String {
+    let mut out = format!(
+        "{name}: {} x {}, {} entries of {} (from its header; the entries are not read: \
+         the conversion does not fit the memory limit)\n",
+        size.dims[0],
+        size.dims[1],
+        size.entries,
+        size.value_type.name()
+    );
+    let _ = writeln!(out, "encoding  {}", plan.encoding);
+    out.push_str(&memory_text(plan));
+    out
+}
+
+/// [`memory_text_alone`] as JSON.
+pub fn memory_json_alone(
+    name: &str,
+    size: &sptk_input::InputSize,
+    plan: &sptk_tensor::SizePlan,
+) -> String {
+    format!(
+        "{{\n  \"file\": {},\n  \"dimensions\": {},\n  \"value_type\": {},\n  \"entries\": {},\n  \"encoding\": {},\n  \"memory\": {}\n}}\n",
+        json_str(name),
+        json_list(&size.dims),
+        json_str(size.value_type.name()),
+        size.entries,
+        json_str(&plan.encoding.to_string()),
+        memory_json(plan)
+    )
 }
 
 /// `sparse-convert verify`: what was checked.

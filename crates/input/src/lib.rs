@@ -23,6 +23,7 @@ mod error;
 mod formats;
 mod input;
 pub mod isolate;
+mod out_of_core;
 mod probe;
 mod reader;
 mod route;
@@ -39,6 +40,10 @@ pub use input::{ColumnOptions, Content, Input, Progress, ReadConverted, ReadOpti
 #[doc(hidden)]
 pub use isolate::spare_pid;
 pub use isolate::{Helper, Isolation};
+pub use out_of_core::{
+    convert_to_file, no_route, plan_conversion, Done, InputSize, OutOfCoreOptions, Sink,
+    WrittenFile,
+};
 pub use probe::{known_kind, Match, Probe, HEAD_LEN};
 pub use reader::{choose, readers, Accepts, Member, Reader};
 #[cfg(feature = "table")]

@@ -91,6 +91,38 @@ pub trait Reader: Sync {
     ) -> Result<Option<ReadConverted>, InputError> {
         Ok(None)
     }
+
+    /// The size of what [`Reader::convert_out_of_core`] would read, from the input's
+    /// header or metadata alone (no entry read): for planning a conversion
+    /// ([`crate::plan_conversion`]). `None`: no out-of-core route, or no size known before
+    /// reading.
+    ///
+    /// # Errors
+    /// An input that cannot be opened; a malformed header.
+    fn out_of_core_size(
+        &self,
+        _source: &mut Source,
+        _opts: &ReadOptions,
+    ) -> Result<Option<crate::out_of_core::InputSize>, InputError> {
+        Ok(None)
+    }
+
+    /// Reads the input into `encoding` out of core, its arrays written through
+    /// `out.appender` a stretch at a time (see [`crate::convert_to_file`]). `None`: this
+    /// format has no out-of-core route into that encoding, and nothing was written.
+    ///
+    /// # Errors
+    /// As for [`Reader::read`], conversion errors, and the output's (a full disk).
+    fn convert_out_of_core(
+        &self,
+        _source: &mut Source,
+        _encoding: &sptk_encoding::Encoding,
+        _convert: &ConvertOptions,
+        _opts: &ReadOptions,
+        _out: &mut crate::out_of_core::Sink<'_>,
+    ) -> Result<Option<crate::out_of_core::Done>, InputError> {
+        Ok(None)
+    }
 }
 
 /// One matrix inside a container file (an HDF5 group or dataset, a MATLAB variable).

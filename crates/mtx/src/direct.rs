@@ -104,7 +104,7 @@ fn width_bytes(width: u8) -> u64 {
 
 /// The outer dimension if `encoding` is CSR-like (`(a : dense, b : compressed)`, unique
 /// and ordered), the only encodings the direct route builds.
-fn csr_outer(encoding: &Encoding) -> Option<usize> {
+pub(crate) fn csr_outer(encoding: &Encoding) -> Option<usize> {
     let [l0, l1] = encoding.levels.as_slice() else {
         return None;
     };
@@ -220,9 +220,17 @@ fn check_memory(
     match (total, limit) {
         (Some(t), Some(l)) if t <= l => {}
         (_, Some(l)) => {
-            return Err(MtxError::TooLarge {
+            let bytes = total.map_or(u128::from(u64::MAX) + 1, u128::from);
+            return Err(MtxError::OverLimit {
                 message: format!("{what}; more than the memory limit of {l} bytes"),
-            })
+                memory: Box::new(sptk_tensor::MemoryLimit {
+                    array: format!("the arrays of a direct read into {target}"),
+                    elements: u128::from(need.entries),
+                    bytes,
+                    total: bytes,
+                    limit: l,
+                }),
+            });
         }
         _ => {}
     }
@@ -271,6 +279,7 @@ fn direct<F: FieldKind>(
         done: AtomicU64::new(0),
         lines: AtomicU64::new(0),
         entries: AtomicU64::new(0),
+        failure: std::sync::Mutex::new(None),
         _field: PhantomData,
     };
     let convert = ConvertOptions {
@@ -280,7 +289,13 @@ fn direct<F: FieldKind>(
     let tensor = match convert_parts(&source, encoding, &convert) {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(None),
-        Err(e @ (ConvertError::TooLarge(_) | ConvertError::MemoryLimit { .. })) => {
+        Err(ConvertError::MemoryLimit(memory)) => {
+            return Err(MtxError::OverLimit {
+                message: memory.to_string(),
+                memory,
+            })
+        }
+        Err(e @ ConvertError::TooLarge(_)) => {
             return Err(MtxError::TooLarge {
                 message: e.to_string(),
             })
@@ -295,7 +310,7 @@ fn direct<F: FieldKind>(
 }
 
 /// `parts` byte ranges of `t` of about equal size, cut after line ends.
-fn split_lines(t: &[u8], parts: usize) -> Vec<(usize, usize)> {
+pub(crate) fn split_lines(t: &[u8], parts: usize) -> Vec<(usize, usize)> {
     let mut ranges = Vec::with_capacity(parts);
     let mut s = 0;
     for p in 1..=parts {
@@ -312,35 +327,67 @@ fn split_lines(t: &[u8], parts: usize) -> Vec<(usize, usize)> {
     ranges
 }
 
+/// What reads a window of whole lines: its offset in the file, and its bytes.
+type Window<'a> = dyn FnMut(usize, &[u8]) -> Result<(), SourceError> + 'a;
+
 /// Bytes read between progress reports and page releases.
 const WINDOW: usize = 8 << 20;
 const PAGE: usize = 4096;
 
 /// The body of a mapped file, as parts for `convert_parts`.
-struct MappedParts<'a, F> {
-    map: &'a Mmap,
-    body_start: usize,
+pub(crate) struct MappedParts<'a, F> {
+    pub(crate) map: &'a Mmap,
+    pub(crate) body_start: usize,
     /// Part ranges, relative to the body.
-    ranges: Vec<(usize, usize)>,
-    header: &'a MtxHeader,
-    progress: Option<Progress>,
-    /// Bytes read over both passes.
-    done: AtomicU64,
+    pub(crate) ranges: Vec<(usize, usize)>,
+    pub(crate) header: &'a MtxHeader,
+    pub(crate) progress: Option<Progress>,
+    /// Bytes read over every pass.
+    pub(crate) done: AtomicU64,
     /// Entry lines seen by the first pass.
-    lines: AtomicU64,
+    pub(crate) lines: AtomicU64,
     /// Entries after symmetric expansion seen by the first pass.
-    entries: AtomicU64,
-    _field: PhantomData<F>,
+    pub(crate) entries: AtomicU64,
+    /// The first malformed line found (by byte offset in the file), located precisely:
+    /// the out-of-core route reports it itself (it cannot fall back to the ordinary
+    /// reader, which would hold the whole input).
+    pub(crate) failure: std::sync::Mutex<Option<(usize, String)>>,
+    pub(crate) _field: PhantomData<F>,
 }
 
 impl<F: FieldKind> MappedParts<'_, F> {
+    /// Records the malformed line at byte `pos` of the file (the first one wins).
+    fn fail(&self, pos: usize, msg: String) {
+        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if f.as_ref().is_none_or(|(p, _)| pos < *p) {
+            *f = Some((pos, msg));
+        }
+    }
+
+    /// The first malformed line recorded, as the ordinary reader would report it.
+    pub(crate) fn failure(&self, name: &str) -> Option<MtxError> {
+        let f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        let (pos, msg) = f.as_ref()?;
+        let (line, column) = crate::error::locate(self.map, *pos, 1);
+        Some(MtxError::Parse {
+            file: name.to_string(),
+            line,
+            column,
+            message: msg.clone(),
+        })
+    }
+
+    /// Parses the window at file offset `base` only to find its first malformed line.
+    fn find_failure(&self, base: usize, t: &[u8]) {
+        let h = self.header;
+        if let Err(e) = parse_coo_lines::<F, _>(t, h.rows, h.cols, h.symmetry, |_, _, _| true) {
+            self.fail(base + e.pos, e.msg);
+        }
+    }
+
     /// Calls `f` on windows of complete lines of `part`, releasing the pages read and
     /// reporting progress (half the file per pass) after each.
-    fn windows(
-        &self,
-        part: usize,
-        f: &mut dyn FnMut(&[u8]) -> Result<(), SourceError>,
-    ) -> Result<(), SourceError> {
+    fn windows(&self, part: usize, f: &mut Window<'_>) -> Result<(), SourceError> {
         let data: &[u8] = self.map;
         let &(s, e) = self.ranges.get(part).ok_or("no such part")?;
         let (s, e) = (self.body_start + s, self.body_start + e);
@@ -350,7 +397,7 @@ impl<F: FieldKind> MappedParts<'_, F> {
             if end < e {
                 end = (find_newline(&data[..e], end) + 1).min(e);
             }
-            f(&data[pos..end])?;
+            f(pos, &data[pos..end])?;
             // Pages wholly read are given back: the second pass maps them in again from
             // the page cache, and the peak resident set stays near the output's size.
             let (a, b) = (pos.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
@@ -406,9 +453,12 @@ impl<F: FieldKind> EntryParts for MappedParts<'_, F> {
     ) -> Result<u64, SourceError> {
         let h = self.header;
         let (mut lines, mut entries) = (0u64, 0u64);
-        self.windows(part, &mut |t| {
-            let (l, e) = count_coo_lines(t, h.rows, h.cols, h.symmetry, dim, shift, counts)
-                .ok_or("a line without readable indices")?;
+        self.windows(part, &mut |base, t| {
+            let Some((l, e)) = count_coo_lines(t, h.rows, h.cols, h.symmetry, dim, shift, counts)
+            else {
+                self.find_failure(base, t);
+                return Err("a line without readable indices".into());
+            };
             lines += l;
             entries += e;
             Ok(())
@@ -425,14 +475,17 @@ impl<F: FieldKind> EntryParts for MappedParts<'_, F> {
     ) -> Result<(), SourceError> {
         let h = self.header;
         let sym = h.symmetry;
-        self.windows(part, &mut |t| {
+        self.windows(part, &mut |base, t| {
             let whole = parse_coo_lines::<F, _>(t, h.rows, h.cols, sym, |i, j, v| {
                 // Mirrors can interleave with stored entries here: in a valid symmetric
                 // file a stored entry (i >= j) and a mirrored one (j < i) never share a
                 // position, so the order of duplicates inside a row is unchanged.
                 put(i, j, v) && (sym == Symmetry::General || i == j || put(j, i, F::mirror(v, sym)))
             })
-            .map_err(|e| e.msg)?;
+            .map_err(|e| {
+                self.fail(base + e.pos, e.msg.clone());
+                e.msg
+            })?;
             if whole {
                 Ok(())
             } else {

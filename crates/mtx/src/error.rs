@@ -46,6 +46,15 @@ pub enum MtxError {
     /// The conversion after reading ([`crate::read_converted`]) refused the entries (its
     /// coordinates are 0-based).
     Convert(sptk_tensor::ConvertError),
+    /// The input would take the conversion past its memory limit (said in `message`,
+    /// with the arrays that need it); `memory` is the mark every reader's refusal for
+    /// size carries as its source.
+    OverLimit {
+        /// What needs how much.
+        message: String,
+        /// The mark.
+        memory: Box<sptk_tensor::MemoryLimit>,
+    },
 }
 
 impl MtxError {
@@ -81,9 +90,9 @@ impl fmt::Display for MtxError {
                 column,
                 message,
             } => write!(f, "{file}:{line}:{column}: {message}"),
-            MtxError::Unsupported { message } | MtxError::TooLarge { message } => {
-                f.write_str(message)
-            }
+            MtxError::Unsupported { message }
+            | MtxError::TooLarge { message }
+            | MtxError::OverLimit { message, .. } => f.write_str(message),
             MtxError::Entries(e) => write!(f, "{e}"),
             MtxError::Convert(e) => write!(f, "{e}"),
         }
@@ -96,6 +105,7 @@ impl std::error::Error for MtxError {
             MtxError::Io { source, .. } => Some(source),
             MtxError::Entries(e) => Some(e),
             MtxError::Convert(e) => Some(e),
+            MtxError::OverLimit { memory, .. } => Some(&**memory),
             _ => None,
         }
     }

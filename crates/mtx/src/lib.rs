@@ -55,6 +55,7 @@ mod field;
 mod format;
 mod header;
 mod input;
+mod out_of_core;
 mod parse;
 mod read;
 mod scan;
@@ -69,6 +70,7 @@ pub use field::field_fits;
 pub use format::{write_f32, write_f64};
 pub use header::{Field, Format, MtxHeader, Object, Symmetry};
 pub use input::Progress;
+pub use out_of_core::{out_of_core_input, read_out_of_core, OutOfCoreInput, OutOfCoreRead};
 pub use read::{read_from, read_path, MtxData, ReadOptions};
 pub use tns::{
     read_tns_from, read_tns_path, write_tns_path, write_tns_to, TnsData, TnsReadOptions,

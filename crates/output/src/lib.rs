@@ -61,6 +61,7 @@ use std::sync::Mutex;
 
 mod format;
 mod signals;
+mod space;
 mod stale;
 
 pub use format::{Compress, Feature, Format};
@@ -69,6 +70,7 @@ pub use signals::{
     guard_output, pause_point, remove_temporaries_on_signals, stdout_reader_gone, stopping,
     wait_if_stopping,
 };
+pub use space::{allocate, free_bytes, is_disk_full, WriteBehind};
 pub use stale::{remove_stale_temporaries, remove_stale_temporaries_in, temporaries};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);

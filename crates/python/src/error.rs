@@ -76,12 +76,7 @@ impl Failure {
         let mut cause: Option<&(dyn StdError + 'static)> = Some(e);
         while let Some(c) = cause {
             // The one mark of a refusal for size, whichever library made it.
-            if c.is::<sptk_tensor::MemoryLimit>()
-                || matches!(
-                    c.downcast_ref(),
-                    Some(sptk_tensor::ConvertError::MemoryLimit(_))
-                )
-            {
+            if sptk_tensor::over_memory_limit(c) {
                 kind = Kind::Memory;
                 break;
             }

@@ -48,6 +48,7 @@ const READ_KEYS: &[&str] = &[
     "isolate",
     "isolate_timeout",
     "isolate_helper",
+    "out",
 ];
 
 /// What a conversion was asked for.
@@ -68,6 +69,9 @@ pub struct Reading {
     pub format: Option<String>,
     /// `dataset`: the matrix inside a container.
     pub dataset: Option<String>,
+    /// `out`: the `.spt` file to convert into (out of core where the input has such a
+    /// route), returned opened.
+    pub out: Option<std::path::PathBuf>,
     /// The library's read options.
     pub options: ReadOptions,
 }
@@ -290,6 +294,7 @@ impl Reading {
         Ok(Reading {
             format: item(d, "format")?,
             dataset: item(d, "dataset")?,
+            out: item(d, "out")?,
             options: ReadOptions {
                 threads: item(d, "threads")?.unwrap_or(0),
                 memory_limit,

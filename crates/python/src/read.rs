@@ -39,6 +39,9 @@ fn read_detached(
         "dataset=",
         r.format.as_deref(),
     )?;
+    if let Some(out) = &r.out {
+        return read_into_file(sources, opened, c, &r, out);
+    }
     let done = sptk_input::read_and_convert(
         opened,
         &c.request,
@@ -48,6 +51,57 @@ fn read_detached(
     )
     .map_err(route_error)?;
     Ok((PyTensor::built(done.converted.tensor), done.input.notes))
+}
+
+/// `read(..., out=PATH)`: converted into the `.spt` file `out`, out of core where the
+/// input has such a route (nothing held past `memory_limit`), else in memory and written;
+/// returned opened, its arrays borrowing the file.
+fn read_into_file(
+    sources: &[PathBuf],
+    opened: sptk_input::Opened<'static>,
+    c: &Conversion,
+    r: &Reading,
+    out: &std::path::Path,
+) -> Result<(PyTensor, Vec<String>)> {
+    let source = opened.source.spec().to_string();
+    let ooc = sptk_input::OutOfCoreOptions {
+        write: sptk_store::WriteOptions {
+            source: Some(source.clone()),
+            ..Default::default()
+        },
+        stretch_bytes: None,
+    };
+    let notes =
+        match sptk_input::convert_to_file(opened, &c.request, &c.options, &r.options, out, &ooc)
+            .map_err(route_error)?
+        {
+            Some(done) => done.input.notes,
+            None => {
+                // No out-of-core route: in memory (within the limit), then written.
+                let opened = sptk_input::open_named(
+                    sources,
+                    r.dataset.as_deref(),
+                    "dataset=",
+                    r.format.as_deref(),
+                )?;
+                let done = sptk_input::read_and_convert(
+                    opened,
+                    &c.request,
+                    &c.options,
+                    &r.options,
+                    (std::time::Instant::now(), &mut || {}),
+                )
+                .map_err(route_error)?;
+                let opts = sptk_store::WriteOptions {
+                    source: Some(source),
+                    ..Default::default()
+                };
+                sptk_store::write(out, &done.converted.tensor, &opts)?;
+                done.input.notes
+            }
+        };
+    let file = Arc::new(SptFile::open(out)?);
+    Ok((PyTensor::opened(file, None), notes))
 }
 
 /// Opens a `.spt` file: header and directory checked (O(header)); `verify`: every

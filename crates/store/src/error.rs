@@ -211,6 +211,14 @@ pub enum StoreErrorKind {
     },
     /// A conversion of the stored tensor failed.
     Convert(sptk_tensor::ConvertError),
+    /// The disk filled while the file was written (or would have: its room is checked and
+    /// allocated before the data). Nothing is left: the target keeps its old contents.
+    DiskFull {
+        /// Bytes of the file written when it filled.
+        written: u64,
+        /// Bytes the file needed.
+        total: u64,
+    },
 }
 
 impl StoreError {
@@ -274,6 +282,10 @@ impl fmt::Display for StoreErrorKind {
         use StoreErrorKind as K;
         match self {
             K::Io(e) => write!(f, "{e}"),
+            K::DiskFull { written, total } => write!(
+                f,
+                "the disk is full ({written} bytes written of {total}); nothing was left in place"
+            ),
             K::TooShort { len } => write!(
                 f,
                 "{len} bytes is too short for a .spt file (the fixed prefix alone is 24)"

@@ -729,38 +729,71 @@ pub(crate) fn raw_for(
     metadata: BTreeMap<String, serde_json::Value>,
     chunk_bytes: u64,
 ) -> RawHeader {
-    let layout = tensor.layout();
     let vt = tensor.value_type();
-    let mut list: Vec<(String, Dtype, usize)> = Vec::new();
+    let mut list: Vec<(String, Dtype, u64)> = Vec::new();
     for (name, a) in tensor.index_arrays() {
-        list.push((name, Dtype::index(a.width()), a.len()));
+        list.push((name, Dtype::index(a.width()), a.len() as u64));
     }
-    list.push(("values".into(), Dtype::Scalar(vt), tensor.nse()));
+    list.push(("values".into(), Dtype::Scalar(vt), tensor.nse() as u64));
     for (d, labels) in tensor.all_labels().into_iter().enumerate() {
         if let Some(l) = labels {
-            let offsets = l.offsets();
-            list.push((
-                label_offsets_name(d),
-                Dtype::index(offsets.width()),
-                offsets.len(),
-            ));
-            list.push((
-                label_bytes_name(d),
-                Dtype::Scalar(ValueType::U8),
-                l.bytes().len(),
-            ));
+            list.extend(label_arrays(d, l));
         }
     }
-    let nbytes = |dtype: Dtype, len: usize| dtype.bytes_for(len as u64).unwrap_or(0);
+    let shape = Shape {
+        encoding: tensor.encoding(),
+        layout: tensor.layout(),
+        dim_sizes: tensor.dim_sizes(),
+        value_type: vt,
+        nse: tensor.nse() as u64,
+        entries,
+    };
+    raw_from_parts(&shape, list, provenance, metadata, chunk_bytes)
+}
+
+/// The two arrays of dimension `d`'s labels: name, element type and length.
+pub(crate) fn label_arrays(d: usize, l: &sptk_tensor::Labels) -> [(String, Dtype, u64); 2] {
+    let offsets = l.offsets();
+    [
+        (
+            label_offsets_name(d),
+            Dtype::index(offsets.width()),
+            offsets.len() as u64,
+        ),
+        (
+            label_bytes_name(d),
+            Dtype::Scalar(ValueType::U8),
+            l.bytes().len() as u64,
+        ),
+    ]
+}
+
+/// What a header says of the tensor beyond its array directory.
+pub(crate) struct Shape<'a> {
+    pub encoding: &'a sptk_encoding::Encoding,
+    pub layout: &'a sptk_tensor::Layout,
+    pub dim_sizes: &'a [u64],
+    pub value_type: ValueType,
+    pub nse: u64,
+    pub entries: u64,
+}
+
+/// The header of a tensor of `shape` whose arrays (checksums excluded) are `list`, in
+/// directory order: the directory placed as the format's one valid placement, the
+/// `checksums` array last with a placeholder checksum.
+pub(crate) fn raw_from_parts(
+    shape: &Shape<'_>,
+    mut list: Vec<(String, Dtype, u64)>,
+    provenance: RawProvenance,
+    metadata: BTreeMap<String, serde_json::Value>,
+    chunk_bytes: u64,
+) -> RawHeader {
+    let nbytes = |dtype: Dtype, len: u64| dtype.bytes_for(len).unwrap_or(0);
     let chunks: u64 = list
         .iter()
         .map(|&(_, d, len)| chunk_count(nbytes(d, len), chunk_bytes))
         .sum();
-    list.push((
-        CHECKSUMS.to_string(),
-        Dtype::Scalar(ValueType::U64),
-        chunks as usize,
-    ));
+    list.push((CHECKSUMS.to_string(), Dtype::Scalar(ValueType::U64), chunks));
     let mut arrays = Vec::with_capacity(list.len());
     let mut offset: u64 = 0;
     for (name, dtype, len) in list {
@@ -769,20 +802,20 @@ pub(crate) fn raw_for(
             checksum: (name == CHECKSUMS).then(|| hex64(0)),
             name,
             dtype: dtype.name().to_string(),
-            len: len as u64,
+            len,
             offset,
             nbytes: n,
         });
         offset = crate::format::align_up(offset + n).unwrap_or(u64::MAX);
     }
     RawHeader {
-        encoding: tensor.encoding().to_string(),
-        dim_sizes: tensor.dim_sizes().to_vec(),
-        lvl_sizes: tensor.lvl_sizes(),
-        value_type: vt.name().to_string(),
-        nse: tensor.nse() as u64,
-        entries,
-        binsparse: binsparse_descriptor(tensor.encoding(), layout, vt, tensor.nse() as u64),
+        encoding: shape.encoding.to_string(),
+        dim_sizes: shape.dim_sizes.to_vec(),
+        lvl_sizes: shape.layout.lvl_sizes(),
+        value_type: shape.value_type.name().to_string(),
+        nse: shape.nse,
+        entries: shape.entries,
+        binsparse: binsparse_descriptor(shape.encoding, shape.layout, shape.value_type, shape.nse),
         provenance,
         metadata,
         checksum_algorithm: CHECKSUM_ALGORITHM.to_string(),

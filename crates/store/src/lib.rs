@@ -17,6 +17,8 @@
 //!   chunks' checksums and their positions and coordinates) without validating the rest;
 //!   [`SptFile::row`] one row; [`SptFile::convert`] and [`convert_file`] convert a stored tensor into any
 //!   encoding.
+//! - [`Appender`] writes a file while a conversion larger than memory builds it, a stretch
+//!   of each array at a time, to the same bytes.
 //! - Every failure is a [`StoreError`] naming the file and what is wrong where.
 //!
 //! ```
@@ -47,6 +49,7 @@
 //! assert!(matches!(stored.values(), sptk_tensor::ValueVec::F64(v) if v.is_shared()));
 //! ```
 
+mod append;
 mod atomic;
 mod checks;
 mod convert;
@@ -58,6 +61,7 @@ mod reuse;
 mod row;
 mod write;
 
+pub use append::Appender;
 pub use atomic::{remove_stale_temporaries, temporaries};
 pub use convert::convert_file;
 pub use error::{StoreError, StoreErrorKind};

@@ -92,33 +92,8 @@ pub fn write_to<W: Write + Seek>(
     tensor: &Tensor,
     opts: &WriteOptions,
 ) -> io::Result<u64> {
-    let provenance = RawProvenance {
-        source: opts.source.clone(),
-        slices: tensor
-            .applied_slices()
-            .iter()
-            .map(|s| RawSlice {
-                dim: s.dim as u64,
-                offset: s.offset,
-                size: s.size,
-                stride: s.stride,
-            })
-            .collect(),
-        created_unix: opts.timestamp.then(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs())
-        }),
-    };
-    let chunk_bytes = opts.chunk_bytes.unwrap_or(CHUNK_BYTES);
-    if !chunk_bytes.is_power_of_two() || !(MIN_CHUNK..=MAX_CHUNK).contains(&chunk_bytes) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "chunk size {chunk_bytes} is not a power of two from {MIN_CHUNK} to {MAX_CHUNK}"
-            ),
-        ));
-    }
+    let provenance = provenance_of(opts, tensor.applied_slices());
+    let chunk_bytes = chunk_bytes_of(opts)?;
     let mut raw = raw_for(
         tensor,
         count_entries(tensor),
@@ -180,8 +155,46 @@ pub fn write_to<W: Write + Seek>(
     Ok(end - start)
 }
 
+/// The provenance a header records: `opts`' source and time, and the slices applied.
+pub(crate) fn provenance_of(
+    opts: &WriteOptions,
+    slices: &[sptk_tensor::AppliedSlice],
+) -> RawProvenance {
+    RawProvenance {
+        source: opts.source.clone(),
+        slices: slices
+            .iter()
+            .map(|s| RawSlice {
+                dim: s.dim as u64,
+                offset: s.offset,
+                size: s.size,
+                stride: s.stride,
+            })
+            .collect(),
+        created_unix: opts.timestamp.then(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        }),
+    }
+}
+
+/// The chunk size `opts` asks for, checked.
+pub(crate) fn chunk_bytes_of(opts: &WriteOptions) -> io::Result<u64> {
+    let chunk_bytes = opts.chunk_bytes.unwrap_or(CHUNK_BYTES);
+    if !chunk_bytes.is_power_of_two() || !(MIN_CHUNK..=MAX_CHUNK).contains(&chunk_bytes) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "chunk size {chunk_bytes} is not a power of two from {MIN_CHUNK} to {MAX_CHUNK}"
+            ),
+        ));
+    }
+    Ok(chunk_bytes)
+}
+
 /// The header JSON padded with spaces so that the data section starts 64-byte aligned.
-fn header_bytes(raw: &RawHeader) -> io::Result<Vec<u8>> {
+pub(crate) fn header_bytes(raw: &RawHeader) -> io::Result<Vec<u8>> {
     let mut v = serde_json::to_vec(raw).map_err(io::Error::other)?;
     let total = align_up((PREFIX_LEN + v.len()) as u64).unwrap_or(u64::MAX) as usize;
     v.resize(total - PREFIX_LEN, b' ');
@@ -244,6 +257,24 @@ fn write_index<W: Write>(
     }
 }
 
+/// The little-endian bytes of an index array.
+pub(crate) fn index_bytes(a: &IndexVec) -> Vec<u8> {
+    fn le<T: LeBytes>(v: &[T]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(std::mem::size_of_val(v));
+        for &x in v {
+            x.put(&mut out);
+        }
+        out
+    }
+    match a {
+        IndexVec::Packed2 { bytes, .. } => bytes.to_vec(),
+        IndexVec::U8(v) => le(v),
+        IndexVec::U16(v) => le(v),
+        IndexVec::U32(v) => le(v),
+        IndexVec::U64(v) => le(v),
+    }
+}
+
 /// Streams `v` little-endian through a 64 KiB buffer, hashing it into `sums` chunk by
 /// chunk (the array's last, partial chunk included).
 fn write_slice<W: Write, T: LeBytes>(
@@ -269,15 +300,15 @@ fn write_slice<W: Write, T: LeBytes>(
 }
 
 /// xxh3-64 of every `chunk` bytes of each array fed to it, and of each array's tail.
-struct ChunkSums {
+pub(crate) struct ChunkSums {
     chunk: usize,
     filled: usize,
     hasher: Hasher,
-    sums: Vec<u64>,
+    pub(crate) sums: Vec<u64>,
 }
 
 impl ChunkSums {
-    fn new(chunk: usize) -> ChunkSums {
+    pub(crate) fn new(chunk: usize) -> ChunkSums {
         ChunkSums {
             chunk,
             filled: 0,
@@ -286,7 +317,7 @@ impl ChunkSums {
         }
     }
 
-    fn feed(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             let take = (self.chunk - self.filled).min(bytes.len());
             self.hasher.update(&bytes[..take]);
@@ -298,7 +329,7 @@ impl ChunkSums {
         }
     }
 
-    fn end_array(&mut self) {
+    pub(crate) fn end_array(&mut self) {
         if self.filled > 0 {
             self.finish_chunk();
         }

@@ -28,7 +28,8 @@ pub struct TableConverted {
     pub convert_time: Option<std::time::Duration>,
 }
 
-struct Direct<'t, V> {
+/// A table's parts as [`EntryParts`]: each pass decodes its parts a window at a time.
+pub(crate) struct Direct<'t, V> {
     table: &'t Table,
     dims: [u64; 2],
     rows: u64,
@@ -37,7 +38,23 @@ struct Direct<'t, V> {
     _values: PhantomData<V>,
 }
 
-impl<V: ArrowValue> Direct<'_, V> {
+impl<'t, V: ArrowValue> Direct<'t, V> {
+    /// The parts of `table`, of shape `dims` and `rows` rows in all.
+    pub(crate) fn new(table: &'t Table, dims: [u64; 2], rows: u64) -> Self {
+        Direct {
+            table,
+            dims,
+            rows,
+            error: Mutex::new(None),
+            _values: PhantomData,
+        }
+    }
+
+    /// The first error a pass met, whole.
+    pub(crate) fn into_error(self) -> Option<TableError> {
+        self.error.into_inner().ok().flatten()
+    }
+
     fn fail(&self, e: TableError) -> SourceError {
         let text = e.to_string();
         if let Ok(mut slot) = self.error.lock() {
@@ -233,15 +250,9 @@ impl Table {
             // Record batches in memory already in CSR order: one pass.
             Some(tensor) => Some(tensor),
             None => {
-                let source = Direct::<V> {
-                    table: self,
-                    dims,
-                    rows,
-                    error: Mutex::new(None),
-                    _values: PhantomData,
-                };
+                let source = Direct::<V>::new(self, dims, rows);
                 let built = convert_parts(&source, &encoding, &first);
-                if let Some(e) = source.error.into_inner().ok().flatten() {
+                if let Some(e) = source.into_error() {
                     return Err(e);
                 }
                 built.map_err(|e| TableError::convert(path, e))?

@@ -19,6 +19,7 @@ mod guard;
 mod levels;
 mod open;
 mod ordered;
+mod out_of_core;
 mod pages;
 mod read;
 mod relabel;

@@ -77,9 +77,20 @@ impl Budget {
         }
     }
 
+    /// The limit, in bytes.
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit
+    }
+
     /// Counts `n` entries dropped by n:m pruning.
     pub(crate) fn add_pruned(&self, n: u64) {
         self.pruned.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Bytes of the limit not counted yet.
+    pub(crate) fn left(&self) -> u64 {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        u64::try_from(u128::from(self.limit).saturating_sub(s.total)).unwrap_or(u64::MAX)
     }
 
     /// Entries dropped by n:m pruning so far.
@@ -242,7 +253,7 @@ pub(crate) fn counting_sort_needs(
 }
 
 /// Bytes as people read them: `8000000000008 bytes (7.3 TiB)`.
-pub(crate) fn bytes_text(bytes: u128) -> String {
+pub fn bytes_text(bytes: u128) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     if bytes < 1024 {
         return format!("{bytes} bytes");

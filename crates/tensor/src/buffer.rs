@@ -80,6 +80,13 @@ pub(crate) fn cast_vec<A: Pod, B: Pod>(v: Vec<A>) -> Vec<B> {
     unsafe { Vec::from_raw_parts(ptr.cast::<B>(), len, cap) }
 }
 
+/// The bytes of `a` (little-endian on every target this crate builds for).
+pub(crate) fn pod_bytes<T: Pod>(a: &[T]) -> &[u8] {
+    // SAFETY: `Pod` types have no padding, so every byte of `a` is initialised; `u8` has
+    // alignment 1; the borrow lasts as long as `a`'s.
+    unsafe { std::slice::from_raw_parts(a.as_ptr().cast::<u8>(), std::mem::size_of_val(a)) }
+}
+
 /// `bool`s viewed as their bytes (0 or 1).
 pub(crate) fn bool_bytes(a: &[bool]) -> &[u8] {
     // SAFETY: `bool` is one byte with alignment 1 holding 0 or 1, each a valid `u8`.

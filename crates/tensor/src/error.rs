@@ -230,6 +230,19 @@ pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// True when `e` or one of its causes is a refusal for size by the memory limit (the
+/// [`MemoryLimit`] mark, or [`ConvertError::MemoryLimit`]), whichever library made it.
+pub fn over_memory_limit(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<MemoryLimit>() || matches!(c.downcast_ref(), Some(ConvertError::MemoryLimit(_))) {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
 /// The one mark of "over the memory budget": a reader's error that refuses an array for
 /// its size gives one as its source, so callers sort every such refusal alike (Python's
 /// `MemoryLimitError`) whatever the format.

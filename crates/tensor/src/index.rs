@@ -85,7 +85,15 @@ pub enum IndexVec {
 
 /// An index type of a typed slice: `u8`, `u16`, `u32`, `u64`.
 pub trait Index:
-    crate::alloc::Zeroed + Copy + Send + Sync + Ord + Default + fmt::Debug + 'static
+    crate::alloc::Zeroed
+    + crate::buffer::Pod
+    + Copy
+    + Send
+    + Sync
+    + Ord
+    + Default
+    + fmt::Debug
+    + 'static
 {
     /// Widens to `u64`.
     fn to_u64(self) -> u64;

@@ -51,16 +51,19 @@ pub use structure::{pattern, select, transpose, Part};
 /// A progress callback, called with a count of bytes done so far (input bytes read, or
 /// array bytes written): what the command-line tools turn into progress bars.
 pub type Progress = std::sync::Arc<dyn Fn(u64) + Send + Sync>;
+pub use budget::bytes_text;
 pub use buffer::{Buf, Owner, Pod, ViewError};
 pub use convert::{
-    attach_labels, convert, convert_general, convert_parts, convert_tensor, convert_tensor_owned,
-    convert_to, csr_route, fit_widths, narrowest_width, plan, scatter_into, AutoChoice, AutoWidths,
-    ConvertOptions, Converted, EntryParts, Plan, Route, Source, Step,
+    attach_labels, convert, convert_general, convert_parts, convert_parts_out_of_core,
+    convert_tensor, convert_tensor_owned, convert_to, csr_route, fit_widths, narrowest_width, plan,
+    scatter_into, size_plan, ArrayKind, ArraySink, AutoChoice, AutoWidths, ConvertOptions,
+    Converted, EntryParts, OutOfCore, OutOfCoreError, OutOfCoreFailure, OutOfCoreSize, OutputPlan,
+    PassTimes, Plan, PlannedArray, Route, SizePlan, Source, Step,
 };
 pub use entries::{
     coord_width_for, CoordinateSource, Entries, EntriesSource, EntryError, SourceError,
 };
-pub use error::{error_text, ConvertError, MemoryLimit};
+pub use error::{error_text, over_memory_limit, ConvertError, MemoryLimit};
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
 pub use labels::{LabelError, Labels};
 pub use layout::{Layout, LevelPlan};

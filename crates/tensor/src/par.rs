@@ -17,6 +17,11 @@ use std::sync::Mutex;
 /// Elements per task in the element-wise helpers.
 pub const CHUNK: usize = 1 << 14;
 
+/// Threads of the pool the helpers run on.
+pub fn threads() -> usize {
+    rayon::current_num_threads()
+}
+
 /// Runs `task(i)` for every `i` in `0..n` on rayon's pool, stopping early once a task
 /// returns false; true when every task ran and returned true.
 #[inline(never)]

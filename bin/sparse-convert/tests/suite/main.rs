@@ -19,6 +19,7 @@ mod isolation;
 mod mat5_safetensors;
 mod messages;
 mod numpy;
+mod out_of_core;
 mod overwrite;
 mod pipes;
 mod relabel;

@@ -155,6 +155,78 @@ impl Reader for Mtx {
         let name = source.spec().to_string();
         read_converted_file(path, name, target, convert, opts)
     }
+
+    fn out_of_core_size(
+        &self,
+        source: &mut Source,
+        opts: &ReadOptions,
+    ) -> Result<Option<crate::out_of_core::InputSize>, InputError> {
+        let Some(path) = source.path() else {
+            return Ok(None);
+        };
+        if source.files().len() > 1 {
+            return Ok(None);
+        }
+        let Some(i) = sptk_mtx::out_of_core_input(path, &read_options(opts, 0))? else {
+            return Ok(None);
+        };
+        Ok(Some(crate::out_of_core::InputSize {
+            dims: [i.header.rows, i.header.cols],
+            entries: i.entries,
+            value_type: i.value_type,
+            parts: i.parts,
+        }))
+    }
+
+    fn convert_out_of_core(
+        &self,
+        source: &mut Source,
+        encoding: &sptk_encoding::Encoding,
+        convert: &ConvertOptions,
+        opts: &ReadOptions,
+        out: &mut crate::out_of_core::Sink<'_>,
+    ) -> Result<Option<crate::out_of_core::Done>, InputError> {
+        let Some(path) = source.path() else {
+            return Ok(None);
+        };
+        if source.files().len() > 1 {
+            return Ok(None);
+        }
+        let read = sptk_mtx::read_out_of_core(
+            path,
+            encoding,
+            convert,
+            &read_options(opts, 0),
+            out.stretch_bytes,
+            out.appender,
+        );
+        let d = match read {
+            Ok(Some(d)) => d,
+            Ok(None) => return Ok(None),
+            Err(sptk_tensor::OutOfCoreFailure::Read(e)) => return Err(e.into()),
+            Err(sptk_tensor::OutOfCoreFailure::Write(e)) => return Err(e.into()),
+        };
+        let h = &d.header;
+        Ok(Some(crate::out_of_core::Done {
+            input: Input {
+                name: source.spec().to_string(),
+                format: self.name(),
+                header: header_words(h),
+                field: Some(h.field),
+                one_based: true,
+                content: Content::Streamed {
+                    dims: vec![h.rows, h.cols],
+                    value_type: d.written.value_type,
+                    entries: d.entries,
+                    labels: Vec::new(),
+                },
+                notes: Vec::new(),
+                memory_hint: None,
+            },
+            entries: d.written.nse,
+            written: d.written,
+        }))
+    }
 }
 
 /// The direct route for one Matrix Market file ([`sptk_mtx::read_converted`]).

@@ -181,6 +181,79 @@ impl Reader for Tables {
         }
         .read_converted(target, convert, opts)
     }
+
+    fn out_of_core_size(
+        &self,
+        source: &mut Source,
+        opts: &ReadOptions,
+    ) -> Result<Option<crate::out_of_core::InputSize>, InputError> {
+        if source.spec().origin == Origin::Stdin {
+            return Ok(None);
+        }
+        let table = self.open(source, opts)?;
+        let (Some(&[r, c]), Some(rows), false) = (table.shape(), table.rows(), table.relabels())
+        else {
+            return Ok(None);
+        };
+        use sptk_tensor::ValueType as T;
+        if !matches!(table.value_type(), T::F64 | T::F32 | T::I64 | T::I32) {
+            return Ok(None);
+        }
+        Ok(Some(crate::out_of_core::InputSize {
+            dims: [r, c],
+            entries: rows,
+            value_type: table.value_type(),
+            parts: table.part_count(),
+        }))
+    }
+
+    fn convert_out_of_core(
+        &self,
+        source: &mut Source,
+        encoding: &sptk_encoding::Encoding,
+        convert: &ConvertOptions,
+        opts: &ReadOptions,
+        out: &mut crate::out_of_core::Sink<'_>,
+    ) -> Result<Option<crate::out_of_core::Done>, InputError> {
+        if source.spec().origin == Origin::Stdin {
+            return Ok(None);
+        }
+        let table = self.open(source, opts)?;
+        let name = source.spec().to_string();
+        let (Some(dims), false) = (table.shape(), table.relabels()) else {
+            return Ok(None);
+        };
+        let dims = dims.to_vec();
+        out.labels(&name, &dims, table.stored_labels())?;
+        let written = table.convert_out_of_core(encoding, convert, out.stretch_bytes, out.appender);
+        let written = match written {
+            Ok(Some(w)) => w,
+            Ok(None) => return Ok(None),
+            Err(sptk_tensor::OutOfCoreFailure::Read(e)) => {
+                return Err(sparse_ids_hint(&table, e.into()))
+            }
+            Err(sptk_tensor::OutOfCoreFailure::Write(e)) => return Err(e.into()),
+        };
+        Ok(Some(crate::out_of_core::Done {
+            input: Input {
+                name,
+                format: self.name(),
+                header: Tables::header(&table),
+                field: None,
+                one_based: opts.columns.index_base == 1,
+                content: Content::Streamed {
+                    dims,
+                    value_type: written.value_type,
+                    entries: table.rows().unwrap_or(0),
+                    labels: table.stored_labels().to_vec(),
+                },
+                notes: table.notes().to_vec(),
+                memory_hint: None,
+            },
+            entries: written.nse,
+            written,
+        }))
+    }
 }
 
 /// A table opened (from files, or record batches in memory: [`Table::from_batches`]),
@@ -234,21 +307,7 @@ impl TableInput {
         let table = &self.table;
         let name = PathBuf::from(&self.name);
         let read = contained(&name, || table.read_converted(target, convert));
-        let Some(d) = read.map_err(|e| match e {
-            InputError::Convert {
-                input,
-                one_based,
-                hint: None,
-                error: error @ sptk_tensor::ConvertError::MemoryLimit(_),
-            } if table.sizes_from_ids() => InputError::Convert {
-                input,
-                one_based,
-                hint: Some(SPARSE_IDS),
-                error,
-            },
-            other => other,
-        })?
-        else {
+        let Some(d) = read.map_err(|e| sparse_ids_hint(table, e))? else {
             return Ok(None);
         };
         let mut converted = d.converted;
@@ -275,6 +334,25 @@ impl TableInput {
             converted,
             convert_time: d.convert_time,
         }))
+    }
+}
+
+/// `e`, with [`SPARSE_IDS`] as its hint when it is a memory-limit refusal and the table's
+/// dimension sizes come from its largest coordinates.
+fn sparse_ids_hint(table: &Table, e: InputError) -> InputError {
+    match e {
+        InputError::Convert {
+            input,
+            one_based,
+            hint: None,
+            error: error @ sptk_tensor::ConvertError::MemoryLimit(_),
+        } if table.sizes_from_ids() => InputError::Convert {
+            input,
+            one_based,
+            hint: Some(SPARSE_IDS),
+            error,
+        },
+        other => other,
     }
 }
 

@@ -126,6 +126,12 @@ def read(source, to=None, **options):
     :class:`FormatError` instead of ending the interpreter; False: in this process, for
     trusted files), ``isolate_timeout`` (seconds) and ``isolate_helper`` (the program).
 
+    ``out``: a ``.spt`` path to convert into. A Matrix Market coordinate file into CSR or
+    CSC is then converted out of core: read in passes, its arrays written to the file as
+    they are finished, holding no more than ``memory_limit`` however large it is (other
+    inputs and targets are converted in memory, then written). The file is written
+    atomically and returned opened (memory-mapped, as :func:`open` returns it).
+
     Returns a validated :class:`Tensor`; the reader's notes are in ``Tensor.notes``.
     Runs without the GIL. Raises :class:`FileError`, :class:`FormatError`,
     :class:`ArgumentError` or :class:`MemoryLimitError` with the command line's message.

@@ -207,6 +207,37 @@ class WriteTest(unittest.TestCase):
             t.write("/tmp/x.unknown")
 
 
+class OutTest(unittest.TestCase):
+    def test_out_converts_past_the_memory_limit_into_the_file(self):
+        # 300k entries into CSR need about 5 MB in memory; with a 2 MB limit the read goes
+        # out of core into the file (in passes of a few of its row blocks), and the opened
+        # file holds what SciPy reads.
+        rng = np.random.default_rng(3)
+        A = sp.random_array((30000, 2000), density=0.005, format="coo", rng=rng)
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "a.mtx")
+            scipy.io.mmwrite(src, A)
+            with self.assertRaises(sptk.MemoryLimitError):
+                sptk.read(src, to="CSR", memory_limit=2_000_000)
+            out = os.path.join(d, "a.spt")
+            t = sptk.read(src, to="CSR", memory_limit=2_000_000, out=out)
+            self.assertTrue(os.path.exists(out))
+            want = A.tocsr()
+            want.sum_duplicates()
+            np.testing.assert_array_equal(t.to_scipy().toarray(), want.toarray())
+            # The arrays of the conversion in memory, exactly (the headers differ only in
+            # their provenance).
+            in_memory = sptk.read(src, to="CSR")
+            in_memory.write(os.path.join(d, "b.spt"))
+            got, held = t.to_scipy(), in_memory.to_scipy()
+            for name in ("indptr", "indices", "data"):
+                np.testing.assert_array_equal(getattr(got, name), getattr(held, name))
+            # A target without an out-of-core route: converted in memory, then written.
+            t = sptk.read(src, to="COO", out=os.path.join(d, "c.spt"))
+            np.testing.assert_array_equal(t.to_scipy().toarray(), want.toarray())
+            self.assertEqual(sorted(os.listdir(d)), ["a.mtx", "a.spt", "b.spt", "c.spt"])
+
+
 class ArgumentTest(unittest.TestCase):
     def test_bad_encoding_and_keywords(self):
         path = data("examples", "fem_8x8.mtx")

@@ -3,6 +3,7 @@
 //! instead of one per file, each of which linked the whole dependency graph again
 //! (README, "Testing").
 
+mod appender;
 mod checksums;
 mod common;
 mod crash;

@@ -7,6 +7,7 @@
 
 mod batches;
 mod common;
+mod out_of_core;
 mod peers;
 mod relabel;
 mod roundtrip;

@@ -3,7 +3,8 @@
 //! one file per step:
 //!
 //! - `scatter.rs`: coordinates into CSR / CSC by a parallel counting sort; `parts.rs`: the
-//!   same straight from a re-readable text file, with no coordinate list;
+//!   same straight from a re-readable text file, with no coordinate list; `stretches.rs`:
+//!   that build out of core, its output appended to a sink a stretch of rows at a time;
 //! - from a valid CSR / CSC, whose rows are sorted and unique so that nothing needs a sort:
 //!   `transpose.rs` (CSR <-> CSC), `derive.rs` (DCSR, DCSC, COO), `blocks.rs` (BSR, BSC),
 //!   `padded.rs` (ELL, n:m);
@@ -37,12 +38,19 @@ pub(crate) mod padded;
 mod parts;
 pub(crate) mod plan;
 pub(crate) mod scatter;
+mod sizing;
+mod stretches;
 mod transpose;
 mod tree;
 mod widths;
 
 pub use parts::{convert_parts, EntryParts};
 pub use plan::{csr_route, plan, scatter_into, Plan, Route, Source, Step};
+pub use sizing::{size_plan, OutOfCoreSize, SizePlan};
+pub use stretches::{
+    convert_parts_out_of_core, ArrayKind, ArraySink, OutOfCore, OutOfCoreError, OutOfCoreFailure,
+    OutputPlan, PassTimes, PlannedArray,
+};
 pub use widths::{fit_widths, narrowest_width, AutoWidths};
 
 use blocks::{blocks_values, choose_block_csr};

@@ -31,7 +31,7 @@ use crate::layout::Layout;
 use crate::par;
 use crate::raw::{Arith, Raw};
 use crate::tensor::Tensor;
-use crate::value::{Value, ValueVecAccess};
+use crate::value::{Value, ValueType, ValueVecAccess};
 
 /// A matrix's entries in a fixed number of ordered parts, each readable any number of
 /// times and from any thread. Part `p`'s entries come before part `p + 1`'s.
@@ -103,17 +103,13 @@ pub fn convert_parts<P: EntryParts>(
     let drop_zeros = opts.drop_zeros;
     let budget = Budget::new(opts.memory_limit);
     let nnz = source.len_hint();
-    let vbits = P::Value::TYPE.size() as u32 * 8;
-    let work = work_width(dims[inner], layout.crd_width);
-    budget.charge_layout(&layout, nnz, vbits)?;
-    budget.charge(&budget::counting_sort_needs(
-        dims[outer],
-        nnz,
-        work,
+    budget.charge(&in_memory_needs(
         &layout,
-        vbits,
+        &dims,
+        (outer, inner),
+        nnz,
+        P::Value::TYPE,
     ))?;
-    budget.charge(&[Need::new("scratch: rows inside blocks", nnz, 16)])?;
     let ar = Arith::of::<P::Value>();
     let (levels, values) = match work_width(dims[inner], layout.crd_width) {
         IndexWidth::W8 => build::<P, u8>(source, outer, &layout, (drop_zeros, &ar))?,
@@ -131,14 +127,38 @@ pub fn convert_parts<P: EntryParts>(
     }))
 }
 
+/// What [`convert_parts`] holds for `nnz` entries of `value_type` into `layout` (of the
+/// CSR-like `dims` with levels `(outer, inner)`): the output, the counting sort's scratch,
+/// each entry's row inside its block.
+pub(crate) fn in_memory_needs(
+    layout: &Layout,
+    dims: &[u64; 2],
+    (outer, inner): (usize, usize),
+    nnz: u64,
+    value_type: ValueType,
+) -> Vec<Need> {
+    let vbits = value_type.size() as u32 * 8;
+    let work = work_width(dims[inner], layout.crd_width);
+    let mut needs = budget::layout_needs(layout, nnz, vbits);
+    needs.extend(budget::counting_sort_needs(
+        dims[outer],
+        nnz,
+        work,
+        layout,
+        vbits,
+    ));
+    needs.push(Need::new("scratch: rows inside blocks", nnz, 16));
+    needs
+}
+
 type Built<V> = (Vec<crate::tensor::LevelArrays>, Vec<V>);
 
-fn source_error(e: SourceError) -> ConvertError {
+pub(crate) fn source_error(e: SourceError) -> ConvertError {
     ConvertError::Invalid(format!("reading the input: {e}"))
 }
 
 /// The raw form of a source's values.
-type RawOf<P> = <<P as EntryParts>::Value as Value>::Raw;
+pub(crate) type RawOf<P> = <<P as EntryParts>::Value as Value>::Raw;
 
 fn build<P: EntryParts, C: Index>(
     source: &P,
@@ -254,7 +274,7 @@ fn build<P: EntryParts, C: Index>(
 }
 
 /// Entries parsed between two writes to the output.
-const BATCH: usize = 512;
+pub(crate) const BATCH: usize = 512;
 
 /// Outer coordinates (rows, or columns in a transpose) per block of the two-pass
 /// scatters: a power of two (at most 2^16, so a coordinate inside a block fits 16 bits)
@@ -299,26 +319,26 @@ fn append_batch<C: Index, V: Raw>(
 
 /// One row block after the second pass: its stretch of the output in input order, and
 /// the row of each entry inside the block.
-struct Block<'a, C, V> {
-    first_row: usize,
+pub(crate) struct Block<'a, C, V> {
+    pub(crate) first_row: usize,
     /// The block's first slot.
-    base: usize,
-    crd: &'a mut [C],
-    val: &'a mut [V],
-    local: &'a [u16],
+    pub(crate) base: usize,
+    pub(crate) crd: &'a mut [C],
+    pub(crate) val: &'a mut [V],
+    pub(crate) local: &'a [u16],
     /// Out: the block's row starts.
-    starts: &'a mut [usize],
+    pub(crate) starts: &'a mut [usize],
     /// Out: entries each row keeps.
-    kept: &'a mut [usize],
+    pub(crate) kept: &'a mut [usize],
 }
 
 /// Reused buffers: per-row cursors, the reordered block, and `sum_row`'s scratch.
-type Scratch<C, V> = (Vec<usize>, Vec<C>, Vec<V>, Vec<(u64, usize)>);
+pub(crate) type Scratch<C, V> = (Vec<usize>, Vec<C>, Vec<V>, Vec<(u64, usize)>);
 
 impl<C: Index, V: Raw> Block<'_, C, V> {
     /// Puts the entries in row order (stably, so input order stays inside rows), writes
     /// the row starts, then sorts and sums each row.
-    fn finish(
+    pub(crate) fn finish(
         self,
         outer: usize,
         (drop_zeros, ar): (bool, &Arith<V>),
