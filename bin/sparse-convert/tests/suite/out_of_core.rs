@@ -113,6 +113,7 @@ fn many_passes_give_the_bytes_of_the_conversion_in_memory() {
 }
 
 #[test]
+#[cfg(feature = "table")]
 fn tables_convert_out_of_core_to_the_bytes_of_memory() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
