@@ -408,7 +408,7 @@ fn info(args: InfoArgs) -> Result<()> {
     // With --to, how the conversion would use memory, from the input's header alone; an
     // input whose conversion does not fit is described from that, its entries unread.
     let memory = match &args.target.to {
-        Some(_) => memory_plan(&args)?,
+        Some(_) => out_of_core::memory_plan(&args.input, &args.target)?,
         None => None,
     };
     if let Some((size, plan)) = memory.as_ref().filter(|(_, p)| !p.fits()) {
@@ -468,23 +468,6 @@ fn info(args: InfoArgs) -> Result<()> {
     };
     report::emit(&text)?;
     Ok(())
-}
-
-/// How `info --to`'s conversion would use memory (`sptk_input::plan_conversion`), where
-/// the input's size is known from its header: files only (standard input is read once).
-fn memory_plan(args: &InfoArgs) -> Result<Option<(sptk_input::InputSize, sptk_tensor::SizePlan)>> {
-    if args.input.inputs.iter().any(|p| p.as_os_str() == "-") {
-        return Ok(None);
-    }
-    let mut opened = files::open_input(&args.input)?;
-    let opts = options(&args.target)?;
-    let request = request(&args.target, args.input.transpose);
-    let (ropts, bar) = files::read_options(&args.input, &opened, opts.memory_limit);
-    progress::finish(bar);
-    sptk_input::plan_conversion(&mut opened, &request, &opts, &ropts).map_err(|e| match e {
-        sptk_input::RouteError::Target(e) => request_error(e, &args.target),
-        sptk_input::RouteError::Input(e) => files::input_error(e),
-    })
 }
 
 fn encoding(args: EncodingArgs) -> Result<()> {

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use crate::cli::ConvertArgs;
+use crate::cli::{ConvertArgs, InputArgs, TargetArgs};
 use crate::{files, progress};
 
 /// Why `-o` cannot be written out of core, if it cannot: only `.spt` files can.
@@ -155,17 +155,31 @@ fn too_large(e: &sptk_input::InputError) -> bool {
     sptk_tensor::over_memory_limit(e)
 }
 
+/// How converting the input as `target` asks would use memory
+/// (`sptk_input::plan_conversion`), where its size is known from its header: files only
+/// (standard input is read once).
+pub fn memory_plan(
+    input: &InputArgs,
+    target: &TargetArgs,
+) -> Result<Option<(sptk_input::InputSize, sptk_tensor::SizePlan)>> {
+    if input.inputs.iter().any(|p| p.as_os_str() == "-") {
+        return Ok(None);
+    }
+    let mut opened = files::open_input(input)?;
+    let opts = crate::options(target)?;
+    let request = crate::request(target, input.transpose);
+    let (ropts, bar) = files::read_options(input, &opened, opts.memory_limit);
+    progress::finish(bar);
+    sptk_input::plan_conversion(&mut opened, &request, &opts, &ropts).map_err(|e| match e {
+        sptk_input::RouteError::Target(e) => crate::request_error(e, target),
+        sptk_input::RouteError::Input(e) => files::input_error(e),
+    })
+}
+
 /// True if the input, by its header, has more rows (CSC: columns) than entries: its CSR
 /// is mostly positions of empty rows, so a refusal in memory is not worked around by
 /// writing them out of core (the refusal suggests DCSR / DCSC instead).
 pub fn hypersparse(args: &ConvertArgs) -> bool {
-    let plan = (|| {
-        let mut opened = files::open_input(&args.input).ok()?;
-        let opts = crate::options(&args.target).ok()?;
-        let request = crate::request(&args.target, args.input.transpose);
-        let (ropts, bar) = files::read_options(&args.input, &opened, opts.memory_limit);
-        progress::finish(bar);
-        sptk_input::plan_conversion(&mut opened, &request, &opts, &ropts).ok()?
-    })();
+    let plan = memory_plan(&args.input, &args.target).ok().flatten();
     plan.is_some_and(|(_, p)| p.outer_size > p.entries)
 }

@@ -75,10 +75,9 @@ impl Sink<'_> {
 pub struct Done {
     /// The input (its content [`crate::Content::Streamed`]).
     pub input: Input,
-    /// What was written.
+    /// What was written (its stored values are the header's count of entries: a CSR-like
+    /// encoding has no padding).
     pub written: OutOfCore,
-    /// The header's count of entries.
-    pub entries: u64,
 }
 
 /// A conversion written to a file out of core.
@@ -134,7 +133,7 @@ pub fn convert_to_file(
         return Ok(None);
     };
     let file_bytes = appender
-        .finish(done.entries)
+        .finish(done.written.nse)
         .map_err(|e| RouteError::Input(e.into()))?;
     Ok(Some(WrittenFile {
         input: done.input,

@@ -47,25 +47,13 @@ pub fn read_direct(
     convert: &ConvertOptions,
     opts: &ReadOptions,
 ) -> Result<Option<DirectRead>, MtxError> {
-    if path.as_os_str() == "-" {
-        return Ok(None);
-    }
     let name = path.display().to_string();
-    let mut input = open_path(path)?;
-    let (header, body_start) = {
-        let mut src = Source::new(&mut input, &name, None);
-        let header = read_header(&mut src)?;
-        match src.map_position() {
-            Some(pos) => (header, pos),
-            None => return Ok(None),
-        }
+    let Some((input, header, body_start)) = open_mapped(path)? else {
+        return Ok(None);
     };
     let Input::Mapped(map) = &input else {
         return Ok(None);
     };
-    if header.format != Format::Coordinate {
-        return Ok(None);
-    }
     let workers = Workers::new(opts.threads, opts.chunk_size)?;
     let threads = workers.threads();
     let body_len = map.len().saturating_sub(body_start) as u64;
@@ -245,12 +233,32 @@ fn check_memory(
 /// The header of a regular, uncompressed `coordinate` file (the direct route's files);
 /// None for any other input.
 pub(crate) fn peek_header(path: &Path) -> Result<Option<MtxHeader>, MtxError> {
+    Ok(open_mapped(path)?.map(|(_, header, _)| header))
+}
+
+/// A regular, uncompressed `coordinate` file mapped, its header, and where its entries
+/// start (the direct and out-of-core routes' files); `None` for any other input, and for
+/// standard input, which is never touched.
+pub(crate) fn open_mapped(
+    path: &Path,
+) -> Result<Option<(Input<'static>, MtxHeader, usize)>, MtxError> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
     let name = path.display().to_string();
     let mut input = open_path(path)?;
-    let mut src = Source::new(&mut input, &name, None);
-    let header = read_header(&mut src)?;
-    let mapped = src.map_position().is_some();
-    Ok((mapped && header.format == Format::Coordinate).then_some(header))
+    let (header, body_start) = {
+        let mut src = Source::new(&mut input, &name, None);
+        let header = read_header(&mut src)?;
+        match src.map_position() {
+            Some(pos) => (header, pos),
+            None => return Ok(None),
+        }
+    };
+    if header.format != Format::Coordinate || !matches!(input, Input::Mapped(_)) {
+        return Ok(None);
+    }
+    Ok(Some((input, header, body_start)))
 }
 
 /// Runs the conversion; `(tensor, entry lines, entries after expansion)`, `None` when the
@@ -270,18 +278,8 @@ fn direct<F: FieldKind>(
         return Ok(None);
     };
     let parts = threads.max(1);
-    let source = MappedParts::<F> {
-        map,
-        body_start,
-        ranges: split_lines(body, parts),
-        header,
-        progress: opts.progress.clone(),
-        done: AtomicU64::new(0),
-        lines: AtomicU64::new(0),
-        entries: AtomicU64::new(0),
-        failure: std::sync::Mutex::new(None),
-        _field: PhantomData,
-    };
+    let ranges = split_lines(body, parts);
+    let source = MappedParts::<F>::new(map, body_start, header, ranges, opts.progress.clone());
     let convert = ConvertOptions {
         memory_limit: convert.memory_limit.or(opts.memory_limit),
         ..convert.clone()
@@ -336,14 +334,14 @@ const PAGE: usize = 4096;
 
 /// The body of a mapped file, as parts for `convert_parts`.
 pub(crate) struct MappedParts<'a, F> {
-    pub(crate) map: &'a Mmap,
-    pub(crate) body_start: usize,
+    map: &'a Mmap,
+    body_start: usize,
     /// Part ranges, relative to the body.
-    pub(crate) ranges: Vec<(usize, usize)>,
-    pub(crate) header: &'a MtxHeader,
-    pub(crate) progress: Option<Progress>,
+    ranges: Vec<(usize, usize)>,
+    header: &'a MtxHeader,
+    progress: Option<Progress>,
     /// Bytes read over every pass.
-    pub(crate) done: AtomicU64,
+    done: AtomicU64,
     /// Entry lines seen by the first pass.
     pub(crate) lines: AtomicU64,
     /// Entries after symmetric expansion seen by the first pass.
@@ -351,11 +349,34 @@ pub(crate) struct MappedParts<'a, F> {
     /// The first malformed line found (by byte offset in the file), located precisely:
     /// the out-of-core route reports it itself (it cannot fall back to the ordinary
     /// reader, which would hold the whole input).
-    pub(crate) failure: std::sync::Mutex<Option<(usize, String)>>,
-    pub(crate) _field: PhantomData<F>,
+    failure: std::sync::Mutex<Option<(usize, String)>>,
+    _field: PhantomData<F>,
 }
 
-impl<F: FieldKind> MappedParts<'_, F> {
+impl<'a, F: FieldKind> MappedParts<'a, F> {
+    /// The parts `ranges` (relative to the body, which starts at `body_start`) of the
+    /// mapped file `map` with header `header`; `progress` is told the bytes read.
+    pub(crate) fn new(
+        map: &'a Mmap,
+        body_start: usize,
+        header: &'a MtxHeader,
+        ranges: Vec<(usize, usize)>,
+        progress: Option<Progress>,
+    ) -> Self {
+        MappedParts {
+            map,
+            body_start,
+            ranges,
+            header,
+            progress,
+            done: AtomicU64::new(0),
+            lines: AtomicU64::new(0),
+            entries: AtomicU64::new(0),
+            failure: std::sync::Mutex::new(None),
+            _field: PhantomData,
+        }
+    }
+
     /// Records the malformed line at byte `pos` of the file (the first one wins).
     fn fail(&self, pos: usize, msg: String) {
         let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());

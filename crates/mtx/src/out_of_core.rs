@@ -8,9 +8,8 @@
 //! (which holds the whole input), so it reports malformed lines itself, located as the
 //! ordinary reader locates them.
 
-use std::marker::PhantomData;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use sptk_encoding::Encoding;
 use sptk_tensor::{
@@ -18,11 +17,11 @@ use sptk_tensor::{
     OutOfCoreFailure,
 };
 
-use crate::direct::{csr_outer, split_lines, MappedParts};
-use crate::header::{Field, Format, MtxHeader};
-use crate::input::{open_path, Input, Source};
+use crate::direct::{csr_outer, open_mapped, split_lines, MappedParts};
+use crate::header::{Field, MtxHeader};
+use crate::input::Input;
 use crate::parse::{ComplexField, FieldKind, IntField, PatternField, RealField};
-use crate::read::{read_header, ReadOptions, Workers};
+use crate::read::{ReadOptions, Workers};
 use crate::MtxError;
 
 /// What an out-of-core read of a Matrix Market file wrote.
@@ -65,7 +64,7 @@ where
         return Ok(None);
     }
     let name = path.display().to_string();
-    let Some((input, header, body_start)) = open_body(path).map_err(read)? else {
+    let Some((input, header, body_start)) = open_mapped(path).map_err(read)? else {
         return Ok(None);
     };
     let Input::Mapped(map) = &input else {
@@ -78,43 +77,21 @@ where
         memory_limit: convert.memory_limit.or(opts.memory_limit),
         ..convert.clone()
     };
+    let job = Job {
+        map,
+        body_start,
+        header: h,
+        name: &name,
+        encoding,
+        convert: &convert,
+        threads,
+        stretch_bytes,
+    };
     let run = |sink: &mut S| match h.field {
-        Field::Real => run::<RealField, S>(
-            map,
-            body_start,
-            h,
-            &name,
-            (encoding, &convert),
-            (threads, stretch_bytes),
-            sink,
-        ),
-        Field::Integer => run::<IntField, S>(
-            map,
-            body_start,
-            h,
-            &name,
-            (encoding, &convert),
-            (threads, stretch_bytes),
-            sink,
-        ),
-        Field::Complex => run::<ComplexField, S>(
-            map,
-            body_start,
-            h,
-            &name,
-            (encoding, &convert),
-            (threads, stretch_bytes),
-            sink,
-        ),
-        Field::Pattern => run::<PatternField, S>(
-            map,
-            body_start,
-            h,
-            &name,
-            (encoding, &convert),
-            (threads, stretch_bytes),
-            sink,
-        ),
+        Field::Real => job.run::<RealField, S>(sink),
+        Field::Integer => job.run::<IntField, S>(sink),
+        Field::Complex => job.run::<ComplexField, S>(sink),
+        Field::Pattern => job.run::<PatternField, S>(sink),
     };
     let result = workers.install(|| run(sink))?;
     Ok(result.map(|(written, entries)| OutOfCoreRead {
@@ -122,28 +99,6 @@ where
         entries,
         written,
     }))
-}
-
-/// The file mapped, its header, and where its entries start; `None` where the route does
-/// not apply (standard input, a compressed or irregular file, an `array` file).
-fn open_body(path: &Path) -> Result<Option<(Input<'static>, MtxHeader, usize)>, MtxError> {
-    if path.as_os_str() == "-" {
-        return Ok(None);
-    }
-    let name = path.display().to_string();
-    let mut input = open_path(path)?;
-    let (header, body_start) = {
-        let mut src = Source::new(&mut input, &name, None);
-        let header = read_header(&mut src)?;
-        match src.map_position() {
-            Some(pos) => (header, pos),
-            None => return Ok(None),
-        }
-    };
-    if header.format != Format::Coordinate || !matches!(input, Input::Mapped(_)) {
-        return Ok(None);
-    }
-    Ok(Some((input, header, body_start)))
 }
 
 /// The parts a body of `bytes` is read in by `threads` threads.
@@ -173,7 +128,7 @@ pub fn out_of_core_input(
     path: &Path,
     opts: &ReadOptions,
 ) -> Result<Option<OutOfCoreInput>, MtxError> {
-    let Some((input, header, body_start)) = open_body(path)? else {
+    let Some((input, header, body_start)) = open_mapped(path)? else {
         return Ok(None);
     };
     let workers = Workers::new(opts.threads, opts.chunk_size)?;
@@ -200,48 +155,53 @@ pub fn out_of_core_input(
 
 type Ran<E> = Result<Option<(OutOfCore, u64)>, OutOfCoreFailure<MtxError, E>>;
 
-fn run<F: FieldKind, S: ArraySink>(
-    map: &memmap2::Mmap,
+/// One out-of-core read: the mapped file and what to convert it into.
+struct Job<'a> {
+    map: &'a memmap2::Mmap,
     body_start: usize,
-    header: &MtxHeader,
-    name: &str,
-    (encoding, convert): (&Encoding, &ConvertOptions),
-    (threads, stretch_bytes): (usize, Option<u64>),
-    sink: &mut S,
-) -> Ran<S::Error> {
-    let data: &[u8] = map;
-    let body = data.get(body_start..).unwrap_or_default();
-    let parts = part_count(body.len(), threads);
-    let source = MappedParts::<F> {
-        map,
-        body_start,
-        ranges: split_lines(body, parts),
-        header,
-        progress: None,
-        done: AtomicU64::new(0),
-        lines: AtomicU64::new(0),
-        entries: AtomicU64::new(0),
-        failure: std::sync::Mutex::new(None),
-        _field: PhantomData,
-    };
-    let result = convert_parts_out_of_core(&source, encoding, convert, stretch_bytes, sink);
-    // A malformed line is the error whatever stopped the conversion first; then an entry
-    // count other than the size line's; then the conversion's own error.
-    if let Some(e) = source.failure(name) {
-        return Err(OutOfCoreFailure::Read(e));
-    }
-    let lines = source.lines.load(Ordering::Relaxed);
-    let counted_all = !matches!(result, Err(OutOfCoreError::Convert(_))) || lines > 0;
-    if counted_all && lines != header.nnz_stored {
-        return Err(OutOfCoreFailure::Read(count_error(
-            data, body_start, header, lines, name,
-        )));
-    }
-    match result {
-        Ok(Some(done)) => Ok(Some((done, source.entries.load(Ordering::Relaxed)))),
-        Ok(None) => Ok(None),
-        Err(OutOfCoreError::Sink(e)) => Err(OutOfCoreFailure::Write(e)),
-        Err(OutOfCoreError::Convert(e)) => Err(OutOfCoreFailure::Read(MtxError::Convert(e))),
+    header: &'a MtxHeader,
+    name: &'a str,
+    encoding: &'a Encoding,
+    convert: &'a ConvertOptions,
+    threads: usize,
+    stretch_bytes: Option<u64>,
+}
+
+impl Job<'_> {
+    fn run<F: FieldKind, S: ArraySink>(&self, sink: &mut S) -> Ran<S::Error> {
+        let Job {
+            map,
+            body_start,
+            header,
+            name,
+            encoding,
+            convert,
+            threads,
+            stretch_bytes,
+        } = *self;
+        let data: &[u8] = map;
+        let body = data.get(body_start..).unwrap_or_default();
+        let parts = part_count(body.len(), threads);
+        let source = MappedParts::<F>::new(map, body_start, header, split_lines(body, parts), None);
+        let result = convert_parts_out_of_core(&source, encoding, convert, stretch_bytes, sink);
+        // A malformed line is the error whatever stopped the conversion first; then an entry
+        // count other than the size line's; then the conversion's own error.
+        if let Some(e) = source.failure(name) {
+            return Err(OutOfCoreFailure::Read(e));
+        }
+        let lines = source.lines.load(Ordering::Relaxed);
+        let counted_all = !matches!(result, Err(OutOfCoreError::Convert(_))) || lines > 0;
+        if counted_all && lines != header.nnz_stored {
+            return Err(OutOfCoreFailure::Read(count_error(
+                data, body_start, header, lines, name,
+            )));
+        }
+        match result {
+            Ok(Some(done)) => Ok(Some((done, source.entries.load(Ordering::Relaxed)))),
+            Ok(None) => Ok(None),
+            Err(OutOfCoreError::Sink(e)) => Err(OutOfCoreFailure::Write(e)),
+            Err(OutOfCoreError::Convert(e)) => Err(OutOfCoreFailure::Read(MtxError::Convert(e))),
+        }
     }
 }
 

@@ -33,24 +33,38 @@ fn read_detached(
     c: &Conversion,
     r: Reading,
 ) -> Result<(PyTensor, Vec<String>)> {
-    let opened = sptk_input::open_named(
+    let opened = open_input(sources, &r)?;
+    if let Some(out) = &r.out {
+        return read_into_file(sources, opened, c, &r, out);
+    }
+    let done = in_memory(opened, c, &r)?;
+    Ok((PyTensor::built(done.converted.tensor), done.input.notes))
+}
+
+/// The input `sources`, as `dataset=` and `format=` name it.
+fn open_input(sources: &[PathBuf], r: &Reading) -> Result<sptk_input::Opened<'static>> {
+    Ok(sptk_input::open_named(
         sources,
         r.dataset.as_deref(),
         "dataset=",
         r.format.as_deref(),
-    )?;
-    if let Some(out) = &r.out {
-        return read_into_file(sources, opened, c, &r, out);
-    }
-    let done = sptk_input::read_and_convert(
+    )?)
+}
+
+/// `opened` read and converted in memory, within the memory limit.
+fn in_memory(
+    opened: sptk_input::Opened<'static>,
+    c: &Conversion,
+    r: &Reading,
+) -> Result<sptk_input::ReadAndConverted> {
+    sptk_input::read_and_convert(
         opened,
         &c.request,
         &c.options,
         &r.options,
         (std::time::Instant::now(), &mut || {}),
     )
-    .map_err(route_error)?;
-    Ok((PyTensor::built(done.converted.tensor), done.input.notes))
+    .map_err(route_error)
 }
 
 /// `read(..., out=PATH)`: converted into the `.spt` file `out`, out of core where the
@@ -63,6 +77,12 @@ fn read_into_file(
     r: &Reading,
     out: &std::path::Path,
 ) -> Result<(PyTensor, Vec<String>)> {
+    if sptk_output::Format::from_name(out) != Some(sptk_output::Format::Spt) {
+        return Err(Failure::argument(format!(
+            "out: {} is not named as a .spt file, the only format read(out=) writes",
+            out.display()
+        )));
+    }
     let source = opened.source.spec().to_string();
     let ooc = sptk_input::OutOfCoreOptions {
         write: sptk_store::WriteOptions {
@@ -78,20 +98,7 @@ fn read_into_file(
             Some(done) => done.input.notes,
             None => {
                 // No out-of-core route: in memory (within the limit), then written.
-                let opened = sptk_input::open_named(
-                    sources,
-                    r.dataset.as_deref(),
-                    "dataset=",
-                    r.format.as_deref(),
-                )?;
-                let done = sptk_input::read_and_convert(
-                    opened,
-                    &c.request,
-                    &c.options,
-                    &r.options,
-                    (std::time::Instant::now(), &mut || {}),
-                )
-                .map_err(route_error)?;
+                let done = in_memory(open_input(sources, r)?, c, r)?;
                 let opts = sptk_store::WriteOptions {
                     source: Some(source),
                     ..Default::default()

@@ -17,6 +17,20 @@ use crate::ordered::NativeOf;
 use crate::table::Table;
 
 impl Table {
+    /// `([rows, columns], table rows)` if the table has an out-of-core route: a shape
+    /// known before reading, rows counted (not a stream), coordinates not relabelled, and
+    /// f64 / f32 / i64 / i32 values; `None` otherwise.
+    pub fn out_of_core_shape(&self) -> Option<([u64; 2], u64)> {
+        let (Some(&[r, c]), Some(rows)) = (self.shape(), self.rows()) else {
+            return None;
+        };
+        let typed = matches!(
+            self.value_type,
+            ValueType::F64 | ValueType::F32 | ValueType::I64 | ValueType::I32
+        );
+        (typed && !self.relabels()).then_some(([r, c], rows))
+    }
+
     /// Reads the table into `encoding` (CSR-like) out of core, writing its arrays to
     /// `sink` as [`convert_parts_out_of_core`] does, in at most
     /// [`ConvertOptions::memory_limit`] (else the table's) or in the stretches
@@ -34,19 +48,16 @@ impl Table {
         stretch_bytes: Option<u64>,
         sink: &mut S,
     ) -> Result<Option<OutOfCore>, OutOfCoreFailure<TableError, S::Error>> {
-        let (Some(&[r, c]), Some(rows)) = (self.shape(), self.rows()) else {
+        let Some((dims, rows)) = self.out_of_core_shape() else {
             return Ok(None);
         };
-        if self.relabels() {
-            return Ok(None);
-        }
         let convert = ConvertOptions {
             memory_limit: convert.memory_limit.or(self.opts.memory_limit),
             ..convert.clone()
         };
         let job = Job {
             table: self,
-            dims: [r, c],
+            dims,
             rows,
             encoding,
             convert: &convert,

@@ -200,11 +200,12 @@ impl Reader for Mtx {
             out.stretch_bytes,
             out.appender,
         );
-        let d = match read {
-            Ok(Some(d)) => d,
-            Ok(None) => return Ok(None),
-            Err(sptk_tensor::OutOfCoreFailure::Read(e)) => return Err(e.into()),
-            Err(sptk_tensor::OutOfCoreFailure::Write(e)) => return Err(e.into()),
+        let Some(d) = read.map_err(|e| match e {
+            sptk_tensor::OutOfCoreFailure::Read(e) => InputError::from(e),
+            sptk_tensor::OutOfCoreFailure::Write(e) => e.into(),
+        })?
+        else {
+            return Ok(None);
         };
         let h = &d.header;
         Ok(Some(crate::out_of_core::Done {
@@ -223,7 +224,6 @@ impl Reader for Mtx {
                 notes: Vec::new(),
                 memory_hint: None,
             },
-            entries: d.written.nse,
             written: d.written,
         }))
     }

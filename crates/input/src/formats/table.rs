@@ -191,16 +191,11 @@ impl Reader for Tables {
             return Ok(None);
         }
         let table = self.open(source, opts)?;
-        let (Some(&[r, c]), Some(rows), false) = (table.shape(), table.rows(), table.relabels())
-        else {
+        let Some((dims, rows)) = table.out_of_core_shape() else {
             return Ok(None);
         };
-        use sptk_tensor::ValueType as T;
-        if !matches!(table.value_type(), T::F64 | T::F32 | T::I64 | T::I32) {
-            return Ok(None);
-        }
         Ok(Some(crate::out_of_core::InputSize {
-            dims: [r, c],
+            dims,
             entries: rows,
             value_type: table.value_type(),
             parts: table.part_count(),
@@ -220,10 +215,9 @@ impl Reader for Tables {
         }
         let table = self.open(source, opts)?;
         let name = source.spec().to_string();
-        let (Some(dims), false) = (table.shape(), table.relabels()) else {
+        let Some((dims, _)) = table.out_of_core_shape() else {
             return Ok(None);
         };
-        let dims = dims.to_vec();
         out.labels(&name, &dims, table.stored_labels())?;
         let written = table.convert_out_of_core(encoding, convert, out.stretch_bytes, out.appender);
         let written = match written {
@@ -242,7 +236,7 @@ impl Reader for Tables {
                 field: None,
                 one_based: opts.columns.index_base == 1,
                 content: Content::Streamed {
-                    dims,
+                    dims: dims.to_vec(),
                     value_type: written.value_type,
                     entries: table.rows().unwrap_or(0),
                     labels: table.stored_labels().to_vec(),
@@ -250,7 +244,6 @@ impl Reader for Tables {
                 notes: table.notes().to_vec(),
                 memory_hint: None,
             },
-            entries: written.nse,
             written,
         }))
     }

@@ -236,6 +236,10 @@ class OutTest(unittest.TestCase):
             t = sptk.read(src, to="COO", out=os.path.join(d, "c.spt"))
             np.testing.assert_array_equal(t.to_scipy().toarray(), want.toarray())
             self.assertEqual(sorted(os.listdir(d)), ["a.mtx", "a.spt", "b.spt", "c.spt"])
+            # Only .spt files are written: another name is refused, nothing written.
+            with self.assertRaisesRegex(ValueError, r"not named as a \.spt file"):
+                sptk.read(src, to="CSR", out=os.path.join(d, "c.h5ad"))
+            self.assertFalse(os.path.exists(os.path.join(d, "c.h5ad")))
 
 
 class ArgumentTest(unittest.TestCase):

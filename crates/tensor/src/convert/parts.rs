@@ -81,25 +81,16 @@ pub fn convert_parts<P: EntryParts>(
     encoding: &Encoding,
     opts: &ConvertOptions,
 ) -> Result<Option<Tensor>, ConvertError> {
-    let plain = !opts.keep_duplicates
-        && opts.slice_values.is_empty()
-        && opts.dtype.is_none_or(|t| t == P::Value::TYPE)
-        && !encoding.has_slices();
-    if !plain {
-        return Ok(None);
-    }
     let dims = source.dim_sizes();
-    let fitted = crate::fit_widths(
-        &Target::Fixed(encoding.clone()),
-        &dims,
-        source.len_hint(),
-        opts.auto_widths,
-    )?;
-    let encoding = fitted.encoding().unwrap_or(encoding);
-    let layout = Layout::new(encoding, &dims)?;
-    let Some((outer, inner)) = csr_like(encoding, &layout) else {
+    let Some(route) = CsrRoute::of(encoding, dims, source.len_hint(), P::Value::TYPE, opts)? else {
         return Ok(None);
     };
+    let CsrRoute {
+        ref encoding,
+        layout,
+        outer,
+        inner,
+    } = route;
     let drop_zeros = opts.drop_zeros;
     let budget = Budget::new(opts.memory_limit);
     let nnz = source.len_hint();
@@ -125,6 +116,54 @@ pub fn convert_parts<P: EntryParts>(
         slices: Vec::new(),
         labels: Vec::new(),
     }))
+}
+
+/// A CSR-like target as the routes of this file and `stretches.rs` (and the planner of
+/// `sizing.rs`) take it: the encoding with its widths fitted to the shape and the entries,
+/// its layout, and which dimension is outer and which inner.
+pub(crate) struct CsrRoute {
+    pub encoding: Encoding,
+    pub layout: Layout,
+    pub outer: usize,
+    pub inner: usize,
+}
+
+impl CsrRoute {
+    /// The route into `encoding` of shape `dims` for about `entries` entries of
+    /// `value_type`, where it is CSR-like and `opts` asks for nothing but dropping zeros, a
+    /// memory limit and chosen widths; `None` otherwise (the general path's work).
+    pub(crate) fn of(
+        encoding: &Encoding,
+        dims: [u64; 2],
+        entries: u64,
+        value_type: ValueType,
+        opts: &ConvertOptions,
+    ) -> Result<Option<CsrRoute>, ConvertError> {
+        let plain = !opts.keep_duplicates
+            && opts.slice_values.is_empty()
+            && opts.dtype.is_none_or(|t| t == value_type)
+            && !encoding.has_slices();
+        if !plain {
+            return Ok(None);
+        }
+        let fitted = crate::fit_widths(
+            &Target::Fixed(encoding.clone()),
+            &dims,
+            entries,
+            opts.auto_widths,
+        )?;
+        let encoding = fitted.encoding().unwrap_or(encoding).clone();
+        let layout = Layout::new(&encoding, &dims)?;
+        let Some((outer, inner)) = csr_like(&encoding, &layout) else {
+            return Ok(None);
+        };
+        Ok(Some(CsrRoute {
+            encoding,
+            layout,
+            outer,
+            inner,
+        }))
+    }
 }
 
 /// What [`convert_parts`] holds for `nnz` entries of `value_type` into `layout` (of the

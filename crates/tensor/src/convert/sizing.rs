@@ -4,11 +4,11 @@
 //! `in_memory_needs`, `stretches.rs`'s counters, stretch room and sort copies), with the
 //! entries assumed spread evenly over the rows where only the count pass would tell.
 
-use sptk_encoding::{Encoding, Target};
+use sptk_encoding::Encoding;
 
 use crate::budget::{Budget, Need};
-use crate::convert::parts::{block_shift, in_memory_needs};
-use crate::convert::scatter::{csr_like, work_width};
+use crate::convert::parts::{block_shift, in_memory_needs, CsrRoute};
+use crate::convert::scatter::work_width;
 use crate::convert::stretches::{
     counters_need, sort_copies, stretch_needs, LOCAL_BYTES, ROW_BYTES,
 };
@@ -70,24 +70,15 @@ pub fn size_plan(
     parts: usize,
     opts: &ConvertOptions,
 ) -> Result<Option<SizePlan>, ConvertError> {
-    let plain = !opts.keep_duplicates
-        && opts.slice_values.is_empty()
-        && opts.dtype.is_none_or(|t| t == value_type)
-        && !encoding.has_slices();
-    if !plain {
-        return Ok(None);
-    }
-    let fitted = crate::fit_widths(
-        &Target::Fixed(encoding.clone()),
-        &dims,
-        entries,
-        opts.auto_widths,
-    )?;
-    let encoding = fitted.encoding().unwrap_or(encoding).clone();
-    let layout = Layout::new(&encoding, &dims)?;
-    let Some((outer, inner)) = csr_like(&encoding, &layout) else {
+    let Some(route) = CsrRoute::of(encoding, dims, entries, value_type, opts)? else {
         return Ok(None);
     };
+    let CsrRoute {
+        encoding,
+        layout,
+        outer,
+        inner,
+    } = route;
     let needs = in_memory_needs(&layout, &dims, (outer, inner), entries, value_type);
     let in_memory = total(&needs);
     let output = total(&crate::budget::layout_needs(

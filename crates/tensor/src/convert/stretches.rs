@@ -18,13 +18,13 @@
 
 use std::time::Instant;
 
-use sptk_encoding::{Encoding, Target};
+use sptk_encoding::Encoding;
 
 use crate::budget::{Budget, Need};
 use crate::convert::parts::{
-    block_shift, source_error, Block, EntryParts, RawOf, Scratch, SharedOut, BATCH,
+    block_shift, source_error, Block, CsrRoute, EntryParts, RawOf, Scratch, SharedOut, BATCH,
 };
-use crate::convert::scatter::{big_zeroed, csr_like, work_width};
+use crate::convert::scatter::{big_zeroed, work_width};
 use crate::convert::ConvertOptions;
 use crate::entries::SourceError;
 use crate::error::ConvertError;
@@ -161,29 +161,20 @@ pub fn convert_parts_out_of_core<P: EntryParts, S: ArraySink>(
     stretch_bytes: Option<u64>,
     sink: &mut S,
 ) -> Result<Option<OutOfCore>, OutOfCoreError<S::Error>> {
-    let plain = !opts.keep_duplicates
-        && opts.slice_values.is_empty()
-        && opts.dtype.is_none_or(|t| t == P::Value::TYPE)
-        && !encoding.has_slices();
-    if !plain {
-        return Ok(None);
-    }
     let dims = source.dim_sizes();
-    let fitted = crate::fit_widths(
-        &Target::Fixed(encoding.clone()),
-        &dims,
-        source.len_hint(),
-        opts.auto_widths,
-    )?;
-    let encoding = fitted.encoding().unwrap_or(encoding);
-    let layout = Layout::new(encoding, &dims)?;
-    let Some((outer, inner)) = csr_like(encoding, &layout) else {
+    let Some(route) = CsrRoute::of(encoding, dims, source.len_hint(), P::Value::TYPE, opts)? else {
         return Ok(None);
     };
+    let CsrRoute {
+        ref encoding,
+        ref layout,
+        outer,
+        inner,
+    } = route;
     let job = Job {
         source,
         encoding,
-        layout: &layout,
+        layout,
         outer,
         drop_zeros: opts.drop_zeros,
         budget: Budget::new(opts.memory_limit),
