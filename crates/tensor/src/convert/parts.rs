@@ -192,6 +192,55 @@ pub(crate) fn in_memory_needs(
 
 type Built<V> = (Vec<crate::tensor::LevelArrays>, Vec<V>);
 
+/// The rows of the outer dimension grouped into blocks of `1 << shift` rows (the unit the
+/// count pass counts in).
+pub(crate) struct RowBlocks {
+    pub rows: usize,
+    pub shift: u32,
+    pub blocks: usize,
+}
+
+impl RowBlocks {
+    /// The blocks of `rows` rows holding about `entries` entries.
+    ///
+    /// # Errors
+    /// More rows than a `usize` holds with one to spare (the positions' length).
+    pub(crate) fn of(rows: u64, entries: u64) -> Result<RowBlocks, ConvertError> {
+        let rows = usize::try_from(rows)
+            .ok()
+            .filter(|r| r.checked_add(1).is_some())
+            .ok_or_else(|| ConvertError::TooLarge("too many rows".into()))?;
+        let shift = block_shift(rows as u64, entries);
+        Ok(RowBlocks {
+            rows,
+            shift,
+            blocks: rows.div_ceil(1 << shift),
+        })
+    }
+}
+
+/// The count pass: for every part of `source`, its entries in each of `blocks` blocks of
+/// `1 << shift` rows of dimension `outer`.
+pub(crate) fn count_pass<P: EntryParts>(
+    source: &P,
+    outer: usize,
+    shift: u32,
+    blocks: usize,
+) -> Result<Vec<Vec<u32>>, ConvertError> {
+    let mut counts: Vec<Vec<u32>> = (0..source.part_count())
+        .map(|_| vec![0u32; blocks])
+        .collect();
+    par::try_for_each_item(counts.iter_mut().enumerate().collect(), |(p, c)| {
+        let n = source.count(p, outer, shift, c)?;
+        if c.iter().map(|&x| x as u64).sum::<u64>() != n {
+            return Err(SourceError::from("a part's counts do not add up"));
+        }
+        Ok(())
+    })
+    .map_err(source_error)?;
+    Ok(counts)
+}
+
 pub(crate) fn source_error(e: SourceError) -> ConvertError {
     ConvertError::Invalid(format!("reading the input: {e}"))
 }
@@ -206,25 +255,16 @@ fn build<P: EntryParts, C: Index>(
     (drop_zeros, ar): (bool, &Arith<RawOf<P>>),
 ) -> Result<Built<RawOf<P>>, ConvertError> {
     let dims = source.dim_sizes();
-    let rows = usize::try_from(dims[outer])
-        .ok()
-        .filter(|r| r.checked_add(1).is_some())
-        .ok_or_else(|| ConvertError::TooLarge("too many rows".into()))?;
+    let RowBlocks {
+        rows,
+        shift,
+        blocks,
+    } = RowBlocks::of(dims[outer], source.len_hint())?;
     let inner_size = dims[1 - outer];
     let parts = source.part_count();
-    let shift = block_shift(rows as u64, source.len_hint());
-    let blocks = rows.div_ceil(1 << shift);
 
     // Pass 1: per part, entries per row block.
-    let mut counts: Vec<Vec<u32>> = (0..parts).map(|_| vec![0u32; blocks]).collect();
-    par::try_for_each_item(counts.iter_mut().enumerate().collect(), |(p, c)| {
-        let n = source.count(p, outer, shift, c)?;
-        if c.iter().map(|&x| x as u64).sum::<u64>() != n {
-            return Err(SourceError::from("a part's counts do not add up"));
-        }
-        Ok(())
-    })
-    .map_err(source_error)?;
+    let counts = count_pass(source, outer, shift, blocks)?;
     // Block starts, and each part's slots in each block: `slots[p][b] = [next, end]`.
     let mut block_start = vec![0usize; blocks + 1];
     let mut slots: Vec<Vec<[usize; 2]>> = vec![vec![[0usize; 2]; blocks]; parts];

@@ -7,7 +7,7 @@
 use sptk_encoding::Encoding;
 
 use crate::budget::{Budget, Need};
-use crate::convert::parts::{block_shift, in_memory_needs, CsrRoute};
+use crate::convert::parts::{in_memory_needs, CsrRoute, RowBlocks};
 use crate::convert::scatter::work_width;
 use crate::convert::stretches::{
     counters_need, sort_copies, stretch_needs, LOCAL_BYTES, ROW_BYTES,
@@ -117,13 +117,12 @@ fn out_of_core_size(
     opts: &ConvertOptions,
 ) -> Result<OutOfCoreSize, ConvertError> {
     // As the route checks before it counts: rows and one more fit a usize.
-    let rows = usize::try_from(dims[outer])
-        .ok()
-        .filter(|r| r.checked_add(1).is_some())
-        .ok_or_else(|| ConvertError::TooLarge("too many rows".into()))? as u64;
-    let shift = block_shift(rows, entries);
-    let blocks = usize::try_from(rows.div_ceil(1 << shift))
-        .map_err(|_| ConvertError::TooLarge("too many rows".into()))?;
+    let RowBlocks {
+        rows,
+        shift,
+        blocks,
+    } = RowBlocks::of(dims[outer], entries)?;
+    let rows = rows as u64;
     let budget = Budget::new(opts.memory_limit);
     let counters = counters_need(parts, blocks);
     budget.charge(std::slice::from_ref(&counters))?;

@@ -22,7 +22,8 @@ use sptk_encoding::Encoding;
 
 use crate::budget::{Budget, Need};
 use crate::convert::parts::{
-    block_shift, source_error, Block, CsrRoute, EntryParts, RawOf, Scratch, SharedOut, BATCH,
+    count_pass, source_error, Block, CsrRoute, EntryParts, RawOf, RowBlocks, Scratch, SharedOut,
+    BATCH,
 };
 use crate::convert::scatter::{big_zeroed, work_width};
 use crate::convert::ConvertOptions;
@@ -254,28 +255,19 @@ impl<P: EntryParts> Job<'_, P> {
         let source = self.source;
         let outer = self.outer;
         let dims = source.dim_sizes();
-        let rows = usize::try_from(dims[outer])
-            .ok()
-            .filter(|r| r.checked_add(1).is_some())
-            .ok_or_else(|| ConvertError::TooLarge("too many rows".into()))?;
+        let RowBlocks {
+            rows,
+            shift,
+            blocks,
+        } = RowBlocks::of(dims[outer], source.len_hint())?;
         let inner_size = dims[1 - outer];
         let parts = source.part_count();
-        let shift = block_shift(rows as u64, source.len_hint());
-        let blocks = rows.div_ceil(1 << shift);
         self.budget.charge(&[counters_need(parts, blocks)])?;
 
         // The count pass.
         let mut times = PassTimes::default();
         let clock = Instant::now();
-        let mut counts: Vec<Vec<u32>> = (0..parts).map(|_| vec![0u32; blocks]).collect();
-        par::try_for_each_item(counts.iter_mut().enumerate().collect(), |(p, c)| {
-            let n = source.count(p, outer, shift, c)?;
-            if c.iter().map(|&x| x as u64).sum::<u64>() != n {
-                return Err(SourceError::from("a part's counts do not add up"));
-            }
-            Ok(())
-        })
-        .map_err(source_error)?;
+        let counts = count_pass(source, outer, shift, blocks)?;
         let per_block: Vec<u64> = (0..blocks)
             .map(|b| counts.iter().map(|c| u64::from(c[b])).sum())
             .collect();
