@@ -33,7 +33,10 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(d.tensor, want, "direct and ordinary conversions differ");
                 }
                 Ok(None) => {}
+                // Refused for size: past what the machine can address, or past the
+                // memory limit (which carries its mark).
                 Err(MtxError::TooLarge { message }) => assert!(!message.is_empty()),
+                Err(MtxError::OverLimit { message, .. }) => assert!(!message.is_empty()),
                 Err(e) => {
                     // Only I/O or header errors come back as errors; body problems are
                     // left to the ordinary reader (`None`).
