@@ -300,8 +300,6 @@ fn vector_row(a: &mut Asm, d: &Desc) -> Result<(), KernelError> {
             // Two 256-bit gathers joined into one zmm: on AMD Zen 4 a 512-bit gather costs
             // more per element than two 256-bit ones (measured: README, sparse-run).
             let half = i64::from(n / 2);
-            gather_ymm(a, d, YMM1, 0, RBP)?;
-            gather_ymm(a, d, YMM4, half, RBP)?;
             let (insert, fma) = match d.value {
                 Real::F64 => (
                     C::EVEX_Vinsertf64x4_zmm_k1z_zmm_ymmm256_imm8,

@@ -281,6 +281,13 @@ fn disassembly_shows_the_instructions_each_kernel_needs() {
                         (false, _, _) => (Mnemonic::Vgatherdps, None),
                     };
                     assert!(has(gather), "{d}: {gather:?}");
+                    // One ymm gather per 4 or 8 entries (two 4-lane ones for f32 at 64-bit
+                    // coordinates): the AVX2 step once, AVX-512's zmm step twice more. A
+                    // gather emitted twice doubles the step's cost and changes no result.
+                    let per_ymm = if (f64s, crd) == (false, 64) { 2 } else { 1 };
+                    let steps = if isa == Isa::Avx512 { 3 } else { 1 };
+                    let gathers = ins.iter().filter(|i| i.mnemonic() == gather).count();
+                    assert_eq!(gathers, per_ymm * steps, "{d}: gathers emitted");
                     if let Some(widen) = widen {
                         assert!(has(widen), "{d}: {widen:?}");
                     }
