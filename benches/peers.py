@@ -468,6 +468,56 @@ def case_spmm(args, quick):
             f"2 threads (target: ours >= 1.0x MKL's speed)", rows)
 
 
+def generate_skewed_graph_mtx(path, n, m, seed):
+    """A directed graph of n nodes and m edges whose sources and targets are skewed (a power
+    of a uniform draw, then the nodes shuffled), as a web or social graph; duplicates summed."""
+    if os.path.exists(path):
+        return
+    code = textwrap.dedent(f"""
+        import numpy as np, scipy.sparse as sp, fast_matrix_market as fmm
+        rng = np.random.default_rng({seed}); n, m = {n}, {m}
+        src = (n * rng.random(m) ** 2.2).astype(np.int64); dst = (n * rng.random(m) ** 1.6).astype(np.int64)
+        perm = rng.permutation(n); src = perm[src]; dst = perm[dst]
+        A = sp.coo_matrix((rng.random(m), (src, dst)), shape=(n, n)).tocsr(); A.sum_duplicates()
+        fmm.mmwrite({path!r} + '.tmp.mtx', A, parallelism=2)
+    """)
+    subprocess.run([PY, "-c", code], check=True)
+    os.replace(path + ".tmp.mtx", path)
+
+
+def case_spmv_transposed(args, quick):
+    """y = A^T x on a CSR (a scatter: issue 53's graph case), f64 with 32-bit indices, on a
+    975k-node graph of 5M skewed edges. Both sides in process: ours the median per call that
+    `sparse-run spmv --transpose --stats` measures (41 calls a run), SciPy the median of 41
+    calls of `A.T @ x` (one thread; SciPy has no other)."""
+    n, m = (97_500, 500_000) if quick else (975_000, 5_000_000)
+    graph = os.path.join(DATA, f"graph_{n}_{m}.mtx")
+    generate_skewed_graph_mtx(graph, n, m, seed=3)
+    spt = graph[:-4] + ".csr32.spt"
+    if not os.path.exists(spt):
+        subprocess.run([args.bin, graph, "--to", "CSR", "--pos-width", "32", "--crd-width", "32",
+                        "-o", spt, "--quiet"], check=True)
+    x = os.path.join(DATA, f"xg_{n}.npy")
+    if not os.path.exists(x):
+        subprocess.run([PY, "-c", f"import numpy as np; np.save({x!r}, np.random.default_rng(4).random({n}))"], check=True)
+    y = os.path.join(DATA, "spmvt.y.npy")
+    cmd = [args.run_bin, "spmv", spt, "--x", x, "--transpose", "--threads", "2", "--no-mmap",
+           "--quiet", "-o", y, "--repeat", "41", "--stats"]
+    check_y = f"import numpy as np; print('SUM %.9e' % np.load({y!r}).sum())"
+    ours = []
+    for _ in range(RUNS):
+        _, rss, out = time_ours(cmd)
+        per_call = float(re.search(r"([\d.]+) ms", out.splitlines()[-1]).group(1)) / 1e3
+        check = subprocess.run([PY, "-c", check_y], capture_output=True, text=True).stdout
+        ours.append((per_call, rss, check))
+    setup = f"import numpy as np, fast_matrix_market as fmm; A = fmm.mmread({graph!r}, parallelism=2).tocsr(); A.sort_indices(); x = np.load({x!r})"
+    rows = [("ours: sparse-run spmv --transpose (median per call, --stats)", ours, lambda o: o.strip()),
+            ("scipy: A.T @ x", [time_peer_calls(setup, "y = A.T @ x", "print('SUM %.9e' % y.sum())", 41)
+                                for _ in range(RUNS)], lambda o: o.split("\n")[-2])]
+    return (f"SpMV^T y = A^T x, CSR f64 with 32-bit indices, skewed graph of {n} nodes and {m} edges, "
+            f"2 threads (target: ours at least SciPy's speed, ratio <= 1.0x)", rows)
+
+
 def report(title, rows):
     print(f"\n## {title}\n")
     print(f"| tool | median | runs | peak RSS MiB | ratio to peer | check |")
@@ -491,7 +541,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(DATA, exist_ok=True)
     print(f"# sptk peers, {RUNS} runs each, data in {DATA}")
-    for case in [case_mtx_to_csr, case_mtx_to_every, case_tns_to_csf, case_csr_to_csc, case_csr_to_bsr, case_csr_to_mtx, case_open_row, case_spmv, case_spmm]:
+    for case in [case_mtx_to_csr, case_mtx_to_every, case_tns_to_csf, case_csr_to_csc, case_csr_to_bsr, case_csr_to_mtx, case_open_row, case_spmv, case_spmv_transposed, case_spmm]:
         if args.only not in case.__name__:
             continue
         try:

@@ -63,6 +63,23 @@ pub type Chunk = (usize, usize);
 /// enough that a chunk is thousands of entries on a large matrix).
 pub const ENTRY_CHUNKS: usize = 256;
 
-/// How many chunks scatter work (each chunk adding into a partial as long as the output)
-/// is split into: fewer than [`ENTRY_CHUNKS`], since each costs an output-sized vector.
+/// At most how many chunks scatter work (each chunk adding into a partial as long as the
+/// output) is split into: fewer than [`ENTRY_CHUNKS`], since each costs an output-sized
+/// vector; [`scatter_chunks`] says how many for given sizes.
 pub const SCATTER_CHUNKS: usize = 8;
+
+/// Entries a scatter chunk must carry per value of its partial. A partial is zeroed, then
+/// read, read and written again by the fold: a chunk with fewer entries than that costs
+/// more than it saves. Measured (`docs/PERFORMANCE.md`, 2026-12-04, 2 threads): of 1, 2,
+/// 3 and 5 per value and one chunk, 2 was fastest both on a 975k-node graph of 5M edges
+/// (2 chunks) and on a uniform 2M x 2M matrix of 20M entries (5 chunks).
+pub const SCATTER_ENTRIES_PER_VALUE: usize = 2;
+
+/// How many chunks a scatter of `entries` products into partials of `part_len` values is
+/// split into: as many as leave each chunk [`SCATTER_ENTRIES_PER_VALUE`] entries per value
+/// of its partial, between 1 and [`SCATTER_CHUNKS`]. It depends on the sizes only, never
+/// on the thread count, so the partials, and the bits of their sum, do not either.
+pub fn scatter_chunks(entries: usize, part_len: usize) -> usize {
+    let per_chunk = part_len.max(1).saturating_mul(SCATTER_ENTRIES_PER_VALUE);
+    (entries / per_chunk).clamp(1, SCATTER_CHUNKS)
+}

@@ -6,7 +6,7 @@
 //! padding dropped). Orders, so that results have the same bits for every thread count:
 //! - along the operand's outer dimension (rows of CSR), each outer coordinate's entries
 //!   in storage order, from the operation's identity;
-//! - across it (columns of CSR), [`SCATTER_CHUNKS`](crate::run::SCATTER_CHUNKS) ranges of entries in storage order,
+//! - across it (columns of CSR), [`scatter_chunks`](crate::run::scatter_chunks) ranges of entries in storage order,
 //!   each into its own partial vector from the identity, then the partials in range
 //!   order (the first, then each next);
 //! - `all`: [`ENTRY_CHUNKS`](crate::run::ENTRY_CHUNKS) ranges of entries, each from the identity in storage order, then
@@ -24,7 +24,7 @@ use sptk_tensor::{Index, IndexVec, Tensor, ValueType, ValueVec};
 use super::dispatch::{on_type, Kind, TypeJob};
 use super::operand::{self, Arrays, Planned};
 use super::{EwiseError, Options};
-use crate::run::{chunk_entries, map_chunks, ENTRY_CHUNKS, SCATTER_CHUNKS};
+use crate::run::{chunk_entries, map_chunks, scatter_chunks, ENTRY_CHUNKS};
 
 /// A reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -268,7 +268,7 @@ impl TypeJob for ReduceJob<'_, '_> {
                 }
             }
             Some(false) => {
-                let chunks = chunk_entries(vals.len(), SCATTER_CHUNKS);
+                let chunks = chunk_entries(vals.len(), scatter_chunks(vals.len(), self.len));
                 let partials = map_chunks(&chunks, self.threads, |_, (lo, hi)| {
                     let mut part = vec![id; self.len];
                     let mut cnt = vec![0u64; self.len];

@@ -42,7 +42,7 @@
 //! - `dispatch.rs`'s `on_type`, `Kind`, `TypeJob`: a runtime value type as a type
 //!   parameter, no rule.
 //! - `crate::run`'s ranges (`chunk_by_weight`, `chunk_entries`, `ENTRY_CHUNKS`,
-//!   `SCATTER_CHUNKS`): results are compared bit for bit, so sums must associate alike;
+//!   `scatter_chunks`): results are compared bit for bit, so sums must associate alike;
 //!   the weights the ranges balance are found here from the maps.
 //! - `output::to_target`: the `--to` conversion of the finished C through the planner
 //!   (`sptk_tensor`'s, tested on its own).
@@ -62,7 +62,7 @@ use super::dispatch::{on_type, Kind, TypeJob};
 use super::ops::{self, EwiseOp};
 use super::reduce::{Axis, ReduceOp};
 use super::{output, EwiseError, Options};
-use crate::run::{chunk_by_weight, chunk_entries, ENTRY_CHUNKS, SCATTER_CHUNKS};
+use crate::run::{chunk_by_weight, chunk_entries, scatter_chunks, ENTRY_CHUNKS};
 
 type Key = (u64, u64);
 
@@ -623,7 +623,8 @@ impl TypeJob for Reduce {
                 counts[o as usize] += 1;
             }
         } else {
-            let parts: Vec<Vec<V>> = chunk_entries(entries.len(), SCATTER_CHUNKS)
+            let chunks = scatter_chunks(entries.len(), self.len);
+            let parts: Vec<Vec<V>> = chunk_entries(entries.len(), chunks)
                 .into_iter()
                 .map(|(lo, hi)| {
                     let mut part = vec![id; self.len];
@@ -886,9 +887,14 @@ mod tests {
 
     #[test]
     fn the_ranges_are_the_documented_counts() {
-        // docs/OPERATIONS.md: 256 outer-coordinate ranges (and 256 for `--axis all`),
-        // 8 ranges across the outer dimension.
+        // docs/OPERATIONS.md: 256 outer-coordinate ranges (and 256 for `--axis all`);
+        // across the outer dimension, one range per 2 entries per output value, 1 to 8.
         assert_eq!(ENTRY_CHUNKS, 256);
-        assert_eq!(SCATTER_CHUNKS, 8);
+        assert_eq!(scatter_chunks(1_999_999, 1_000_000), 1);
+        assert_eq!(scatter_chunks(5_000_000, 1_000_000), 2);
+        assert_eq!(scatter_chunks(12_000_000, 1_000_000), 6);
+        assert_eq!(scatter_chunks(80_000_000, 1_000_000), 8);
+        assert_eq!(scatter_chunks(0, 0), 1);
+        assert_eq!(scatter_chunks(usize::MAX, usize::MAX), 1);
     }
 }

@@ -10,8 +10,8 @@ use super::{outer_outputs, scatter, Kernel, Partials::Waves};
 use crate::dense::{Dense, DenseMut, Order};
 use crate::reference::RealValue;
 use crate::run::{
-    chunk_entries, chunk_range, chunk_rows, prefill_rows, Chunk, SendPtr, ENTRY_CHUNKS,
-    SCATTER_CHUNKS,
+    chunk_entries, chunk_range, chunk_rows, prefill_rows, scatter_chunks, Chunk, SendPtr,
+    ENTRY_CHUNKS,
 };
 use crate::KernelError;
 
@@ -171,14 +171,16 @@ impl Kernel {
                 unsafe { entry.run_chunks(&bounds, threads, |range| args(range, y_ptr.get())) };
             }
             MmWalk::Scatter { r, c, .. } => {
-                // 8 fixed chunks of outer positions, each adding into its own partial (whole
-                // block rows long), the partials added in chunk order. The last block
+                // Chunks of outer positions fixed by the sizes (`scatter_chunks`: each
+                // value makes k products), each adding into its own partial (whole block
+                // rows long), the partials added in chunk order. The last block
                 // column of BSC, where it reaches past X, is added by `scatter_edge` (same
                 // order).
                 let (r, c) = (r as usize, c as usize);
                 let part_len = rows.div_ceil(r) * r * k;
                 let edge = (cols % c != 0 && n_outer > 0).then(|| n_outer - 1);
-                let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
+                let chunks = scatter_chunks(a.values().len().saturating_mul(k), part_len);
+                let bounds = chunk_rows(pos, n_outer, chunks);
                 let part = (bounds.as_slice(), part_len);
                 scatter(
                     y_rm,
@@ -209,9 +211,10 @@ impl Kernel {
                 )?;
             }
             MmWalk::Entries { .. } => {
-                // 8 fixed chunks of entries, each adding into its own partial, added in
-                // chunk order.
-                let bounds = chunk_entries(n_outer, SCATTER_CHUNKS);
+                // Chunks of entries fixed by the sizes, each adding into its own partial,
+                // added in chunk order.
+                let chunks = scatter_chunks(n_outer.saturating_mul(k), rows * k);
+                let bounds = chunk_entries(n_outer, chunks);
                 let part = (bounds.as_slice(), rows * k);
                 scatter(
                     y_rm,

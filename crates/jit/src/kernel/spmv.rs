@@ -12,8 +12,8 @@ use super::{outer_outputs, scatter, Kernel, Partials::PerChunk};
 use crate::desc::{Format, Op};
 use crate::reference::RealValue;
 use crate::run::{
-    chunk_entries, chunk_range, chunk_rows, prefill_rows, zero_padded, Chunk, SendPtr,
-    ENTRY_CHUNKS, SCATTER_CHUNKS,
+    chunk_entries, chunk_range, chunk_rows, prefill_rows, scatter_chunks, zero_padded, Chunk,
+    SendPtr, ENTRY_CHUNKS,
 };
 use crate::KernelError;
 
@@ -194,8 +194,10 @@ impl Kernel {
                 }
             }
             Walk::RowScatter | Walk::BlockScatter { .. } | Walk::Scatter(_) | Walk::Entries(_) => {
-                // 8 fixed chunks, each scattering into its own partial: (the chunks, a
-                // partial's length, x as the kernel reads it, the kernel's stride).
+                // Chunks fixed by the sizes (`scatter_chunks`), each scattering into its
+                // own partial: (the chunks, a partial's length, x as the kernel reads it,
+                // the kernel's stride).
+                let entries = a.values().len();
                 let (bounds, part_len, x_in, stride) = match walk {
                     // Rows; n:m partials reach whole groups (a padding offset may point
                     // past the last column).
@@ -207,7 +209,7 @@ impl Kernel {
                             }
                             _ => (yn, rows),
                         };
-                        let bounds = chunk_entries(rows, SCATTER_CHUNKS);
+                        let bounds = chunk_entries(rows, scatter_chunks(entries, part_len));
                         (bounds, part_len, Cow::Borrowed(x), stride)
                     }
                     // x padded to whole outer blocks, each partial to whole inner blocks,
@@ -216,15 +218,16 @@ impl Kernel {
                     Walk::BlockScatter { p, q, .. } => {
                         let (p, q) = (p as usize, q as usize);
                         let x_in = zero_padded(x, (n_outer * q).max(xn));
-                        let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
-                        (bounds, yn.div_ceil(p) * p, x_in, rows)
+                        let part_len = yn.div_ceil(p) * p;
+                        let bounds = chunk_rows(pos, n_outer, scatter_chunks(entries, part_len));
+                        (bounds, part_len, x_in, rows)
                     }
                     Walk::Entries(_) => {
-                        let bounds = chunk_entries(vals.len(), SCATTER_CHUNKS);
+                        let bounds = chunk_entries(entries, scatter_chunks(entries, yn));
                         (bounds, yn, Cow::Borrowed(x), rows)
                     }
                     _ => {
-                        let bounds = chunk_rows(pos, n_outer, SCATTER_CHUNKS);
+                        let bounds = chunk_rows(pos, n_outer, scatter_chunks(entries, yn));
                         (bounds, yn, Cow::Borrowed(x), rows)
                     }
                 };
