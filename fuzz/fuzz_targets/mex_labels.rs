@@ -32,8 +32,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let path = Path::new("features.tsv");
     let dim = data.len() % 2;
-    if let Ok(labels) = read_mex_labels(data, path, dim, lines, Some(LIMIT)) {
+    // The column: the first (ids, barcodes) or the second (gene symbols).
+    let column = (data.len() / 2) % 2;
+    if let Ok(labels) = read_mex_labels(data, path, dim, column, lines, Some(LIMIT)) {
         assert_eq!(labels.len() as u64, lines);
     }
-    assert!(read_mex_labels(data, path, dim, lines + 1, Some(LIMIT)).is_err());
+    assert!(read_mex_labels(data, path, dim, column, lines + 1, Some(LIMIT)).is_err());
 });

@@ -122,6 +122,12 @@ pub struct InputArgs {
     /// takes the labels of FILE.spt's dimension d; it implies --relabel for those.
     #[arg(long, value_name = "FILE.spt", value_parser = parse_labels_from)]
     pub labels_from: Option<GivenLabels>,
+    /// 10x Genomics .h5 input: label the features (rows) by feature id (`features/id`,
+    /// such as Ensembl ids) instead of by gene symbol (`features/name`, the default, as
+    /// scanpy's read_10x_h5 names them; repeated symbols made unique as anndata's
+    /// var_names_make_unique does: TBCE, TBCE-1).
+    #[arg(long)]
+    pub feature_ids: bool,
     /// HDF5 input: read it in this process instead of a helper process. Faster by the
     /// cost of starting the helper, for trusted files only: libhdf5 can crash or hang on
     /// a damaged file, and in this process that takes sparse-convert down with it.

@@ -212,6 +212,7 @@ pub(crate) fn read_options(
         },
         isolation: isolation(args),
         metadata_only: false,
+        feature_ids: args.feature_ids,
     };
     (opts, bar)
 }

@@ -70,6 +70,41 @@ impl Kind {
 pub struct ReadOptions {
     /// Bytes any one array read may take (None: the core's default budget).
     pub memory_limit: Option<u64>,
+    /// What labels a 10x matrix's features.
+    pub feature_labels: FeatureLabels,
+}
+
+/// What labels the features (rows) of a 10x Genomics matrix.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FeatureLabels {
+    /// Gene symbols (`features/name`; v2: `gene_names`), as scanpy's `read_10x_h5` names
+    /// its variables; repeated symbols made unique as anndata's `var_names_make_unique`
+    /// does (`TBCE`, `TBCE-1`), with a note. A file without symbols falls back to ids.
+    #[default]
+    Names,
+    /// Feature ids (`features/id`; v2: `genes`), such as Ensembl gene ids: unique.
+    Ids,
+}
+
+impl std::str::FromStr for FeatureLabels {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "names" | "symbols" | "gene_symbols" => Ok(FeatureLabels::Names),
+            "ids" | "gene_ids" => Ok(FeatureLabels::Ids),
+            _ => Err(format!("{s:?}: names (gene symbols) or ids")),
+        }
+    }
+}
+
+impl FeatureLabels {
+    /// The word [`FromStr`](std::str::FromStr) takes back.
+    pub fn name(self) -> &'static str {
+        match self {
+            FeatureLabels::Names => "names",
+            FeatureLabels::Ids => "ids",
+        }
+    }
 }
 
 /// Whether the first bytes of a file are MATLAB v7.3's header.
@@ -149,9 +184,9 @@ pub fn read_planned(
     match kind {
         Kind::Matlab => matlab::read(&h, member),
         Kind::AnnData => anndata::read(&h, member.unwrap_or("X")),
-        Kind::TenX => tenx::read(&h, member),
+        Kind::TenX => tenx::read(&h, member, opts.feature_labels),
         Kind::Binsparse => binsparse::read(&h, member.unwrap_or("/")),
-        Kind::Plain => read_plain(&h, member),
+        Kind::Plain => read_plain(&h, member, opts),
     }
 }
 
@@ -181,7 +216,7 @@ pub fn execute(path: &Path, m: Matrix, opts: &ReadOptions) -> Result<Matrix, H5E
 }
 
 /// An object of a file of no known kind, read by what it looks like.
-fn read_plain(h: &H5, member: Option<&str>) -> Result<Matrix, H5Error> {
+fn read_plain(h: &H5, member: Option<&str>, opts: &ReadOptions) -> Result<Matrix, H5Error> {
     let Some(member) = member else {
         return Err(h.at.err(
             "",
@@ -194,7 +229,7 @@ fn read_plain(h: &H5, member: Option<&str>) -> Result<Matrix, H5Error> {
             return binsparse::read(h, &path);
         }
         if tenx::is_matrix(&g) {
-            return tenx::read(h, Some(&path));
+            return tenx::read(h, Some(&path), opts.feature_labels);
         }
         if g.attr_names()
             .is_ok_and(|a| a.iter().any(|x| x == "MATLAB_sparse"))

@@ -1,7 +1,7 @@
 //! 10x Genomics feature-barcode matrices (`.h5`): the Cell Ranger v3 layout (group
 //! `matrix` with `features/`) and the v2 layout (one group per genome with `genes`), read
-//! as the file declares them: CSC of features x barcodes, with feature ids and barcodes
-//! kept as labels.
+//! as the file declares them: CSC of features x barcodes, labelled by gene symbol (or
+//! feature id, [`FeatureLabels`]) and barcode.
 
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use sptk_tensor::Labels;
 use crate::arrays::{compressed_ds, CompressedDs, Matrix};
 use crate::error::H5Error;
 use crate::h5::{join, H5};
-use crate::Kind;
+use crate::{FeatureLabels, Kind};
 
 /// Whether `g` holds a 10x matrix (its CSC arrays and `shape`).
 pub(crate) fn is_matrix(g: &hdf5::Group) -> bool {
@@ -35,8 +35,9 @@ pub(crate) fn matrices(h: &H5) -> Vec<String> {
     out
 }
 
-/// Reads the matrix in `group` (the only one when None).
-pub(crate) fn read(h: &H5, group: Option<&str>) -> Result<Matrix, H5Error> {
+/// Reads the matrix in `group` (the only one when None), its features labelled as `by`
+/// says.
+pub(crate) fn read(h: &H5, group: Option<&str>, by: FeatureLabels) -> Result<Matrix, H5Error> {
     let group = match group {
         Some(g) => format!("/{}", g.trim_start_matches('/')),
         None => {
@@ -85,18 +86,33 @@ pub(crate) fn read(h: &H5, group: Option<&str>) -> Result<Matrix, H5Error> {
         },
         &mut notes,
     )?;
-    let (ids_object, ids) = if H5::has_group(&g, "features") {
-        let f = h.group(&name("features"))?;
-        let ds = h.dataset(&f, "id")?;
-        (ds.name(), h.strings(&ds, &ds.name())?)
+    // v3: features/id and features/name; v2: genes and gene_names.
+    let (dir, id, symbol) = if H5::has_group(&g, "features") {
+        (h.group(&name("features"))?, "id", "name")
     } else {
-        let ds = h.dataset(&g, "genes")?;
-        (ds.name(), h.strings(&ds, &ds.name())?)
+        (g.clone(), "genes", "gene_names")
     };
+    let by_symbol = by == FeatureLabels::Names && H5::has_dataset(&dir, symbol);
+    let ds = h.dataset(&dir, if by_symbol { symbol } else { id })?;
+    let (ids_object, mut ids) = (ds.name(), h.strings(&ds, &ds.name())?);
+    let what = if by_symbol {
+        "gene symbols"
+    } else {
+        "feature ids"
+    };
+    if by_symbol {
+        let renamed = sptk_tensor::make_unique(&mut ids);
+        if let Some(first) = renamed.first() {
+            notes.push(format!(
+                "{} repeated gene symbol(s) made unique as anndata's var_names_make_unique does ({first}, ...); --feature-labels ids labels features by id",
+                renamed.len()
+            ));
+        }
+    }
     let bc = h.dataset(&g, "barcodes")?;
     let bcs = h.strings(&bc, &name("barcodes"))?;
     for (list, n, object, what) in [
-        (&ids, features, &ids_object, "feature ids"),
+        (&ids, features, &ids_object, what),
         (&bcs, barcodes, &name("barcodes"), "barcodes"),
     ] {
         if list.len() as u64 != n {
@@ -107,7 +123,7 @@ pub(crate) fn read(h: &H5, group: Option<&str>) -> Result<Matrix, H5Error> {
         }
     }
     notes.push(format!(
-        "rows labelled from {ids_object} (feature ids), columns from {} (barcodes)",
+        "rows labelled from {ids_object} ({what}), columns from {} (barcodes)",
         name("barcodes")
     ));
     Ok(Matrix {

@@ -38,6 +38,9 @@ pub struct ReadOptions {
     /// arrays: shape, value type and entry count from their datasets), leaving the arrays
     /// unread: the content is then [`Content::Streamed`]. For `info`; false by default.
     pub metadata_only: bool,
+    /// Label a 10x Genomics matrix's features by feature id (`features/id`) rather than
+    /// by gene symbol (`features/name`, the default, as scanpy's `read_10x_h5`).
+    pub feature_ids: bool,
 }
 
 /// How the columns of a table (Arrow IPC, Parquet) make a tensor.
@@ -89,6 +92,7 @@ impl Default for ReadOptions {
             columns: ColumnOptions::default(),
             isolation: Isolation::default(),
             metadata_only: false,
+            feature_ids: false,
         }
     }
 }
@@ -104,6 +108,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("columns", &self.columns)
             .field("isolation", &self.isolation)
             .field("metadata_only", &self.metadata_only)
+            .field("feature_ids", &self.feature_ids)
             .finish()
     }
 }

@@ -48,6 +48,7 @@ const READ_KEYS: &[&str] = &[
     "isolate",
     "isolate_timeout",
     "isolate_helper",
+    "feature_ids",
     "out",
 ];
 
@@ -311,6 +312,7 @@ impl Reading {
                 },
                 isolation,
                 metadata_only: false,
+                feature_ids: item(d, "feature_ids")?.unwrap_or(false),
             },
         })
     }

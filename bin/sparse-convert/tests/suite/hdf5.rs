@@ -84,10 +84,24 @@ fn tenx_transposed_into_h5ad_is_cells_by_genes() {
         text.contains("labels      dimension 0: 300 labels (\"TGTTACACCATATATT-1\""),
         "{text}"
     );
+    // Gene symbols label the features, as scanpy's read_10x_h5 names them.
     assert!(
-        text.contains("labels      dimension 1: 1200 labels (\"ENSG00000100000\""),
+        text.contains("labels      dimension 1: 1200 labels (\"GENE0\", \"GENE1\""),
         "{text}"
     );
+    // Feature ids when asked, through the helper process and in this one alike.
+    for how in [None, Some("--no-isolate")] {
+        let mut args = vec!["info", tenx.as_str(), "--feature-ids"];
+        args.extend(how);
+        let text = ok(&args, d);
+        assert!(
+            text.contains("labels      dimension 0: 1200 labels (\"ENSG00000100000\""),
+            "{how:?}: {text}"
+        );
+        assert!(text.contains("(feature ids)"), "{how:?}: {text}");
+    }
+    let text = ok(&["info", &tenx], d);
+    assert!(text.contains("(gene symbols)"), "{text}");
     // Transposing twice gives the file's own matrix back, arrays and all.
     ok(
         &["cells.h5ad", "--transpose", "--to", "CSC", "-o", "back.spt"],

@@ -28,8 +28,9 @@ fn a_mex_folder_becomes_a_labelled_tensor() {
     let mex = d.join("filtered_feature_bc_matrix");
     std::fs::create_dir(&mex).unwrap();
     std::fs::write(mex.join("matrix.mtx.gz"), gzip(MTX.as_bytes())).unwrap();
+    // Two features share a symbol, and a third is named as the second would be renamed.
     let features =
-        "G1\tAlpha\tGene Expression\nG2\tBeta\tGene Expression\nG3\tGamma\tGene Expression\n";
+        "G1\tAlpha\tGene Expression\nG2\tAlpha\tGene Expression\nG3\tAlpha-1\tGene Expression\n";
     std::fs::write(mex.join("features.tsv.gz"), gzip(features.as_bytes())).unwrap();
     std::fs::write(
         mex.join("barcodes.tsv.gz"),
@@ -42,7 +43,25 @@ fn a_mex_folder_becomes_a_labelled_tensor() {
         info.contains("format      10x Genomics MEX folder (matrix coordinate integer general)"),
         "{info}"
     );
-    assert!(info.contains("\"G1\", \"G2\", \"G3\""), "{info}");
+    // Gene symbols by default, made unique as anndata does (Alpha-1 was taken); ids asked.
+    assert!(
+        info.contains("\"Alpha\", \"Alpha-2\", \"Alpha-1\""),
+        "{info}"
+    );
+    assert!(
+        info.contains("1 repeated gene symbol(s) made unique as anndata's var_names_make_unique does (Alpha-2, ...)"),
+        "{info}"
+    );
+    let ids = ok(
+        &["info", "filtered_feature_bc_matrix", "--feature-ids"],
+        d,
+        None,
+    );
+    assert!(ids.contains("\"G1\", \"G2\", \"G3\""), "{ids}");
+    assert!(
+        ids.contains("(feature ids)") && !ids.contains("made unique"),
+        "{ids}"
+    );
     assert!(
         info.contains("\"C1-1\", \"C2-1\", \"C3-1\", \"C4-1\""),
         "{info}"
@@ -64,7 +83,7 @@ fn a_mex_folder_becomes_a_labelled_tensor() {
     let json: serde_json::Value = serde_json::from_str(&stored).unwrap();
     assert_eq!(
         json["labels"][0]["first"],
-        serde_json::json!(["G1", "G2", "G3"])
+        serde_json::json!(["Alpha", "Alpha-2", "Alpha-1"])
     );
     assert_eq!(json["labels"][1]["count"], 4);
     // The printed arrays equal those of the bare matrix.

@@ -181,7 +181,7 @@ fn anndata_files_read_exactly_with_names() {
 }
 
 #[test]
-fn tenx_file_reads_exactly_with_feature_ids_and_barcodes() {
+fn tenx_file_reads_exactly_with_gene_symbols_or_feature_ids_and_barcodes() {
     let m = check(
         "10x/filtered_feature_bc_matrix.h5",
         None,
@@ -194,6 +194,22 @@ fn tenx_file_reads_exactly_with_feature_ids_and_barcodes() {
     assert_eq!(rows.len(), 1200);
     assert_eq!(cols.len(), 300);
     assert!(cols.get(0).unwrap().ends_with("-1"), "{:?}", cols.get(0));
+    // Gene symbols by default (features/name), feature ids when asked (features/id).
+    assert_eq!(rows.get(3), Some("MIR1302-2HG"));
+    let opts = ReadOptions {
+        feature_labels: sptk_hdf5::FeatureLabels::Ids,
+        ..ReadOptions::default()
+    };
+    let by_id = read(
+        &file("10x/filtered_feature_bc_matrix.h5"),
+        None,
+        None,
+        &opts,
+    )
+    .unwrap();
+    let ids = by_id.labels[0].as_ref().expect("feature ids");
+    assert_eq!(ids.get(0), Some("ENSG00000100000"));
+    assert_eq!(ids.len(), 1200);
 }
 
 #[test]

@@ -97,10 +97,7 @@ impl Reader for Hdf5 {
         let mut m = if opts.metadata_only {
             m
         } else {
-            let h5opts = sptk_hdf5::ReadOptions {
-                memory_limit: opts.memory_limit,
-            };
-            sptk_hdf5::execute(path, m, &h5opts)?
+            sptk_hdf5::execute(path, m, &hdf5_options(opts))?
         };
         let mut notes = std::mem::take(&mut m.notes);
         let header = format!("{} {}", m.object, m.layout);
@@ -192,17 +189,25 @@ fn read_matrix(
     member: Option<&str>,
     opts: &ReadOptions,
 ) -> Result<sptk_hdf5::Matrix, InputError> {
+    let h5opts = hdf5_options(opts);
     Ok(match &opts.isolation {
-        Isolation::InProcess => {
-            let h5opts = sptk_hdf5::ReadOptions {
-                memory_limit: opts.memory_limit,
-            };
-            sptk_hdf5::read_planned(path, kind, member, &h5opts)?
-        }
+        Isolation::InProcess => sptk_hdf5::read_planned(path, kind, member, &h5opts)?,
         Isolation::Child(helper) => {
-            crate::isolate::read(path, kind, member, opts.memory_limit, opts.threads, helper)?
+            crate::isolate::read(path, kind, member, &h5opts, opts.threads, helper)?
         }
     })
+}
+
+/// The HDF5 reader's share of `opts`.
+fn hdf5_options(opts: &ReadOptions) -> sptk_hdf5::ReadOptions {
+    sptk_hdf5::ReadOptions {
+        memory_limit: opts.memory_limit,
+        feature_labels: if opts.feature_ids {
+            sptk_hdf5::FeatureLabels::Ids
+        } else {
+            sptk_hdf5::FeatureLabels::Names
+        },
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The 10x Genomics MEX folder (Cell Ranger's `filtered_feature_bc_matrix/`): a Matrix
-//! Market matrix of features x barcodes, with the feature ids (first column of
-//! `features.tsv`, or `genes.tsv` before Cell Ranger 3) and the barcodes kept as the
-//! labels of its rows and columns. Each file may be gzip-compressed.
+//! Market matrix of features x barcodes, with the gene symbols (second column of
+//! `features.tsv`, or `genes.tsv` before Cell Ranger 3; the feature ids of the first with
+//! `ReadOptions::feature_ids`, as scanpy's `read_10x_mtx` has `var_names`) and the
+//! barcodes kept as the labels of its rows and columns. Each file may be gzip-compressed.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -53,8 +54,8 @@ fn find(folder: &Path, names: &[&str]) -> Result<PathBuf, InputError> {
 
 /// The labels of dimension `dim` (0: rows, from `features.tsv`; 1: columns, from
 /// `barcodes.tsv`) of a MEX matrix with `size` coordinates there, read from `reader`
-/// (gzip looked through): the first tab-separated column of every line. `path` names the
-/// file in errors.
+/// (gzip looked through): the tab-separated column `column` (from 0) of every line, the
+/// first where a line has no such column. `path` names the file in errors.
 ///
 /// The text is read whole, within `memory_limit` (the machine's default where `None`):
 /// a file, or a gzip stream once inflated, larger than that is refused as soon as the
@@ -67,6 +68,7 @@ pub fn read_mex_labels(
     reader: impl Read,
     path: &Path,
     dim: usize,
+    column: usize,
     size: u64,
     memory_limit: Option<u64>,
 ) -> Result<Labels, InputError> {
@@ -137,8 +139,14 @@ pub fn read_mex_labels(
     if !raw.is_empty() {
         for (i, line) in body.split(|&b| b == b'\n').enumerate() {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
-            let first = line.split(|&b| b == b'\t').next().unwrap_or(line);
-            let text = std::str::from_utf8(first)
+            let mut fields = line.split(|&b| b == b'\t');
+            let first = fields.next().unwrap_or(line);
+            let field = if column == 0 {
+                first
+            } else {
+                fields.nth(column - 1).unwrap_or(first)
+            };
+            let text = std::str::from_utf8(field)
                 .map_err(|_| bad(i, "the label is not UTF-8 text".into()))?;
             if text.is_empty() {
                 return Err(bad(i, format!("an empty {what} (expected one per line)")));
@@ -149,15 +157,26 @@ pub fn read_mex_labels(
     Ok(Labels::from_strings(labels))
 }
 
-/// [`read_mex_labels`] of the file `path`.
+/// [`read_mex_labels`] of the file `path`; symbols made unique (see [`labels`]) where
+/// `column` is not the first.
 fn read_labels(
     path: &Path,
     dim: usize,
+    column: usize,
     size: u64,
     memory_limit: Option<u64>,
-) -> Result<Labels, InputError> {
+) -> Result<(Labels, Vec<String>), InputError> {
     let file = std::fs::File::open(path).map_err(|e| InputError::io(path, e))?;
-    read_mex_labels(file, path, dim, size, memory_limit)
+    let labels = read_mex_labels(file, path, dim, column, size, memory_limit)?;
+    if column == 0 {
+        return Ok((labels, Vec::new()));
+    }
+    let mut names: Vec<String> = labels.iter().map(str::to_string).collect();
+    let renamed = sptk_tensor::make_unique(&mut names);
+    if renamed.is_empty() {
+        return Ok((labels, renamed));
+    }
+    Ok((Labels::from_strings(names), renamed))
 }
 
 /// The folder's files: matrix, features, barcodes.
@@ -172,32 +191,45 @@ fn files(source: &Source) -> Result<[PathBuf; 3], InputError> {
     ])
 }
 
-/// Row labels (features) and column labels (barcodes) for a matrix of `dims`, each
-/// file read within `memory_limit`.
+/// A tensor's labels, one list (or none) per dimension.
+type DimLabels = Vec<Option<Arc<Labels>>>;
+
+/// Row labels (features: gene symbols, repeated ones made unique as anndata's
+/// `var_names_make_unique` does, or with `opts.feature_ids` the ids) and column labels
+/// (barcodes) for a matrix of `dims`, each file read within the memory limit; and the
+/// notes that say so.
 fn labels(
     features: &Path,
     barcodes: &Path,
     dims: &[u64],
-    memory_limit: Option<u64>,
-) -> Result<Vec<Option<Arc<Labels>>>, InputError> {
+    opts: &ReadOptions,
+) -> Result<(DimLabels, Vec<String>), InputError> {
     let (rows, cols) = (dims.first().copied(), dims.get(1).copied());
     let (Some(rows), Some(cols)) = (rows, cols) else {
         return Err(InputError::Source("a MEX matrix has two dimensions".into()));
     };
-    Ok(vec![
-        Some(Arc::new(read_labels(features, 0, rows, memory_limit)?)),
-        Some(Arc::new(read_labels(barcodes, 1, cols, memory_limit)?)),
-    ])
+    let column = usize::from(!opts.feature_ids);
+    let (rows, renamed) = read_labels(features, 0, column, rows, opts.memory_limit)?;
+    let (cols, _) = read_labels(barcodes, 1, 0, cols, opts.memory_limit)?;
+    let mut notes = vec![note(features, barcodes, opts.feature_ids)];
+    if let Some(first) = renamed.first() {
+        notes.push(format!(
+            "{} repeated gene symbol(s) made unique as anndata's var_names_make_unique does ({first}, ...); --feature-ids labels features by id",
+            renamed.len()
+        ));
+    }
+    Ok((vec![Some(Arc::new(rows)), Some(Arc::new(cols))], notes))
 }
 
-fn note(features: &Path, barcodes: &Path) -> String {
+fn note(features: &Path, barcodes: &Path, ids: bool) -> String {
     let name = |p: &Path| {
         p.file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
     };
     format!(
-        "rows labelled from {} (feature ids), columns from {} (barcodes)",
+        "rows labelled from {} ({}), columns from {} (barcodes)",
         name(features),
+        if ids { "feature ids" } else { "gene symbols" },
         name(barcodes)
     )
 }
@@ -229,12 +261,7 @@ impl Reader for Mex {
     fn read(&self, source: &mut Source, opts: &ReadOptions) -> Result<Input, InputError> {
         let [matrix, features, barcodes] = files(source)?;
         let data = sptk_mtx::read_path(&matrix, &read_options(opts, 0))?;
-        let labels = labels(
-            &features,
-            &barcodes,
-            data.entries.dim_sizes(),
-            opts.memory_limit,
-        )?;
+        let (labels, notes) = labels(&features, &barcodes, data.entries.dim_sizes(), opts)?;
         Ok(Input {
             name: source.spec().to_string(),
             format: self.name(),
@@ -245,7 +272,7 @@ impl Reader for Mex {
                 entries: data.entries,
                 labels,
             },
-            notes: vec![note(&features, &barcodes)],
+            notes,
             memory_hint: None,
         })
     }
@@ -262,15 +289,10 @@ impl Reader for Mex {
         let Some(mut d) = read_converted_file(&matrix, name, target, convert, opts)? else {
             return Ok(None);
         };
-        let labels = labels(
-            &features,
-            &barcodes,
-            &d.input.dim_sizes(),
-            opts.memory_limit,
-        )?;
+        let (labels, notes) = labels(&features, &barcodes, &d.input.dim_sizes(), opts)?;
         super::attach_labels(&mut d.converted.tensor, &labels, source, true)?;
         d.input.format = self.name();
-        d.input.notes.push(note(&features, &barcodes));
+        d.input.notes.extend(notes);
         Ok(Some(d))
     }
 }
@@ -320,14 +342,14 @@ mod tests {
     #[test]
     fn labels_whose_index_passes_the_limit_are_refused() {
         let text = b"a\n".repeat(1000);
-        let e = read_mex_labels(&text[..], Path::new("b.tsv"), 1, 1000, Some(20_000))
+        let e = read_mex_labels(&text[..], Path::new("b.tsv"), 1, 0, 1000, Some(20_000))
             .unwrap_err()
             .to_string();
         assert!(
             e.starts_with("b.tsv: 1000 barcodes in 2000 bytes take 28000 bytes to index"),
             "{e}"
         );
-        let l = read_mex_labels(&text[..], Path::new("b.tsv"), 1, 1000, Some(28_000)).unwrap();
+        let l = read_mex_labels(&text[..], Path::new("b.tsv"), 1, 0, 1000, Some(28_000)).unwrap();
         assert_eq!(l.len(), 1000);
     }
 }

@@ -60,16 +60,17 @@ pub(crate) fn read(
     path: &Path,
     kind: Option<Kind>,
     member: Option<&str>,
-    memory_limit: Option<u64>,
+    opts: &sptk_hdf5::ReadOptions,
     threads: usize,
     helper: &Helper,
 ) -> Result<Matrix, InputError> {
     let kind = kind.map_or("-".to_string(), |k| wire::kind_code(k).to_string());
-    let limit = memory_limit.map_or("-".to_string(), |l| l.to_string());
+    let limit = opts.memory_limit.map_or("-".to_string(), |l| l.to_string());
     let args = Args {
         op: "read",
         kind: &kind,
         limit: &limit,
+        labels: opts.feature_labels.name(),
         threads,
         member,
     };
@@ -96,6 +97,7 @@ pub(crate) fn list(
         op: "list",
         kind: "-",
         limit: "-",
+        labels: "-",
         threads,
         member: None,
     };
@@ -114,6 +116,8 @@ struct Args<'a> {
     op: &'a str,
     kind: &'a str,
     limit: &'a str,
+    /// `sptk_hdf5::FeatureLabels::name`.
+    labels: &'a str,
     threads: usize,
     member: Option<&'a str>,
 }
@@ -237,6 +241,7 @@ fn run(path: &Path, args: &Args, helper: &Helper) -> Result<Answer, InputError> 
     let mut fields: Vec<&OsStr> = vec![
         OsStr::new(args.kind),
         OsStr::new(args.limit),
+        OsStr::new(args.labels),
         OsStr::new(&threads),
         path.as_os_str(),
     ];
@@ -718,11 +723,13 @@ pub fn serve(args: &[OsString]) -> Result<(), String> {
 /// [`serve`] with the whole command line.
 fn serve_command(args: &[OsString]) -> Result<(), String> {
     let usage = || {
-        format!("{HELPER_COMMAND} is run by sptk itself: OP FD KIND LIMIT THREADS FILE [MEMBER]")
+        format!(
+            "{HELPER_COMMAND} is run by sptk itself: OP FD KIND LIMIT LABELS THREADS FILE [MEMBER]"
+        )
     };
-    let (op, fd, kind, limit, threads, path, member) = match args {
-        [op, fd, kind, limit, threads, path, rest @ ..] if rest.len() <= 1 => {
-            (op, fd, kind, limit, threads, path, rest.first())
+    let (op, fd, kind, limit, labels, threads, path, member) = match args {
+        [op, fd, kind, limit, labels, threads, path, rest @ ..] if rest.len() <= 1 => {
+            (op, fd, kind, limit, labels, threads, path, rest.first())
         }
         _ => return Err(usage()),
     };
@@ -740,6 +747,10 @@ fn serve_command(args: &[OsString]) -> Result<(), String> {
     let memory_limit = match text(limit)?.as_str() {
         "-" => None,
         l => Some(l.parse().map_err(|_| usage())?),
+    };
+    let feature_labels = match text(labels)?.as_str() {
+        "-" => sptk_hdf5::FeatureLabels::default(),
+        l => l.parse().map_err(|_| usage())?,
     };
     let threads: usize = text(threads)?.parse().map_err(|_| usage())?;
     if threads > 0 {
@@ -760,7 +771,10 @@ fn serve_command(args: &[OsString]) -> Result<(), String> {
     let op = text(op)?;
     let answer = match op.as_str() {
         "read" | "read-vm" => {
-            let opts = sptk_hdf5::ReadOptions { memory_limit };
+            let opts = sptk_hdf5::ReadOptions {
+                memory_limit,
+                feature_labels,
+            };
             match read_planned(path, kind, member.as_deref(), &opts) {
                 Ok(m) => Answer::Matrix(Box::new(m)),
                 Err(e) => Answer::Error(e),

@@ -295,9 +295,11 @@ fn a_mex_folder_keeps_features_and_barcodes_as_labels() {
             assert_eq!(input.format, "10x Genomics MEX folder");
             assert!(input.notes[0].starts_with("rows labelled from features.tsv"));
             let t = &converted.tensor;
+            // Gene symbols (the second column), as scanpy's read_10x_mtx names them.
             let rows: Vec<&str> = t.labels(0).unwrap().iter().collect();
             let cols: Vec<&str> = t.labels(1).unwrap().iter().collect();
-            assert_eq!(rows, GENES);
+            let symbols: Vec<String> = GENES.iter().map(|g| format!("GENE-{g}")).collect();
+            assert_eq!(rows, symbols);
             assert_eq!(cols, CELLS);
             let mut plain = reference(SMALL, to);
             plain = plain.with_labels(0, t.labels(0).unwrap().clone()).unwrap();
@@ -316,14 +318,12 @@ fn a_mex_folder_keeps_features_and_barcodes_as_labels() {
             2,
         )
         .unwrap();
-        let (_, c) = convert(
-            spec(&folder),
-            None,
-            &sliced,
-            &opts(),
-            &ReadOptions::default(),
-        )
-        .unwrap();
+        // (labelled by feature id, as asked: the first column)
+        let by_id = ReadOptions {
+            feature_ids: true,
+            ..ReadOptions::default()
+        };
+        let (_, c) = convert(spec(&folder), None, &sliced, &opts(), &by_id).unwrap();
         assert_eq!(
             c.tensor.labels(0).unwrap().iter().collect::<Vec<_>>(),
             ["ENSG02", "ENSG03"]

@@ -618,9 +618,24 @@ impl TypeJob for Reduce {
             out[0] = sums.reduce(step).unwrap_or(id);
             counts[0] = entries.len() as i64;
         } else if along_outer {
+            // A sum in 8 lanes per row: the row's k-th entry into lane k mod 8, the lanes
+            // added pairwise at the end; min and max in storage order.
+            let mut lanes = vec![[id; 8]; self.len];
             for &((o, _), v) in &entries {
-                out[o as usize] = step(out[o as usize], v);
-                counts[o as usize] += 1;
+                let o = o as usize;
+                if op == ReduceOp::Sum {
+                    let k = counts[o] as usize % 8;
+                    lanes[o][k] = step(lanes[o][k], v);
+                } else {
+                    out[o] = step(out[o], v);
+                }
+                counts[o] += 1;
+            }
+            if op == ReduceOp::Sum {
+                for (o, l) in out.iter_mut().zip(&lanes) {
+                    let pair = |a: usize| step(l[a], l[a + 1]);
+                    *o = step(step(pair(0), pair(2)), step(pair(4), pair(6)));
+                }
             }
         } else {
             let chunks = scatter_chunks(entries.len(), self.len);

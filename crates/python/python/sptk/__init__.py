@@ -124,7 +124,10 @@ def read(source, to=None, **options):
     for HDF5, ``isolate`` (default True: libhdf5 runs in a helper process, this Python
     running ``sptk`` again, so a damaged file that crashes or hangs libhdf5 raises
     :class:`FormatError` instead of ending the interpreter; False: in this process, for
-    trusted files), ``isolate_timeout`` (seconds) and ``isolate_helper`` (the program).
+    trusted files), ``isolate_timeout`` (seconds) and ``isolate_helper`` (the program);
+    for a 10x Genomics ``.h5``, ``feature_ids`` (default False: the features are labelled
+    by gene symbol, as scanpy's ``read_10x_h5`` names them, repeated symbols made unique
+    as anndata's ``var_names_make_unique`` does; True: by feature id).
 
     ``out``: a ``.spt`` path to convert into. A Matrix Market coordinate file into CSR or
     CSC is then converted out of core: read in passes, its arrays written to the file as

@@ -289,6 +289,30 @@ class Hdf5Test(unittest.TestCase):
             np.testing.assert_array_equal(isolated.to_numpy(), in_process.to_numpy())
             self.assertEqual(isolated.labels(1), in_process.labels(1))
 
+    def test_tenx_features_are_gene_symbols_made_unique_or_ids(self):
+        # A Cell Ranger v3 file whose symbols repeat, as real ones do (scanpy warns; anndata's
+        # var_names_make_unique renames the later ones NAME-1, NAME-2, skipping taken names).
+        import h5py
+
+        names = ["TBCE", "A", "TBCE", "TBCE-1", "TBCE"]
+        ids = ["ENSG%d" % i for i in range(5)]
+        m = sp.random(5, 3, density=0.6, format="csc", random_state=4, dtype=np.float32)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.h5")
+            with h5py.File(path, "w") as f:
+                g = f.create_group("matrix")
+                g["data"], g["indices"], g["indptr"] = m.data, m.indices.astype(np.int64), m.indptr.astype(np.int64)
+                g["shape"] = np.array(m.shape, dtype=np.int32)
+                g["barcodes"] = np.array([b"AAA-1", b"CCC-1", b"GGG-1"])
+                g["features/id"] = np.array([i.encode() for i in ids])
+                g["features/name"] = np.array([n.encode() for n in names])
+            for isolate in (True, False):
+                t = sptk.read(path, isolate=isolate)
+                self.assertEqual(t.labels(0), ["TBCE", "A", "TBCE-2", "TBCE-1", "TBCE-3"])
+                self.assertTrue(any("made unique" in n for n in t.notes), t.notes)
+                self.assertEqual(sptk.read(path, isolate=isolate, feature_ids=True).labels(0), ids)
+            np.testing.assert_array_equal(t.to_numpy(), m.toarray())
+
     def test_damaged_hdf5_raises_and_python_lives(self):
         path = data("anndata", "adata_csr_f32.h5ad")
         with open(path, "rb") as f:
