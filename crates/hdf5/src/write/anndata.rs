@@ -140,14 +140,18 @@ fn write_x(at: &At, file: &hdf5::File, t: &Tensor, by_rows: bool, z: u8) -> Resu
     value_array(at, &x, "data", t.values(), z)
 }
 
-/// `v` at 32 or 64 bits.
-fn to_width(v: &IndexVec, bits: u32) -> IndexVec {
-    let wide = v.to_u64_vec();
-    if bits == 64 {
-        IndexVec::U64(wide.into())
-    } else {
-        IndexVec::U32(wide.iter().map(|&x| x as u32).collect::<Vec<_>>().into())
+/// `v` at 32 or 64 bits: itself where it has them (a 40M-entry array is not copied), else
+/// one copy at the new width.
+fn to_width(v: &IndexVec, bits: u32) -> std::borrow::Cow<'_, IndexVec> {
+    use std::borrow::Cow;
+    if v.width().bits() == bits && !matches!(v, IndexVec::Packed2 { .. }) {
+        return Cow::Borrowed(v);
     }
+    Cow::Owned(if bits == 64 {
+        IndexVec::U64(v.iter().collect::<Vec<u64>>().into())
+    } else {
+        IndexVec::U32(v.iter().map(|x| x as u32).collect::<Vec<_>>().into())
+    })
 }
 
 /// A dataframe with only an index: `NAME/_index` holding `names`.

@@ -110,23 +110,48 @@ pub(crate) fn index_array(
         (IndexVec::U32(x), false) => array(at, g, name, &x[..], deflate),
         (IndexVec::U64(x), false) => array(at, g, name, &x[..], deflate),
         (IndexVec::Packed2 { bytes, .. }, false) => array(at, g, name, &bytes[..], deflate),
+        // Signed, as AnnData and MATLAB readers expect: 32- and 64-bit arrays whose values
+        // fit are written from their own bytes (no copy: a 40M-entry index array copied
+        // twice was most of an .h5ad write), narrower ones widened to int32.
+        (IndexVec::U32(x), true) if x.iter().all(|&c| c <= i32::MAX as u32) => {
+            let x: &[u32] = &x[..];
+            // SAFETY: u32 and i32 have one size and alignment, and every value is at most
+            // i32::MAX (checked just above), so each reads back as the same number.
+            let s: &[i32] = unsafe { std::slice::from_raw_parts(x.as_ptr().cast(), x.len()) };
+            array(at, g, name, s, deflate)
+        }
+        (IndexVec::U64(x), true) if x.iter().all(|&c| c <= i64::MAX as u64) => {
+            let x: &[u64] = &x[..];
+            // SAFETY: u64 and i64 have one size and alignment, and every value is at most
+            // i64::MAX (checked just above), so each reads back as the same number.
+            let s: &[i64] = unsafe { std::slice::from_raw_parts(x.as_ptr().cast(), x.len()) };
+            array(at, g, name, s, deflate)
+        }
+        (IndexVec::U8(x), true) => {
+            let s: Vec<i32> = x.iter().map(|&c| i32::from(c)).collect();
+            array(at, g, name, &s, deflate)
+        }
+        (IndexVec::U16(x), true) => {
+            let s: Vec<i32> = x.iter().map(|&c| i32::from(c)).collect();
+            array(at, g, name, &s, deflate)
+        }
+        (v @ IndexVec::Packed2 { .. }, true) => {
+            let s: Vec<i32> = (0..v.len()).map(|e| v.get(e).unwrap_or(0) as i32).collect();
+            array(at, g, name, &s, deflate)
+        }
         (v, true) => {
-            let wide = v.to_u64_vec();
-            if wide.iter().all(|&x| x <= i32::MAX as u64) && v.width().bits() <= 32 {
-                let s: Vec<i32> = wide.iter().map(|&x| x as i32).collect();
-                array(at, g, name, &s, deflate)
-            } else {
-                let object = crate::h5::join(&g.name(), name);
-                let s: Vec<i64> = wide
-                    .iter()
-                    .map(|&x| {
-                        i64::try_from(x).map_err(|_| {
-                            at.err(&object, format!("{x} does not fit a signed 64-bit index"))
-                        })
+            // 32-bit values past i32::MAX (as int64), or a 64-bit value past i64::MAX
+            // (refused).
+            let object = crate::h5::join(&g.name(), name);
+            let s: Vec<i64> = (0..v.len())
+                .map(|e| {
+                    let x = v.get(e).unwrap_or(0);
+                    i64::try_from(x).map_err(|_| {
+                        at.err(&object, format!("{x} does not fit a signed 64-bit index"))
                     })
-                    .collect::<Result<_, _>>()?;
-                array(at, g, name, &s, deflate)
-            }
+                })
+                .collect::<Result<_, _>>()?;
+            array(at, g, name, &s, deflate)
         }
     }
 }
