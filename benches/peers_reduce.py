@@ -6,21 +6,12 @@ difference between the two results is printed (they sum in different orders).
     python benches/peers_reduce.py [--cells N] [--genes N] [--nnz N]
 """
 import argparse
-import statistics
-import time
 
 import numpy as np
 import scipy.sparse as sp
 import sptk
 
-
-def median_ms(f, calls=21):
-    ts = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e3
+from calls import median_ms
 
 
 def main():

@@ -16,11 +16,12 @@ import os
 import re
 import statistics
 import subprocess
-import time
 
 import numpy as np
 import scipy.sparse as sp
 import sptk
+
+from calls import median_ms
 
 CASES = [
     # (name, shape, density, value type, --to)
@@ -33,15 +34,6 @@ CASES = [
     ("2:4 f32 weights", (768, 3072), 0.5, "f32", "2:4"),
     ("2:4 bf16 weights", (768, 3072), 0.5, "bf16", "2:4"),
 ]
-
-
-def median_ms(f, calls=41):
-    ts = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e3
 
 
 def main():
@@ -78,7 +70,7 @@ def main():
             # The stats row: ..., compile time, repeats, the median per call, ...
             t = re.search(r"\s41\s+([\d.]+) (ms|µs|ns|s)\b", out.strip().splitlines()[-1])
             cli.append(float(t.group(1)) * {"s": 1e3, "ms": 1.0, "µs": 1e-3, "ns": 1e-6}[t.group(2)])
-            py.append(median_ms(lambda: sptk.spmv(a, x, threads=2)))
+            py.append(median_ms(lambda: sptk.spmv(a, x, threads=2), 41))
         ratios = [p / c for p, c in zip(py, cli)]
         print(f"| {name} | {statistics.median(cli):.3f} ms | {statistics.median(py):.3f} ms | "
               f"{', '.join(f'{r:.2f}x' for r in ratios)} | {statistics.median(ratios):.2f}x |")

@@ -90,8 +90,8 @@ impl std::str::FromStr for FeatureLabels {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
-            "names" | "symbols" | "gene_symbols" => Ok(FeatureLabels::Names),
-            "ids" | "gene_ids" => Ok(FeatureLabels::Ids),
+            "names" => Ok(FeatureLabels::Names),
+            "ids" => Ok(FeatureLabels::Ids),
             _ => Err(format!("{s:?}: names (gene symbols) or ids")),
         }
     }

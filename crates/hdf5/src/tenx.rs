@@ -102,12 +102,7 @@ pub(crate) fn read(h: &H5, group: Option<&str>, by: FeatureLabels) -> Result<Mat
     };
     if by_symbol {
         let renamed = sptk_tensor::make_unique(&mut ids);
-        if let Some(first) = renamed.first() {
-            notes.push(format!(
-                "{} repeated gene symbol(s) made unique as anndata's var_names_make_unique does ({first}, ...); --feature-labels ids labels features by id",
-                renamed.len()
-            ));
-        }
+        notes.extend(sptk_tensor::renamed_symbols_note(&renamed));
     }
     let bc = h.dataset(&g, "barcodes")?;
     let bcs = h.strings(&bc, &name("barcodes"))?;

@@ -172,6 +172,47 @@ impl fmt::Debug for Labels {
     }
 }
 
+/// Makes repeated names unique as anndata's `make_index_unique` (`var_names_make_unique`)
+/// does, so that labels name one position each: the first of each name stays, each later
+/// one becomes `NAME-1`, `NAME-2`, ..., skipping a new name that is already taken.
+/// Returns the new names, in order (empty where every name was unique).
+pub fn make_unique(names: &mut [String]) -> Vec<String> {
+    let mut taken: std::collections::HashSet<String> = names.iter().cloned().collect();
+    if taken.len() == names.len() {
+        return Vec::new();
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut counter: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    let mut renamed = Vec::new();
+    for n in names.iter_mut() {
+        if seen.insert(n.clone()) {
+            continue;
+        }
+        let c = counter.entry(n.clone()).or_insert(0);
+        let new = loop {
+            *c += 1;
+            let candidate = format!("{n}-{c}");
+            if taken.insert(candidate.clone()) {
+                break candidate;
+            }
+        };
+        renamed.push(new.clone());
+        *n = new;
+    }
+    renamed
+}
+
+/// The note a reader adds where [`make_unique`] renamed gene symbols (`renamed`, in order),
+/// or None where it renamed none.
+pub fn renamed_symbols_note(renamed: &[String]) -> Option<String> {
+    renamed.first().map(|first| {
+        format!(
+            "{} repeated gene symbol(s) made unique as anndata's var_names_make_unique does ({first}, ...); --feature-ids (Python: feature_ids=True) labels features by id",
+            renamed.len()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,41 +270,6 @@ mod tests {
         );
         assert!(case(vec![0, 1], &[0xff]).unwrap_err().contains("not UTF-8"));
     }
-}
-
-/// Makes repeated names unique as anndata's `make_index_unique` (`var_names_make_unique`)
-/// does, so that labels name one position each: the first of each name stays, each later
-/// one becomes `NAME-1`, `NAME-2`, ..., skipping a new name that is already taken.
-/// Returns the new names, in order (empty where every name was unique).
-pub fn make_unique(names: &mut [String]) -> Vec<String> {
-    let mut taken: std::collections::HashSet<String> = names.iter().cloned().collect();
-    if taken.len() == names.len() {
-        return Vec::new();
-    }
-    let mut seen = std::collections::HashSet::new();
-    let mut counter: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
-    let mut renamed = Vec::new();
-    for n in names.iter_mut() {
-        if seen.insert(n.clone()) {
-            continue;
-        }
-        let c = counter.entry(n.clone()).or_insert(0);
-        let new = loop {
-            *c += 1;
-            let candidate = format!("{n}-{c}");
-            if taken.insert(candidate.clone()) {
-                break candidate;
-            }
-        };
-        renamed.push(new.clone());
-        *n = new;
-    }
-    renamed
-}
-
-#[cfg(test)]
-mod unique_tests {
-    use super::make_unique;
 
     /// As anndata 0.12's `make_index_unique`: `["A", "A", "B", "A-1", "A"]` becomes
     /// `["A", "A-2", "B", "A-1", "A-3"]` (A-1 was taken).

@@ -65,7 +65,7 @@ pub use entries::{
 };
 pub use error::{error_text, over_memory_limit, ConvertError, MemoryLimit};
 pub use index::{Index, IndexVec, IndexWidth, WidthOverflow};
-pub use labels::{make_unique, LabelError, Labels};
+pub use labels::{make_unique, renamed_symbols_note, LabelError, Labels};
 pub use layout::{Layout, LevelPlan};
 pub use raw::Raw;
 pub use tensor::{AppliedSlice, LevelArrays, Tensor};

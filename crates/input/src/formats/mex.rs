@@ -212,12 +212,7 @@ fn labels(
     let (rows, renamed) = read_labels(features, 0, column, rows, opts.memory_limit)?;
     let (cols, _) = read_labels(barcodes, 1, 0, cols, opts.memory_limit)?;
     let mut notes = vec![note(features, barcodes, opts.feature_ids)];
-    if let Some(first) = renamed.first() {
-        notes.push(format!(
-            "{} repeated gene symbol(s) made unique as anndata's var_names_make_unique does ({first}, ...); --feature-ids labels features by id",
-            renamed.len()
-        ));
-    }
+    notes.extend(sptk_tensor::renamed_symbols_note(&renamed));
     Ok((vec![Some(Arc::new(rows)), Some(Arc::new(cols))], notes))
 }
 
